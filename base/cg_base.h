@@ -1,0 +1,105 @@
+/*
+ * coll/gpu base services: the one status enum and the one logger of the project.
+ *
+ * Every layer (kernels/, topo/, ucx_glue/, core/, ompi_coll_gpu/) reports failures as a
+ * cg_status_t and logs through cg_log(). An error is logged once, where it is detected;
+ * callers propagate the status without logging it again.
+ */
+#ifndef CG_BASE_H
+#define CG_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    CG_OK                = 0,
+    CG_ERR_UNSUPPORTED   = -1,  /* this path cannot take the call: fall back, not an error */
+    CG_ERR_NO_MEMORY     = -2,
+    CG_ERR_INVALID_PARAM = -3,
+    CG_ERR_NO_DEVICE     = -4,  /* no GPU, no driver, or built without the device layer */
+    CG_ERR_DEVICE        = -5,  /* the device runtime or driver returned an error */
+    CG_ERR_IO            = -6,  /* system call or file failure */
+    CG_ERR_NOT_FOUND     = -7,
+    CG_ERR_TIMEOUT       = -8,
+    CG_ERR_PEER          = -9,  /* a peer process failed or went away */
+    CG_ERR_MISMATCH      = -10, /* ranks disagree on something that must be identical */
+    CG_ERR_TRANSPORT     = -11, /* network transport (UCX) failure */
+    CG_ERR_PARSE         = -12, /* malformed input file */
+    CG_ERR_INTERNAL      = -13
+} cg_status_t;
+
+const char *cg_status_string(cg_status_t status);
+
+/* Verbosity levels (coll_gpu_verbose). */
+enum {
+    CG_LOG_ERROR  = 0, /* always printed */
+    CG_LOG_WARN   = 1, /* fallbacks, disqualification reasons, bad input files */
+    CG_LOG_CALL   = 2, /* one line per intercepted collective */
+    CG_LOG_DETAIL = 3, /* setup of groups, plans and the reasons behind them */
+    CG_LOG_DEBUG  = 5,
+    CG_LOG_TRACE  = 9
+};
+
+/* Subsystems (coll_gpu_verbose_subsys), like NCCL_DEBUG_SUBSYS. */
+enum {
+    CG_SUB_INIT = 1u << 0,
+    CG_SUB_COLL = 1u << 1,
+    CG_SUB_DEV  = 1u << 2,
+    CG_SUB_IPC  = 1u << 3,
+    CG_SUB_TOPO = 1u << 4,
+    CG_SUB_PLAN = 1u << 5,
+    CG_SUB_UCX  = 1u << 6,
+    CG_SUB_ALL  = 0x7fu
+};
+
+extern int      cg_log_level;
+extern unsigned cg_log_subsys;
+
+/* Set the level, and the subsystems from a list such as "all", "coll,plan" or "^ucx".
+ * An unknown subsystem name gives CG_ERR_INVALID_PARAM and leaves the mask unchanged. */
+cg_status_t cg_log_configure(int level, const char *subsys_list);
+/* Text shown in brackets after "coll:gpu" on every line, e.g. the MPI rank. */
+void cg_log_set_tag(const char *tag);
+const char *cg_log_subsys_name(unsigned subsys);
+unsigned cg_log_subsys_parse(const char *list, int *ok);
+
+void cg_log_emit(int level, unsigned subsys, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#define cg_log_enabled(_level, _subsys) \
+    ((_level) <= cg_log_level && (((_subsys) & cg_log_subsys) || (_level) <= CG_LOG_ERROR))
+
+#define cg_log(_level, _subsys, ...)                                          \
+    do {                                                                      \
+        if (cg_log_enabled(_level, _subsys)) {                                \
+            cg_log_emit((_level), (_subsys), __FILE__, __LINE__, __VA_ARGS__); \
+        }                                                                     \
+    } while (0)
+
+#define cg_error(_subsys, ...)  cg_log(CG_LOG_ERROR, _subsys, __VA_ARGS__)
+#define cg_warn(_subsys, ...)   cg_log(CG_LOG_WARN, _subsys, __VA_ARGS__)
+#define cg_detail(_subsys, ...) cg_log(CG_LOG_DETAIL, _subsys, __VA_ARGS__)
+#define cg_debug(_subsys, ...)  cg_log(CG_LOG_DEBUG, _subsys, __VA_ARGS__)
+#define cg_trace(_subsys, ...)  cg_log(CG_LOG_TRACE, _subsys, __VA_ARGS__)
+
+/* Small helpers shared by every layer. */
+#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define CG_ALIGN_UP(x, a) ((((x) + (a) - 1) / (a)) * (a))
+#define CG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Monotonic clock in seconds. */
+double cg_time_now(void);
+
+/* Parse a size such as "4096", "64k", "8M", "1G" (binary units). */
+cg_status_t cg_size_parse(const char *text, size_t *size_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CG_BASE_H */

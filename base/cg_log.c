@@ -1,0 +1,173 @@
+/* The project's one logger: levels and subsystems, one line per message to stderr. */
+#include "cg_base.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+int      cg_log_level  = CG_LOG_ERROR;
+unsigned cg_log_subsys = CG_SUB_ALL;
+
+static char cg_log_tag[32] = "";
+
+static const struct {
+    const char *name;
+    unsigned    bit;
+} cg_subsys_names[] = {
+    {"init", CG_SUB_INIT}, {"coll", CG_SUB_COLL}, {"dev", CG_SUB_DEV},   {"ipc", CG_SUB_IPC},
+    {"topo", CG_SUB_TOPO}, {"plan", CG_SUB_PLAN}, {"ucx", CG_SUB_UCX},   {"all", CG_SUB_ALL},
+};
+
+const char *cg_status_string(cg_status_t status)
+{
+    switch (status) {
+    case CG_OK:                return "success";
+    case CG_ERR_UNSUPPORTED:   return "not supported by this path";
+    case CG_ERR_NO_MEMORY:     return "out of memory";
+    case CG_ERR_INVALID_PARAM: return "invalid parameter";
+    case CG_ERR_NO_DEVICE:     return "no usable GPU device";
+    case CG_ERR_DEVICE:        return "GPU runtime error";
+    case CG_ERR_IO:            return "input/output error";
+    case CG_ERR_NOT_FOUND:     return "not found";
+    case CG_ERR_TIMEOUT:       return "timed out";
+    case CG_ERR_PEER:          return "peer process failed";
+    case CG_ERR_MISMATCH:      return "ranks disagree";
+    case CG_ERR_TRANSPORT:     return "network transport error";
+    case CG_ERR_PARSE:         return "parse error";
+    case CG_ERR_INTERNAL:      return "internal error";
+    }
+    return "unknown status";
+}
+
+const char *cg_log_subsys_name(unsigned subsys)
+{
+    for (size_t i = 0; i < CG_ARRAY_SIZE(cg_subsys_names); i++) {
+        if (cg_subsys_names[i].bit == subsys) {
+            return cg_subsys_names[i].name;
+        }
+    }
+    return "misc";
+}
+
+unsigned cg_log_subsys_parse(const char *list, int *ok)
+{
+    unsigned mask   = 0;
+    int      negate = 0;
+    char     word[32];
+
+    *ok = 1;
+    if (list == NULL || *list == '\0') {
+        return CG_SUB_ALL;
+    }
+    if (*list == '^') {
+        negate = 1;
+        list++;
+    }
+    while (*list != '\0') {
+        size_t n = strcspn(list, ",");
+        int    found = 0;
+        if (n == 0 || n >= sizeof(word)) {
+            *ok = 0;
+            return 0;
+        }
+        memcpy(word, list, n);
+        word[n] = '\0';
+        for (size_t i = 0; i < CG_ARRAY_SIZE(cg_subsys_names); i++) {
+            if (strcasecmp(word, cg_subsys_names[i].name) == 0) {
+                mask |= cg_subsys_names[i].bit;
+                found = 1;
+            }
+        }
+        if (!found) {
+            *ok = 0;
+            return 0;
+        }
+        list += n;
+        if (*list == ',') {
+            list++;
+        }
+    }
+    return negate ? (CG_SUB_ALL & ~mask) : mask;
+}
+
+cg_status_t cg_log_configure(int level, const char *subsys_list)
+{
+    int      ok;
+    unsigned mask = cg_log_subsys_parse(subsys_list, &ok);
+
+    cg_log_level = level < 0 ? 0 : level;
+    if (!ok) {
+        return CG_ERR_INVALID_PARAM;
+    }
+    cg_log_subsys = mask;
+    return CG_OK;
+}
+
+void cg_log_set_tag(const char *tag)
+{
+    snprintf(cg_log_tag, sizeof(cg_log_tag), "%s", tag ? tag : "");
+}
+
+void cg_log_emit(int level, unsigned subsys, const char *file, int line, const char *fmt, ...)
+{
+    static const char *level_names[] = {"ERROR", "WARN", "INFO", "INFO", "DEBUG", "DEBUG"};
+    char    host[64] = "?";
+    char    msg[1024];
+    va_list ap;
+
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (level >= CG_LOG_DEBUG) {
+        const char *base = strrchr(file, '/');
+        fprintf(stderr, "[%s:%d] coll:gpu[%s] %s %s %s:%d %s\n", host, (int)getpid(), cg_log_tag,
+                level_names[level > 5 ? 5 : level], cg_log_subsys_name(subsys),
+                base ? base + 1 : file, line, msg);
+    } else {
+        fprintf(stderr, "[%s:%d] coll:gpu[%s] %s %s %s\n", host, (int)getpid(), cg_log_tag,
+                level_names[level], cg_log_subsys_name(subsys), msg);
+    }
+    fflush(stderr);
+}
+
+double cg_time_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+cg_status_t cg_size_parse(const char *text, size_t *size_out)
+{
+    char              *end;
+    unsigned long long value;
+
+    if (text == NULL || !isdigit((unsigned char)*text)) {
+        return CG_ERR_INVALID_PARAM;
+    }
+    value = strtoull(text, &end, 10);
+    switch (tolower((unsigned char)*end)) {
+    case 'k': value <<= 10; end++; break;
+    case 'm': value <<= 20; end++; break;
+    case 'g': value <<= 30; end++; break;
+    case '\0': break;
+    default: return CG_ERR_INVALID_PARAM;
+    }
+    if (tolower((unsigned char)*end) == 'i') {
+        end++;
+    }
+    if (tolower((unsigned char)*end) == 'b') {
+        end++;
+    }
+    if (*end != '\0') {
+        return CG_ERR_INVALID_PARAM;
+    }
+    *size_out = (size_t)value;
+    return CG_OK;
+}

@@ -1,0 +1,77 @@
+dnl CG_CHECK_OMPI: find Open MPI's public and internal (MCA component) headers.
+dnl Sets OMPI_CPPFLAGS, OMPI_LDFLAGS, OMPI_LIBS, OMPI_MAJOR, OMPI_COMPONENT_DIR, MPIRUN,
+dnl OMPI_INFO.
+AC_DEFUN([CG_CHECK_OMPI], [
+    AC_ARG_WITH([ompi],
+        [AS_HELP_STRING([--with-ompi=DIR],
+            [Open MPI installation with its development headers (DIR/include/openmpi);
+             default: found through pkg-config (ompi), then mpicc on PATH])])
+
+    cg_ompi_bindir=""
+    AS_IF([test -n "$with_ompi" && test "$with_ompi" != "yes"], [
+        AS_IF([test "$with_ompi" = "no"],
+              [AC_MSG_ERROR([coll/gpu is an Open MPI component: --without-ompi is not possible])])
+        OMPI_CPPFLAGS="-I$with_ompi/include -I$with_ompi/include/openmpi"
+        cg_ompi_libdir="$with_ompi/lib"
+        AS_IF([test -d "$with_ompi/lib64" && test ! -d "$with_ompi/lib"], [cg_ompi_libdir="$with_ompi/lib64"])
+        OMPI_LDFLAGS="-L$cg_ompi_libdir -Wl,-rpath,$cg_ompi_libdir"
+        cg_ompi_bindir="$with_ompi/bin"
+        cg_ompi_how="--with-ompi=$with_ompi"
+    ], [
+        PKG_CHECK_EXISTS([ompi], [
+            OMPI_CPPFLAGS=`$PKG_CONFIG --cflags ompi`
+            OMPI_LDFLAGS=`$PKG_CONFIG --libs-only-L ompi`
+            cg_ompi_prefix=`$PKG_CONFIG --variable=prefix ompi`
+            cg_ompi_bindir="$cg_ompi_prefix/bin"
+            cg_ompi_how="pkg-config ompi"
+        ], [
+            AC_PATH_PROG([CG_MPICC], [mpicc])
+            AS_IF([test -z "$CG_MPICC"],
+                  [AC_MSG_ERROR([Open MPI not found: install its development package (Debian: libopenmpi-dev) or pass --with-ompi=DIR])])
+            for cg_dir in `$CG_MPICC --showme:incdirs`; do
+                OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$cg_dir -I$cg_dir/openmpi"
+            done
+            for cg_dir in `$CG_MPICC --showme:libdirs`; do
+                OMPI_LDFLAGS="$OMPI_LDFLAGS -L$cg_dir"
+            done
+            cg_ompi_bindir=`dirname "$CG_MPICC"`
+            cg_ompi_how="mpicc"
+        ])
+    ])
+
+    cg_save_CPPFLAGS="$CPPFLAGS"
+    CPPFLAGS="$CPPFLAGS $OMPI_CPPFLAGS"
+    AC_MSG_CHECKING([for Open MPI component headers (ompi/mca/coll/coll.h)])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include "ompi_config.h"
+#include "ompi/mca/coll/coll.h"
+]], [[ mca_coll_base_component_t c; (void)c; ]])],
+        [AC_MSG_RESULT([yes])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([Open MPI's internal headers were not found ($cg_ompi_how gives "$OMPI_CPPFLAGS"). Install the development package or point --with-ompi at an installation that has include/openmpi])])
+    AC_COMPUTE_INT([OMPI_MAJOR], [OMPI_MAJOR_VERSION], [#include "ompi/version.h"],
+                   [AC_MSG_ERROR([cannot read OMPI_MAJOR_VERSION])])
+    AC_COMPUTE_INT([cg_ompi_minor], [OMPI_MINOR_VERSION], [#include "ompi/version.h"], [cg_ompi_minor=0])
+    AC_COMPUTE_INT([cg_ompi_release], [OMPI_RELEASE_VERSION], [#include "ompi/version.h"], [cg_ompi_release=0])
+    CPPFLAGS="$cg_save_CPPFLAGS"
+    OMPI_VERSION_STRING="$OMPI_MAJOR.$cg_ompi_minor.$cg_ompi_release"
+    AS_CASE([$OMPI_MAJOR],
+        [4], [OMPI_LIBS="-lmpi -lopen-pal"],
+        [5], [OMPI_LIBS="-lmpi -lopen-pal"],
+        [AC_MSG_ERROR([Open MPI $OMPI_VERSION_STRING is not supported (4.1 and 5.0 are)])])
+
+    AC_PATH_PROG([MPIRUN], [mpirun], [], [$cg_ompi_bindir$PATH_SEPARATOR$PATH])
+    AC_PATH_PROG([OMPI_INFO], [ompi_info], [], [$cg_ompi_bindir$PATH_SEPARATOR$PATH])
+    OMPI_COMPONENT_DIR=""
+    AS_IF([test -n "$OMPI_INFO"],
+          [OMPI_COMPONENT_DIR=`$OMPI_INFO --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p'`])
+    AC_MSG_CHECKING([for Open MPI's component directory])
+    AC_MSG_RESULT([${OMPI_COMPONENT_DIR:-unknown}])
+
+    AC_SUBST([OMPI_CPPFLAGS])
+    AC_SUBST([OMPI_LDFLAGS])
+    AC_SUBST([OMPI_LIBS])
+    AC_SUBST([OMPI_MAJOR])
+    AC_SUBST([OMPI_VERSION_STRING])
+    AC_SUBST([OMPI_COMPONENT_DIR])
+])

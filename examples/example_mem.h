@@ -1,0 +1,28 @@
+/*
+ * Memory for the example programs and the MPI test suite: CUDA device memory when the
+ * program is built with CUDA and a GPU is present, host memory otherwise (which the
+ * component treats as device memory under coll_gpu_device=host).
+ */
+#ifndef CG_EXAMPLE_MEM_H
+#define CG_EXAMPLE_MEM_H
+
+#include <stddef.h>
+
+typedef enum { EM_HOST = 0, EM_DEVICE = 1 } em_kind_t;
+
+/* mode: "auto" (a GPU when there is one), "host" or "device" (a GPU, or exit). Selects GPU
+ * local_rank % count. Returns the kind of memory em_alloc(EM_DEVICE) will give. */
+em_kind_t   em_init(const char *mode, int local_rank);
+const char *em_describe(void);
+void       *em_alloc(size_t bytes, em_kind_t kind);
+void        em_free(void *p, em_kind_t kind);
+void        em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind);
+void        em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind);
+/* Device-to-device copy bandwidth in GB/s over bytes (the hardware floor of the benchmark). */
+double      em_copy_bandwidth(size_t bytes, em_kind_t kind);
+/* The CUDA device in use, or -1 for host memory. */
+int         em_device(void);
+/* The local rank Open MPI reports, or the world rank. */
+int         em_local_rank(int world_rank);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * CUDA device layer internals: the driver API table (libcuda is loaded at run time, so the
+ * component loads on nodes without a driver) and the kernel launchers built by nvcc.
+ * Every driver call goes through CG_CU_CALL, every runtime call through CG_CUDART_CALL:
+ * both log the failing call once, with its name and the error string, and return
+ * CG_ERR_DEVICE.
+ */
+#ifndef CG_CUDA_H
+#define CG_CUDA_H
+
+#include "kernels/cg_dev.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    CUresult (*cuInit)(unsigned int flags);
+    CUresult (*cuDriverGetVersion)(int *version);
+    CUresult (*cuDeviceGetCount)(int *count);
+    CUresult (*cuGetErrorString)(CUresult error, const char **str);
+    CUresult (*cuPointerGetAttributes)(unsigned int n, CUpointer_attribute *attrs, void **data,
+                                       CUdeviceptr ptr);
+    CUresult (*cuMemGetAddressRange)(CUdeviceptr *base, size_t *size, CUdeviceptr ptr);
+    CUresult (*cuStreamWriteValue64)(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                     unsigned int flags);
+    CUresult (*cuStreamWaitValue64)(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                    unsigned int flags);
+} cg_cu_driver_t;
+
+/* Load libcuda and initialise the driver; fills reason when it cannot. Idempotent. */
+cg_status_t cg_cu_driver_load(char *reason, size_t reason_len);
+extern cg_cu_driver_t cg_cu;
+const char *cg_cu_error_string(CUresult res);
+
+#define CG_CU_CALL(_fn, ...)                                                               \
+    ({                                                                                     \
+        CUresult    _res = cg_cu._fn(__VA_ARGS__);                                         \
+        cg_status_t _st  = CG_OK;                                                          \
+        if (_res != CUDA_SUCCESS) {                                                        \
+            cg_error(CG_SUB_DEV, "%s() failed: %s", #_fn, cg_cu_error_string(_res));       \
+            _st = CG_ERR_DEVICE;                                                           \
+        }                                                                                  \
+        _st;                                                                               \
+    })
+
+#define CG_CUDART_CALL(_call)                                                              \
+    ({                                                                                     \
+        cudaError_t _err = (_call);                                                        \
+        cg_status_t _st  = CG_OK;                                                          \
+        if (_err != cudaSuccess) {                                                         \
+            cg_error(CG_SUB_DEV, "%s failed: %s", #_call, cudaGetErrorString(_err));       \
+            _st = CG_ERR_DEVICE;                                                           \
+        }                                                                                  \
+        _st;                                                                               \
+    })
+
+/* Kernels (reduce_cuda.cu). */
+cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
+                                  cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CG_CUDA_H */

@@ -1,0 +1,466 @@
+/*
+ * CUDA device layer: device memory from cudaMalloc, page-locked staging memory, streams and
+ * events, copies through the copy engines, reductions through our kernels, CUDA IPC, and
+ * 64-bit flags written and awaited by stream memory operations.
+ *
+ * The runtime is linked statically; the driver is loaded at run time (cuda_driver.c).
+ * Operations run on the device the layer was opened on, whatever the calling thread's
+ * current device is (CG_CUDA_DEVICE_GUARD).
+ */
+#include "kernels/cuda/cg_cuda.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CG_CUDA_IPC_MAGIC 0x4347435549504331ull /* "CGCUIPC1" */
+
+typedef struct {
+    uint64_t           magic;
+    uint64_t           offset;
+    uint64_t           size;
+    cudaIpcMemHandle_t mem;
+} cg_cuda_ipc_handle_t;
+
+typedef struct cg_cuda_mapping {
+    void                   *base; /* what cudaIpcOpenMemHandle returned */
+    size_t                  size;
+    struct cg_cuda_mapping *next;
+} cg_cuda_mapping_t;
+
+typedef struct {
+    int                ordinal;
+    int                sm_count;
+    pthread_mutex_t    lock;
+    cg_cuda_mapping_t *mappings;
+} cg_dev_cuda_t;
+
+struct cg_dev_stream {
+    cudaStream_t stream;
+};
+struct cg_dev_event {
+    cudaEvent_t event;
+};
+
+static cg_dev_cuda_t *cg_cuda_impl(cg_dev_t *dev)
+{
+    return (cg_dev_cuda_t *)dev->impl;
+}
+
+/* Make the layer's device current for the scope of one operation. */
+typedef struct {
+    int previous;
+    int switched;
+} cg_cuda_guard_t;
+
+static cg_status_t cg_cuda_guard_enter(cg_dev_t *dev, cg_cuda_guard_t *g)
+{
+    g->switched = 0;
+    if (CG_CUDART_CALL(cudaGetDevice(&g->previous)) != CG_OK) {
+        return CG_ERR_DEVICE;
+    }
+    if (g->previous != dev->ordinal) {
+        if (CG_CUDART_CALL(cudaSetDevice(dev->ordinal)) != CG_OK) {
+            return CG_ERR_DEVICE;
+        }
+        g->switched = 1;
+    }
+    return CG_OK;
+}
+
+static void cg_cuda_guard_exit(cg_cuda_guard_t *g)
+{
+    if (g->switched) {
+        (void)cudaSetDevice(g->previous);
+    }
+}
+
+#define CG_CUDA_GUARDED(_dev, _expr)                                                      \
+    ({                                                                                     \
+        cg_cuda_guard_t _g;                                                                \
+        cg_status_t     _s = cg_cuda_guard_enter((_dev), &_g);                             \
+        if (_s == CG_OK) {                                                                 \
+            _s = (_expr);                                                                  \
+            cg_cuda_guard_exit(&_g);                                                       \
+        }                                                                                  \
+        _s;                                                                                \
+    })
+
+cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
+{
+    CUpointer_attribute names[6] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    };
+    unsigned int       mem_type   = 0;
+    unsigned int       is_managed = 0;
+    int                ordinal    = -1;
+    unsigned long long buffer_id  = 0;
+    CUdeviceptr        start      = 0;
+    size_t             size       = 0;
+    void *data[6] = {&mem_type, &is_managed, &ordinal, &buffer_id, &start, &size};
+
+    memset(attr, 0, sizeof(*attr));
+    attr->kind   = CG_MEM_HOST;
+    attr->device = -1;
+    if (ptr == NULL) {
+        return CG_OK;
+    }
+    /* An address unknown to CUDA is reported as success with every attribute zero. */
+    if (cg_cu.cuPointerGetAttributes(6, names, data, (CUdeviceptr)(uintptr_t)ptr) !=
+        CUDA_SUCCESS) {
+        return CG_OK;
+    }
+    if (is_managed) {
+        attr->kind = CG_MEM_MANAGED;
+    } else if (mem_type == CU_MEMORYTYPE_DEVICE) {
+        attr->kind      = CG_MEM_DEVICE;
+        attr->device    = ordinal;
+        attr->base      = (uintptr_t)start;
+        attr->size      = size;
+        attr->buffer_id = buffer_id;
+    }
+    return CG_OK;
+}
+
+static cg_status_t cg_cuda_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
+{
+    (void)dev;
+    return cg_dev_cuda_mem_query(ptr, attr);
+}
+
+static cg_status_t cg_cuda_mem_alloc_guarded(cg_dev_t *dev, size_t size, void **ptr)
+{
+    (void)dev;
+    return CG_CUDART_CALL(cudaMalloc(ptr, size ? size : 1));
+}
+
+static cg_status_t cg_cuda_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
+{
+    return CG_CUDA_GUARDED(dev, cg_cuda_mem_alloc_guarded(dev, size, ptr));
+}
+
+static void cg_cuda_mem_free(cg_dev_t *dev, void *ptr)
+{
+    (void)dev;
+    (void)CG_CUDART_CALL(cudaFree(ptr));
+}
+
+static cg_status_t cg_cuda_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
+{
+    (void)dev;
+    return CG_CUDART_CALL(cudaHostAlloc(ptr, size ? size : 1, cudaHostAllocPortable));
+}
+
+static void cg_cuda_host_free(cg_dev_t *dev, void *ptr)
+{
+    (void)dev;
+    (void)CG_CUDART_CALL(cudaFreeHost(ptr));
+}
+
+static cg_status_t cg_cuda_stream_create_guarded(cg_dev_stream_t *s)
+{
+    return CG_CUDART_CALL(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+}
+
+static cg_status_t cg_cuda_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
+{
+    cg_dev_stream_t *s = calloc(1, sizeof(*s));
+    cg_status_t      status;
+
+    if (s == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    status = CG_CUDA_GUARDED(dev, cg_cuda_stream_create_guarded(s));
+    if (status != CG_OK) {
+        free(s);
+        return status;
+    }
+    *stream = s;
+    return CG_OK;
+}
+
+static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    (void)dev;
+    (void)CG_CUDART_CALL(cudaStreamDestroy(stream->stream));
+    free(stream);
+}
+
+static cg_status_t cg_cuda_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    (void)dev;
+    return CG_CUDART_CALL(cudaStreamSynchronize(stream->stream));
+}
+
+static cg_status_t cg_cuda_event_create(cg_dev_t *dev, cg_dev_event_t **event)
+{
+    cg_dev_event_t *e = calloc(1, sizeof(*e));
+    cg_status_t     status;
+
+    if (e == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventCreateWithFlags(
+                                      &e->event, cudaEventDisableTiming)));
+    if (status != CG_OK) {
+        free(e);
+        return status;
+    }
+    *event = e;
+    return CG_OK;
+}
+
+static void cg_cuda_event_destroy(cg_dev_t *dev, cg_dev_event_t *event)
+{
+    (void)dev;
+    (void)CG_CUDART_CALL(cudaEventDestroy(event->event));
+    free(event);
+}
+
+static cg_status_t cg_cuda_event_record(cg_dev_t *dev, cg_dev_event_t *event,
+                                        cg_dev_stream_t *stream)
+{
+    (void)dev;
+    return CG_CUDART_CALL(cudaEventRecord(event->event, stream->stream));
+}
+
+static cg_status_t cg_cuda_event_query(cg_dev_t *dev, cg_dev_event_t *event, int *done)
+{
+    cudaError_t err = cudaEventQuery(event->event);
+
+    (void)dev;
+    if (err == cudaSuccess) {
+        *done = 1;
+        return CG_OK;
+    }
+    if (err == cudaErrorNotReady) {
+        *done = 0;
+        return CG_OK;
+    }
+    cg_error(CG_SUB_DEV, "cudaEventQuery failed: %s", cudaGetErrorString(err));
+    return CG_ERR_DEVICE;
+}
+
+static cg_status_t cg_cuda_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
+                                cg_dev_stream_t *stream)
+{
+    if (bytes == 0 || dst == src) {
+        return CG_OK;
+    }
+    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaMemcpyAsync(dst, src, bytes,
+                                                               cudaMemcpyDefault,
+                                                               stream->stream)));
+}
+
+static cg_status_t cg_cuda_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
+                                  cg_dev_stream_t *stream)
+{
+    if (!cg_reduce_supported(args->dtype, args->op) || args->nsrc < 1 ||
+        args->nsrc > CG_DEV_MAX_FANIN || args->ndst > CG_DEV_MAX_FANIN) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    if (args->count == 0 || args->ndst == 0) {
+        return CG_OK;
+    }
+    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cg_cuda_reduce_launch(
+                                    args, cg_cuda_impl(dev)->sm_count, stream->stream)));
+}
+
+static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, void *base, size_t size,
+                                      cg_ipc_handle_t *handle)
+{
+    cg_cuda_ipc_handle_t *ch = (cg_cuda_ipc_handle_t *)handle->bytes;
+    CUdeviceptr           alloc_base = 0;
+    size_t                alloc_size = 0;
+    cg_status_t           status;
+
+    (void)dev;
+    memset(handle, 0, sizeof(*handle));
+    status = CG_CU_CALL(cuMemGetAddressRange, &alloc_base, &alloc_size,
+                        (CUdeviceptr)(uintptr_t)base);
+    if (status != CG_OK) {
+        return status;
+    }
+    if ((uintptr_t)base + size > (uintptr_t)alloc_base + alloc_size) {
+        return CG_ERR_INVALID_PARAM;
+    }
+    /* Memory from cuMemCreate/VMM allocators cannot go through legacy IPC: the caller
+     * falls back to copying through its scratch buffer. */
+    if (cudaIpcGetMemHandle(&ch->mem, (void *)(uintptr_t)alloc_base) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cg_debug(CG_SUB_IPC, "cudaIpcGetMemHandle refused %p: not exportable", base);
+        return CG_ERR_UNSUPPORTED;
+    }
+    ch->magic  = CG_CUDA_IPC_MAGIC;
+    ch->offset = (uint64_t)((uintptr_t)base - (uintptr_t)alloc_base);
+    ch->size   = alloc_size;
+    return CG_OK;
+}
+
+static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_cuda_ipc_handle_t *ch,
+                                              void **ptr)
+{
+    cg_dev_cuda_t     *c = cg_cuda_impl(dev);
+    cg_cuda_mapping_t *m;
+    void              *base = NULL;
+    cg_status_t        status;
+
+    m = calloc(1, sizeof(*m));
+    if (m == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    status = CG_CUDART_CALL(
+        cudaIpcOpenMemHandle(&base, ch->mem, cudaIpcMemLazyEnablePeerAccess));
+    if (status != CG_OK) {
+        free(m);
+        return status;
+    }
+    m->base = base;
+    m->size = ch->size;
+    pthread_mutex_lock(&c->lock);
+    m->next     = c->mappings;
+    c->mappings = m;
+    pthread_mutex_unlock(&c->lock);
+    *ptr = (char *)base + ch->offset;
+    return CG_OK;
+}
+
+static cg_status_t cg_cuda_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **ptr)
+{
+    const cg_cuda_ipc_handle_t *ch = (const cg_cuda_ipc_handle_t *)handle->bytes;
+
+    if (ch->magic != CG_CUDA_IPC_MAGIC) {
+        cg_error(CG_SUB_IPC, "not a CUDA IPC handle");
+        return CG_ERR_INVALID_PARAM;
+    }
+    return CG_CUDA_GUARDED(dev, cg_cuda_ipc_import_guarded(dev, ch, ptr));
+}
+
+static void cg_cuda_ipc_close(cg_dev_t *dev, void *ptr)
+{
+    cg_dev_cuda_t      *c = cg_cuda_impl(dev);
+    cg_cuda_mapping_t **pp, *m = NULL;
+
+    pthread_mutex_lock(&c->lock);
+    for (pp = &c->mappings; *pp != NULL; pp = &(*pp)->next) {
+        if ((char *)ptr >= (char *)(*pp)->base && (char *)ptr < (char *)(*pp)->base + (*pp)->size) {
+            m   = *pp;
+            *pp = m->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (m != NULL) {
+        (void)CG_CUDART_CALL(cudaIpcCloseMemHandle(m->base));
+        free(m);
+    }
+}
+
+static cg_status_t cg_cuda_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
+                                      cg_dev_stream_t *stream)
+{
+    (void)dev;
+    return CG_CU_CALL(cuStreamWriteValue64, (CUstream)stream->stream,
+                      (CUdeviceptr)(uintptr_t)flag, value, CU_STREAM_WRITE_VALUE_DEFAULT);
+}
+
+static cg_status_t cg_cuda_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
+                                     cg_dev_stream_t *stream)
+{
+    (void)dev;
+    return CG_CU_CALL(cuStreamWaitValue64, (CUstream)stream->stream,
+                      (CUdeviceptr)(uintptr_t)flag, value, CU_STREAM_WAIT_VALUE_GEQ);
+}
+
+static void cg_cuda_close(cg_dev_t *dev)
+{
+    cg_dev_cuda_t *c = cg_cuda_impl(dev);
+
+    while (c->mappings != NULL) {
+        cg_cuda_ipc_close(dev, c->mappings->base);
+    }
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    free(dev);
+}
+
+static const cg_dev_ops_t cg_dev_cuda_ops = {
+    .name           = "cuda",
+    .close          = cg_cuda_close,
+    .mem_query      = cg_cuda_mem_query,
+    .mem_alloc      = cg_cuda_mem_alloc,
+    .mem_free       = cg_cuda_mem_free,
+    .host_alloc     = cg_cuda_host_alloc,
+    .host_free      = cg_cuda_host_free,
+    .stream_create  = cg_cuda_stream_create,
+    .stream_destroy = cg_cuda_stream_destroy,
+    .stream_sync    = cg_cuda_stream_sync,
+    .event_create   = cg_cuda_event_create,
+    .event_destroy  = cg_cuda_event_destroy,
+    .event_record   = cg_cuda_event_record,
+    .event_query    = cg_cuda_event_query,
+    .copy           = cg_cuda_copy,
+    .reduce         = cg_cuda_reduce,
+    .ipc_export     = cg_cuda_ipc_export,
+    .ipc_import     = cg_cuda_ipc_import,
+    .ipc_close      = cg_cuda_ipc_close,
+    .flag_write     = cg_cuda_flag_write,
+    .flag_wait      = cg_cuda_flag_wait,
+};
+
+cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
+{
+    char           reason[200];
+    cg_dev_t      *dev = NULL;
+    cg_dev_cuda_t *c   = NULL;
+    cg_status_t    status;
+
+    status = cg_dev_cuda_probe(reason, sizeof(reason));
+    if (status != CG_OK) {
+        cg_warn(CG_SUB_DEV, "CUDA device layer unavailable: %s", reason);
+        return status;
+    }
+    dev = calloc(1, sizeof(*dev));
+    c   = calloc(1, sizeof(*c));
+    if (dev == NULL || c == NULL) {
+        status = CG_ERR_NO_MEMORY;
+        goto err;
+    }
+    c->ordinal = ordinal;
+    if (ordinal < 0) {
+        status = CG_CUDART_CALL(cudaGetDevice(&c->ordinal));
+        if (status != CG_OK) {
+            goto err;
+        }
+    }
+    status = CG_CUDART_CALL(
+        cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, c->ordinal));
+    if (status != CG_OK) {
+        goto err;
+    }
+    status = CG_CUDART_CALL(
+        cudaDeviceGetPCIBusId(dev->pci_bus_id, (int)sizeof(dev->pci_bus_id), c->ordinal));
+    if (status != CG_OK) {
+        goto err;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    dev->ops                   = &cg_dev_cuda_ops;
+    dev->kind                  = CG_DEV_KIND_CUDA;
+    dev->ordinal               = c->ordinal;
+    dev->caps.ipc_user_buffers = 1;
+    dev->caps.device_flags     = 1;
+    dev->caps.async            = 1;
+    dev->impl                  = c;
+    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs", c->ordinal, dev->pci_bus_id,
+              c->sm_count);
+    *dev_out = dev;
+    return CG_OK;
+
+err:
+    free(c);
+    free(dev);
+    return status;
+}

@@ -1,0 +1,33 @@
+/* The CUDA layer of a build configured --without-cuda: there is none. */
+#include "kernels/cg_dev.h"
+
+#include <stdio.h>
+
+cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len)
+{
+    snprintf(reason, reason_len, "built without CUDA support");
+    return CG_ERR_NO_DEVICE;
+}
+
+cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
+{
+    (void)ptr;
+    attr->kind      = CG_MEM_HOST;
+    attr->device    = -1;
+    attr->base      = 0;
+    attr->size      = 0;
+    attr->buffer_id = 0;
+    return CG_OK;
+}
+
+cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
+{
+    (void)ordinal;
+    (void)dev_out;
+    return CG_ERR_NO_DEVICE;
+}
+
+int cg_dev_cuda_built(void)
+{
+    return 0;
+}

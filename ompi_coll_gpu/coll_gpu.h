@@ -1,0 +1,157 @@
+/*
+ * coll/gpu: the Open MPI boundary. Component, module and one entry point per intercepted
+ * collective. This is the only folder that includes Open MPI's internal headers.
+ */
+#ifndef MCA_COLL_GPU_H
+#define MCA_COLL_GPU_H
+
+#include "ompi_coll_gpu/coll_gpu_compat.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+
+#include "base/cg_base.h"
+#include "coll/cg_coll.h"
+#include "kernels/cg_dev.h"
+
+BEGIN_C_DECLS
+
+/* coll_gpu_device */
+enum { MCA_COLL_GPU_DEVICE_AUTO = 0, MCA_COLL_GPU_DEVICE_CUDA = 1, MCA_COLL_GPU_DEVICE_HOST = 2 };
+/* coll_gpu_buffer_check */
+enum { MCA_COLL_GPU_CHECK_AGREE = 0, MCA_COLL_GPU_CHECK_LOCAL = 1 };
+
+/* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
+ * cannot take the fast path for this call (layout, foreign device, ...). */
+enum { MCA_COLL_GPU_KIND_HOST = 1, MCA_COLL_GPU_KIND_DEVICE = 2, MCA_COLL_GPU_KIND_NOFAST = 4 };
+
+/* How one call runs. */
+enum { MCA_COLL_GPU_PATH_UNDER = 0, MCA_COLL_GPU_PATH_STAGED = 1, MCA_COLL_GPU_PATH_FAST = 2 };
+
+typedef struct {
+    cg_plan_t plan;
+    int       path;
+    int       kinds;
+} mca_coll_gpu_route_t;
+
+typedef struct mca_coll_gpu_component_t {
+    mca_coll_gpu_base_component_t super;
+
+    /* MCA parameters */
+    int   priority;
+    int   verbose;
+    char *verbose_subsys;
+    int   device_mode;
+    int   node_size;
+    int   buffer_check;
+    int   algorithm[CG_COLL_COUNT];
+    char *debug_host_buffer_ranks;
+    size_t staging_cache_max;
+    cg_planner_config_t planner;
+
+    /* state */
+    cg_dev_t *dev;          /* opened at the first device-buffer call */
+    int       dev_failed;   /* opening failed once: never try again */
+    int       active_kind;  /* CG_DEV_KIND_* chosen at init */
+    int      *host_buffer_ranks;
+    int       num_host_buffer_ranks;
+} mca_coll_gpu_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
+
+/* The layer underneath, saved at enable. */
+typedef struct {
+    mca_coll_base_module_allreduce_fn_t            allreduce;
+    mca_coll_base_module_t                        *allreduce_module;
+    mca_coll_base_module_bcast_fn_t                bcast;
+    mca_coll_base_module_t                        *bcast_module;
+    mca_coll_base_module_allgather_fn_t            allgather;
+    mca_coll_base_module_t                        *allgather_module;
+    mca_coll_base_module_reduce_scatter_fn_t       reduce_scatter;
+    mca_coll_base_module_t                        *reduce_scatter_module;
+    mca_coll_base_module_reduce_scatter_block_fn_t reduce_scatter_block;
+    mca_coll_base_module_t                        *reduce_scatter_block_module;
+} mca_coll_gpu_underlying_t;
+
+typedef struct mca_coll_gpu_module_t {
+    mca_coll_gpu_base_module_t super;
+    mca_coll_gpu_underlying_t  under;
+    cg_dev_stream_t           *stream;  /* for staging copies; created at first use */
+    cg_comm_t                 *core;    /* fast-path context; created at first use */
+    int                        core_failed;
+} mca_coll_gpu_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
+
+/* component / module */
+int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority);
+int mca_coll_gpu_status_to_mpi(cg_status_t status);
+void mca_coll_gpu_show_help(const char *topic, ...);
+
+/* per-call helpers (coll_gpu_call.c) */
+cg_dev_t *mca_coll_gpu_device(void);
+int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
+int  mca_coll_gpu_agree_kinds(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                              int local_kinds, int *all_kinds);
+int  mca_coll_gpu_route(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                        const cg_call_t *call, int local_kinds, int local_nofast,
+                        mca_coll_gpu_route_t *route);
+const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route);
+void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, size_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op, int kinds,
+                           const char *alg, const char *reason);
+cg_dtype_t mca_coll_gpu_dtype_map(struct ompi_datatype_t *dtype);
+cg_op_t    mca_coll_gpu_op_map(struct ompi_op_t *op);
+int mca_coll_gpu_dtype_is_dense(struct ompi_datatype_t *dtype, size_t count);
+
+/* staging (coll_gpu_staged.c) */
+typedef struct {
+    void     *user;   /* buffer as the application passed it */
+    void     *host;   /* buffer to pass to the layer underneath */
+    char     *host_span;
+    ptrdiff_t gap;
+    size_t    span;
+    int       staged; /* the user buffer is device memory and was staged */
+} mca_coll_gpu_stage_t;
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    void                  *arena;
+    size_t                 arena_size;
+    size_t                 arena_used;
+} mca_coll_gpu_staging_t;
+
+int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
+                                size_t total_bytes);
+int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
+                           struct ompi_datatype_t *dtype, size_t count, int copy_in);
+int  mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
+int  mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st);
+void mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st);
+size_t mca_coll_gpu_span(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *gap);
+void mca_coll_gpu_staging_cache_release(void);
+
+/* entry points */
+int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_datatype_t *dtype,
+                       int root, struct ompi_communicator_t *comm,
+                       mca_coll_base_module_t *module);
+int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
+                           struct ompi_datatype_t *sdtype, void *rbuf,
+                           mca_coll_gpu_count_t rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm,
+                                mca_coll_base_module_t *module);
+int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu_count_t rcount,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *module);
+
+END_C_DECLS
+#endif /* MCA_COLL_GPU_H */

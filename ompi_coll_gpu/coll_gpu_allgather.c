@@ -1,0 +1,85 @@
+/* MPI_Allgather: classify buffers -> plan -> run or fall back. */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+static int mca_coll_gpu_allgather_staged(const void *sbuf, int scount,
+                                         struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                         struct ompi_datatype_t *rdtype,
+                                         struct ompi_communicator_t *comm,
+                                         mca_coll_gpu_module_t *m)
+{
+    mca_coll_gpu_staging_t st;
+    mca_coll_gpu_stage_t   s = {0}, r;
+    ptrdiff_t              gap;
+    const int              in_place = (sbuf == MPI_IN_PLACE);
+    const size_t           rtotal   = (size_t)rcount * (size_t)ompi_comm_size(comm);
+    const size_t           sspan    = in_place ? 0 : mca_coll_gpu_span(sdtype, (size_t)scount, &gap);
+    const size_t           rspan    = mca_coll_gpu_span(rdtype, rtotal, &gap);
+    int                    rc;
+
+    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(sspan, 64) + CG_ALIGN_UP(rspan, 64));
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (!in_place) {
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, (size_t)scount, 1);
+        if (OMPI_SUCCESS != rc) {
+            goto out;
+        }
+    }
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, rdtype, rtotal,
+                               in_place || !mca_coll_gpu_dtype_is_dense(rdtype, rtotal));
+    if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
+        goto out;
+    }
+    rc = m->under.allgather(in_place ? MPI_IN_PLACE : s.host, scount, sdtype, r.host, rcount,
+                            rdtype, comm, m->under.allgather_module);
+    if (OMPI_SUCCESS == rc && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &r))) {
+        rc = mca_coll_gpu_staging_sync(&st);
+    }
+out:
+    mca_coll_gpu_staging_end(&st);
+    return rc;
+}
+
+int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
+                           struct ompi_datatype_t *sdtype, void *rbuf,
+                           mca_coll_gpu_count_t rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
+    mca_coll_gpu_route_t   route;
+    ptrdiff_t              gap;
+    const size_t           rtotal = (size_t)rcount * (size_t)ompi_comm_size(comm);
+    size_t                 dsize  = 0;
+    cg_call_t              call;
+    int                    kinds, rc, nofast;
+
+    kinds = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap));
+    nofast = !mca_coll_gpu_dtype_is_dense(rdtype, rtotal);
+    if (sbuf != MPI_IN_PLACE) {
+        kinds |= mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap));
+        nofast |= !mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
+    }
+    ompi_datatype_type_size(rdtype, &dsize);
+    call = (cg_call_t){
+        .coll      = CG_COLL_ALLGATHER,
+        .count     = (size_t)rcount,
+        .bytes     = (size_t)rcount * dsize,
+        .dtype     = CG_DT_NONE,
+        .op        = CG_OP_NONE,
+        .comm_size = ompi_comm_size(comm),
+    };
+    rc = mca_coll_gpu_route(m, comm, &call, kinds, nofast, &route);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_gpu_log_call(CG_COLL_ALLGATHER, comm, (size_t)rcount, rdtype, NULL, kinds,
+                          mca_coll_gpu_route_alg(&route), route.plan.reason);
+    switch (route.path) {
+    case MCA_COLL_GPU_PATH_STAGED:
+        return mca_coll_gpu_allgather_staged(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m);
+    default:
+        return m->under.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                  m->under.allgather_module);
+    }
+}

@@ -1,0 +1,240 @@
+/*
+ * What every entry point needs: the device layer, the memory kind of a buffer, the
+ * agreement of all ranks on the memory kinds of a call, the mapping of MPI types and ops to
+ * the device reductions, and the one log line per call.
+ */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static pthread_mutex_t mca_coll_gpu_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device layer, opened at the first call that needs it (on the device of that call's
+ * buffer for CUDA). NULL when it cannot be opened; that is reported once. */
+static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
+{
+    cg_dev_t   *dev = NULL;
+    cg_status_t status;
+
+    pthread_mutex_lock(&mca_coll_gpu_dev_lock);
+    if (mca_coll_gpu_component.dev == NULL && !mca_coll_gpu_component.dev_failed) {
+        if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
+            cg_dev_host_config_t config = {
+                .host_buffer_ranks     = mca_coll_gpu_component.host_buffer_ranks,
+                .num_host_buffer_ranks = mca_coll_gpu_component.num_host_buffer_ranks,
+                .world_rank            = ompi_comm_rank(MPI_COMM_WORLD),
+            };
+            status = cg_dev_host_open(&config, &dev);
+        } else {
+            status = cg_dev_cuda_open(ordinal, &dev);
+        }
+        if (status == CG_OK) {
+            mca_coll_gpu_component.dev = dev;
+        } else {
+            mca_coll_gpu_component.dev_failed = 1;
+            mca_coll_gpu_show_help("device open failed", cg_status_string(status));
+        }
+    }
+    dev = mca_coll_gpu_component.dev;
+    pthread_mutex_unlock(&mca_coll_gpu_dev_lock);
+    return dev;
+}
+
+cg_dev_t *mca_coll_gpu_device(void)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    return dev != NULL ? dev : mca_coll_gpu_device_open(-1);
+}
+
+/* MCA_COLL_GPU_KIND_* of one buffer; 0 when it holds no data on this rank. */
+int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
+{
+    cg_mem_attr_t attr;
+
+    if (bytes == 0 || buf == MPI_IN_PLACE) {
+        return 0;
+    }
+    if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
+        cg_dev_t *dev = mca_coll_gpu_device();
+        if (dev == NULL || dev->ops->mem_query(dev, buf, &attr) != CG_OK) {
+            return MCA_COLL_GPU_KIND_HOST;
+        }
+    } else if (cg_dev_cuda_mem_query(buf, &attr) != CG_OK) {
+        return MCA_COLL_GPU_KIND_HOST;
+    }
+    if (attr.kind != CG_MEM_DEVICE) {
+        return MCA_COLL_GPU_KIND_HOST; /* host and managed memory: the host path reads it */
+    }
+    if (mca_coll_gpu_component.dev == NULL && mca_coll_gpu_device_open(attr.device) == NULL) {
+        return MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_DEVICE; /* cannot stage: error */
+    }
+    return MCA_COLL_GPU_KIND_DEVICE;
+}
+
+int mca_coll_gpu_agree_kinds(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                             int local_kinds, int *all_kinds)
+{
+    int in = local_kinds;
+
+    *all_kinds = 0;
+    return m->under.allreduce(&in, all_kinds, 1, MPI_INT, MPI_BOR, comm,
+                              m->under.allreduce_module);
+}
+
+/* Predefined MPI types that the device reductions handle. Pointers to Open MPI's
+ * predefined objects are address constants, so this table is static. */
+static const struct {
+    MPI_Datatype mpi;
+    cg_dtype_t   dt;
+} mca_coll_gpu_dtype_table[] = {
+    {MPI_INT8_T, CG_DT_INT8},      {MPI_SIGNED_CHAR, CG_DT_INT8},
+    {MPI_UINT8_T, CG_DT_UINT8},    {MPI_UNSIGNED_CHAR, CG_DT_UINT8},
+    {MPI_BYTE, CG_DT_UINT8},       {MPI_INT16_T, CG_DT_INT16},
+    {MPI_SHORT, CG_DT_INT16},      {MPI_UINT16_T, CG_DT_UINT16},
+    {MPI_UNSIGNED_SHORT, CG_DT_UINT16},
+    {MPI_INT32_T, CG_DT_INT32},    {MPI_INT, CG_DT_INT32},
+    {MPI_UINT32_T, CG_DT_UINT32},  {MPI_UNSIGNED, CG_DT_UINT32},
+    {MPI_INT64_T, CG_DT_INT64},    {MPI_LONG, CG_DT_INT64},
+    {MPI_LONG_LONG, CG_DT_INT64},  {MPI_AINT, CG_DT_INT64},
+    {MPI_OFFSET, CG_DT_INT64},     {MPI_COUNT, CG_DT_INT64},
+    {MPI_UINT64_T, CG_DT_UINT64},  {MPI_UNSIGNED_LONG, CG_DT_UINT64},
+    {MPI_UNSIGNED_LONG_LONG, CG_DT_UINT64},
+    {MPI_FLOAT, CG_DT_FLOAT},      {MPI_DOUBLE, CG_DT_DOUBLE},
+    {MPI_C_FLOAT_COMPLEX, CG_DT_CFLOAT}, {MPI_C_DOUBLE_COMPLEX, CG_DT_CDOUBLE},
+    {MPI_C_BOOL, CG_DT_BOOL},
+    {MPI_INTEGER, CG_DT_INT32},    {MPI_REAL, CG_DT_FLOAT},
+    {MPI_DOUBLE_PRECISION, CG_DT_DOUBLE}, {MPI_COMPLEX, CG_DT_CFLOAT},
+    {MPI_DOUBLE_COMPLEX, CG_DT_CDOUBLE},
+    {MPI_FLOAT_INT, CG_DT_FLOAT_INT}, {MPI_DOUBLE_INT, CG_DT_DOUBLE_INT},
+    {MPI_LONG_INT, CG_DT_LONG_INT},   {MPI_2INT, CG_DT_2INT},
+    {MPI_SHORT_INT, CG_DT_SHORT_INT}, {MPI_2INTEGER, CG_DT_2INT},
+};
+
+cg_dtype_t mca_coll_gpu_dtype_map(struct ompi_datatype_t *dtype)
+{
+    for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_dtype_table); i++) {
+        if (mca_coll_gpu_dtype_table[i].mpi == dtype) {
+            size_t size = 0;
+            /* Fortran INTEGER/REAL may have other sizes on exotic builds: check. */
+            ompi_datatype_type_size(dtype, &size);
+            if (cg_dtype_size(mca_coll_gpu_dtype_table[i].dt) < size) {
+                return CG_DT_NONE;
+            }
+            return mca_coll_gpu_dtype_table[i].dt;
+        }
+    }
+    return CG_DT_NONE;
+}
+
+cg_op_t mca_coll_gpu_op_map(struct ompi_op_t *op)
+{
+    static const struct {
+        MPI_Op  mpi;
+        cg_op_t op;
+    } table[] = {
+        {MPI_SUM, CG_OP_SUM},   {MPI_PROD, CG_OP_PROD}, {MPI_MIN, CG_OP_MIN},
+        {MPI_MAX, CG_OP_MAX},   {MPI_LAND, CG_OP_LAND}, {MPI_LOR, CG_OP_LOR},
+        {MPI_LXOR, CG_OP_LXOR}, {MPI_BAND, CG_OP_BAND}, {MPI_BOR, CG_OP_BOR},
+        {MPI_BXOR, CG_OP_BXOR}, {MPI_MINLOC, CG_OP_MINLOC}, {MPI_MAXLOC, CG_OP_MAXLOC},
+    };
+    for (size_t i = 0; i < CG_ARRAY_SIZE(table); i++) {
+        if (table[i].mpi == op) {
+            return table[i].op;
+        }
+    }
+    return CG_OP_NONE;
+}
+
+/* count elements of dtype occupy [buf, buf + count * size) with no gaps. */
+int mca_coll_gpu_dtype_is_dense(struct ompi_datatype_t *dtype, size_t count)
+{
+    ptrdiff_t true_lb, true_extent;
+
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    return true_lb == 0 && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t)count);
+}
+
+/* Name of an op for the log (ompi/op/op.h is not usable outside Open MPI's tree). */
+static const char *mca_coll_gpu_op_name(struct ompi_op_t *op)
+{
+    cg_op_t mapped;
+
+    if (op == NULL) {
+        return "";
+    }
+    mapped = mca_coll_gpu_op_map(op);
+    return mapped == CG_OP_NONE ? "user" : cg_op_name(mapped);
+}
+
+void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, size_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op, int kinds,
+                           const char *alg, const char *reason)
+{
+    static const char *const kind_names[4] = {"none", "host", "device", "mixed"};
+
+    if (!cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
+        return;
+    }
+    cg_log_emit(CG_LOG_CALL, CG_SUB_COLL, __FILE__, __LINE__,
+                "%s count=%zu dtype=%s%s%s mem=%s alg=%s comm=%u np=%d%s%s", cg_coll_name(coll),
+                count, dtype ? dtype->name : "-", op ? " op=" : "", mca_coll_gpu_op_name(op),
+                kind_names[kinds & 3], alg, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                reason && *reason ? " why=" : "", reason ? reason : "");
+}
+
+/*
+ * Decide how one call runs. The plan comes from what every rank knows identically; when it
+ * is a fast path and coll_gpu_buffer_check=agree, the ranks agree on their memory kinds
+ * first, so that every rank takes the same path even when some pass host buffers:
+ *   nobody has device buffers          -> the layer underneath, untouched
+ *   everyone has device buffers only   -> the fast path
+ *   anything else                      -> staged (which the layer underneath pairs with)
+ */
+int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                       const cg_call_t *call, int local_kinds, int local_nofast,
+                       mca_coll_gpu_route_t *route)
+{
+    int all = local_kinds, rc;
+
+    route->kinds = local_kinds;
+    cg_plan_select(&mca_coll_gpu_component.planner, call, &route->plan);
+    if (route->plan.alg == CG_ALG_STAGED) {
+        route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
+                                                               : MCA_COLL_GPU_PATH_UNDER;
+        if (route->path == MCA_COLL_GPU_PATH_UNDER) {
+            snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
+        }
+        return OMPI_SUCCESS;
+    }
+    if (local_nofast) {
+        all |= MCA_COLL_GPU_KIND_NOFAST;
+    }
+    if (mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AGREE) {
+        rc = mca_coll_gpu_agree_kinds(m, comm, all, &all);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    if (!(all & MCA_COLL_GPU_KIND_DEVICE)) {
+        route->path = MCA_COLL_GPU_PATH_UNDER;
+        snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
+    } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST)) {
+        route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
+                                                               : MCA_COLL_GPU_PATH_UNDER;
+        snprintf(route->plan.reason, sizeof(route->plan.reason), "%s",
+                 (all & MCA_COLL_GPU_KIND_HOST) ? "ranks mix host and device buffers"
+                                                : "a rank cannot take the fast path");
+        route->plan.alg = CG_ALG_STAGED;
+    } else {
+        route->path = MCA_COLL_GPU_PATH_FAST;
+    }
+    return OMPI_SUCCESS;
+}
+
+const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)
+{
+    return route->path == MCA_COLL_GPU_PATH_UNDER ? "underlying" : cg_alg_name(route->plan.alg);
+}

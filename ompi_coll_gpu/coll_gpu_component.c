@@ -1,0 +1,321 @@
+/* coll/gpu component: MCA parameters, open/close, and the init-time device decision. */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/util/show_help.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef CG_HELP_DIR
+#define CG_HELP_DIR ""
+#endif
+#ifndef CG_PACKAGE_VERSION
+#define CG_PACKAGE_VERSION "unknown"
+#endif
+
+static int mca_coll_gpu_register(void);
+static int mca_coll_gpu_open(void);
+static int mca_coll_gpu_close(void);
+
+mca_coll_gpu_component_t mca_coll_gpu_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_GPU_BASE_VERSION,
+            .mca_component_name            = "gpu",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_open_component            = mca_coll_gpu_open,
+            .mca_close_component           = mca_coll_gpu_close,
+            .mca_register_component_params = mca_coll_gpu_register,
+        },
+        .collm_data = {
+            MCA_BASE_METADATA_PARAM_CHECKPOINT
+        },
+        .collm_init_query = mca_coll_gpu_init_query,
+        .collm_comm_query = mca_coll_gpu_comm_query,
+    },
+    .priority          = 95,
+    .verbose           = 0,
+    .device_mode       = MCA_COLL_GPU_DEVICE_AUTO,
+    .node_size         = 0,
+    .buffer_check      = MCA_COLL_GPU_CHECK_AGREE,
+    .staging_cache_max = 256u << 20,
+};
+
+static char *mca_coll_gpu_help_dirs[3];
+
+static int mca_coll_gpu_register_enum(const char *name, const char *help,
+                                      const mca_base_var_enum_value_t *values, int *storage,
+                                      int level, int flags, mca_base_var_scope_t scope)
+{
+    mca_base_var_enum_t *new_enum = NULL;
+    char                 enum_name[64];
+    int                  rc;
+
+    snprintf(enum_name, sizeof(enum_name), "coll_gpu_%s", name);
+    rc = mca_base_var_enum_create(enum_name, values, &new_enum);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = mca_base_component_var_register(&mca_coll_gpu_component.super.collm_version, name,
+                                         help, MCA_BASE_VAR_TYPE_INT, new_enum, 0, flags,
+                                         level, scope, storage);
+    OBJ_RELEASE(new_enum);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
+static int mca_coll_gpu_register_algorithms(void)
+{
+    static mca_base_var_enum_value_t values[CG_COLL_COUNT][CG_ALG_COUNT + 1];
+    static char help[CG_COLL_COUNT][512];
+
+    for (int c = 0; c < CG_COLL_COUNT; c++) {
+        const cg_alg_t *algs = cg_coll_algs((cg_coll_t)c);
+        char            name[64];
+        size_t          used;
+        int             n = 0, rc;
+
+        used = (size_t)snprintf(help[c], sizeof(help[c]),
+                                "Algorithm of MPI_%s on device buffers (auto: the planner "
+                                "chooses by size and topology). Values:",
+                                cg_coll_name((cg_coll_t)c));
+        for (; algs[n] != (cg_alg_t)-1; n++) {
+            values[c][n].value  = algs[n];
+            values[c][n].string = cg_alg_name(algs[n]);
+            used += (size_t)snprintf(help[c] + used, sizeof(help[c]) - used, "%s %s",
+                                     n ? "," : "", cg_alg_name(algs[n]));
+        }
+        values[c][n].value  = 0;
+        values[c][n].string = NULL;
+        mca_coll_gpu_component.algorithm[c] = CG_ALG_AUTO;
+        snprintf(name, sizeof(name), "%s_algorithm", cg_coll_name((cg_coll_t)c));
+        /* Settable through MPI_T so that a benchmark can compare algorithms in one run. */
+        rc = mca_coll_gpu_register_enum(name, help[c], values[c],
+                                        &mca_coll_gpu_component.algorithm[c], OPAL_INFO_LVL_5,
+                                        MCA_BASE_VAR_FLAG_SETTABLE, MCA_BASE_VAR_SCOPE_ALL_EQ);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+static int mca_coll_gpu_register(void)
+{
+    static const mca_base_var_enum_value_t device_values[] = {
+        {MCA_COLL_GPU_DEVICE_AUTO, "auto"},
+        {MCA_COLL_GPU_DEVICE_CUDA, "cuda"},
+        {MCA_COLL_GPU_DEVICE_HOST, "host"},
+        {0, NULL},
+    };
+    static const mca_base_var_enum_value_t check_values[] = {
+        {MCA_COLL_GPU_CHECK_AGREE, "agree"},
+        {MCA_COLL_GPU_CHECK_LOCAL, "local"},
+        {0, NULL},
+    };
+    mca_base_component_t *c = &mca_coll_gpu_component.super.collm_version;
+    int                   rc;
+
+    (void)mca_base_component_var_register(
+        c, "priority",
+        "Priority of the gpu coll component (0 disables it). It sits above the host "
+        "components and passes host buffers down to them untouched",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_2, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.priority);
+    (void)mca_base_component_var_register(
+        c, "verbose",
+        "Verbosity: 0 errors, 1 warnings and fallbacks, 2 one line per intercepted call, "
+        "3 setup and plan details, 5 debug, 9 trace",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_2,
+        MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_gpu_component.verbose);
+    mca_coll_gpu_component.verbose_subsys = "all";
+    (void)mca_base_component_var_register(
+        c, "verbose_subsys",
+        "Subsystems that log at coll_gpu_verbose: all, or a comma list of init, coll, dev, "
+        "ipc, topo, plan, ucx; a leading ^ excludes the listed ones",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_coll_gpu_component.verbose_subsys);
+    rc = mca_coll_gpu_register_enum(
+        "device",
+        "Device layer: auto (CUDA when a GPU and driver are present, otherwise the component "
+        "disqualifies itself quietly), cuda, or host (host buffers are treated as device "
+        "buffers and run on the host device layer: testing and debugging without a GPU)",
+        device_values, &mca_coll_gpu_component.device_mode, OPAL_INFO_LVL_2, 0,
+        MCA_BASE_VAR_SCOPE_READONLY);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    (void)mca_base_component_var_register(
+        c, "node_size",
+        "0: group ranks by the node they run on. N > 0: group N consecutive ranks of each "
+        "communicator into one virtual node (testing multi-node behaviour on one machine)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gpu_component.node_size);
+    rc = mca_coll_gpu_register_enum(
+        "buffer_check",
+        "agree: ranks agree on the memory kinds of every call that could take a fast path "
+        "(safe when some ranks pass host buffers and others device buffers); local: trust "
+        "the application to pass the same kind of memory on every rank (saves one small "
+        "host allreduce per call)",
+        check_values, &mca_coll_gpu_component.buffer_check, OPAL_INFO_LVL_4, 0,
+        MCA_BASE_VAR_SCOPE_ALL_EQ);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    (void)mca_base_component_var_register(
+        c, "staging_cache_max",
+        "Page-locked staging memory (bytes) kept between calls; larger staging buffers are "
+        "released after the call",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_coll_gpu_component.staging_cache_max);
+    mca_coll_gpu_component.debug_host_buffer_ranks = "";
+    (void)mca_base_component_var_register(
+        c, "debug_host_buffer_ranks",
+        "Testing with coll_gpu_device=host: comma list of MPI_COMM_WORLD ranks whose buffers "
+        "count as host memory, to exercise ranks that mix memory kinds",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.debug_host_buffer_ranks);
+    return mca_coll_gpu_register_algorithms();
+}
+
+/* Help files: the installed data directory, or next to the component in a build tree. */
+static void mca_coll_gpu_add_help_dirs(void)
+{
+    Dl_info info;
+    char    dir[PATH_MAX];
+    int     n = 0;
+
+    if (CG_HELP_DIR[0] != '\0') {
+        mca_coll_gpu_help_dirs[n++] = strdup(CG_HELP_DIR);
+    }
+    if (dladdr((void *)&mca_coll_gpu_component, &info) != 0 && info.dli_fname != NULL) {
+        char *slash;
+        snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+        slash = strrchr(dir, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            /* <prefix>/lib/openmpi/mca_coll_gpu.so -> <prefix>/share/openmpi */
+            if (strlen(dir) + 32 < sizeof(dir)) {
+                char rel[PATH_MAX + 32];
+                snprintf(rel, sizeof(rel), "%s/../../share/openmpi", dir);
+                mca_coll_gpu_help_dirs[n++] = strdup(rel);
+                snprintf(rel, sizeof(rel), "%s/..", dir); /* build tree: .libs/.. */
+                mca_coll_gpu_help_dirs[n++] = strdup(rel);
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (mca_coll_gpu_help_dirs[i] != NULL) {
+            opal_show_help_add_dir(mca_coll_gpu_help_dirs[i]);
+        }
+    }
+}
+
+static int mca_coll_gpu_open(void)
+{
+    mca_coll_gpu_add_help_dirs();
+    if (cg_log_configure(mca_coll_gpu_component.verbose,
+                         mca_coll_gpu_component.verbose_subsys) != CG_OK) {
+        cg_warn(CG_SUB_INIT, "coll_gpu_verbose_subsys \"%s\" has an unknown name; logging all",
+                mca_coll_gpu_component.verbose_subsys);
+    }
+    cg_planner_config_default(&mca_coll_gpu_component.planner);
+    return OMPI_SUCCESS;
+}
+
+static int mca_coll_gpu_close(void)
+{
+    mca_coll_gpu_staging_cache_release();
+    if (mca_coll_gpu_component.dev != NULL) {
+        cg_dev_close(mca_coll_gpu_component.dev);
+        mca_coll_gpu_component.dev = NULL;
+    }
+    free(mca_coll_gpu_component.host_buffer_ranks);
+    mca_coll_gpu_component.host_buffer_ranks = NULL;
+    for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_help_dirs); i++) {
+        free(mca_coll_gpu_help_dirs[i]);
+        mca_coll_gpu_help_dirs[i] = NULL;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int mca_coll_gpu_parse_rank_list(const char *text)
+{
+    const char *p = text;
+    int         n = 0;
+
+    if (text == NULL || *text == '\0') {
+        return OMPI_SUCCESS;
+    }
+    mca_coll_gpu_component.host_buffer_ranks = calloc(strlen(text) + 1, sizeof(int));
+    if (mca_coll_gpu_component.host_buffer_ranks == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    while (*p != '\0') {
+        char *end;
+        long  r = strtol(p, &end, 10);
+        if (end == p || r < 0 || r > INT_MAX) {
+            cg_warn(CG_SUB_INIT, "coll_gpu_debug_host_buffer_ranks \"%s\" is not a rank list",
+                    text);
+            return OMPI_ERR_BAD_PARAM;
+        }
+        mca_coll_gpu_component.host_buffer_ranks[n++] = (int)r;
+        p = (*end == ',') ? end + 1 : end;
+        if (*end != ',' && *end != '\0') {
+            return OMPI_ERR_BAD_PARAM;
+        }
+    }
+    mca_coll_gpu_component.num_host_buffer_ranks = n;
+    return OMPI_SUCCESS;
+}
+
+/*
+ * Decide whether the component can run in this process. It never touches a GPU here:
+ * applications often select their device after MPI_Init, so the device layer is opened at
+ * the first call with device buffers.
+ */
+int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    char reason[200] = "";
+
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    if (mca_coll_gpu_component.priority <= 0) {
+        cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "disabled: coll_gpu_priority is 0");
+        return OMPI_ERROR;
+    }
+    switch (mca_coll_gpu_component.device_mode) {
+    case MCA_COLL_GPU_DEVICE_HOST:
+        if (mca_coll_gpu_parse_rank_list(mca_coll_gpu_component.debug_host_buffer_ranks) !=
+            OMPI_SUCCESS) {
+            return OMPI_ERROR;
+        }
+        mca_coll_gpu_component.active_kind = CG_DEV_KIND_HOST;
+        cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "coll/gpu %s: host device layer",
+               CG_PACKAGE_VERSION);
+        return OMPI_SUCCESS;
+    case MCA_COLL_GPU_DEVICE_CUDA:
+    case MCA_COLL_GPU_DEVICE_AUTO:
+    default:
+        if (!cg_dev_cuda_built()) {
+            snprintf(reason, sizeof(reason), "built without CUDA support");
+        } else if (cg_dev_cuda_probe(reason, sizeof(reason)) == CG_OK) {
+            mca_coll_gpu_component.active_kind = CG_DEV_KIND_CUDA;
+            cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "coll/gpu %s: CUDA device layer",
+                   CG_PACKAGE_VERSION);
+            return OMPI_SUCCESS;
+        }
+        if (mca_coll_gpu_component.device_mode == MCA_COLL_GPU_DEVICE_CUDA) {
+            mca_coll_gpu_show_help("cuda unavailable", reason);
+        } else {
+            cg_warn(CG_SUB_INIT, "disqualified: %s (coll_gpu_device=auto)", reason);
+        }
+        return OMPI_ERROR;
+    }
+}

@@ -1,0 +1,142 @@
+/* coll/gpu module: per-communicator selection, saving the layer underneath, teardown. */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+#include "ompi/mca/coll/base/base.h"
+#include "opal/util/show_help.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
+{
+    memset(&m->under, 0, sizeof(m->under));
+    m->stream      = NULL;
+    m->core        = NULL;
+    m->core_failed = 0;
+}
+
+static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    if (m->stream != NULL && dev != NULL) {
+        dev->ops->stream_destroy(dev, m->stream);
+    }
+#define CG_RELEASE(_name)                                                                 \
+    if (m->under._name##_module != NULL) {                                                \
+        OBJ_RELEASE(m->under._name##_module);                                             \
+    }
+    CG_RELEASE(allreduce)
+    CG_RELEASE(bcast)
+    CG_RELEASE(allgather)
+    CG_RELEASE(reduce_scatter)
+    CG_RELEASE(reduce_scatter_block)
+#undef CG_RELEASE
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_gpu_module_t, mca_coll_base_module_t, mca_coll_gpu_module_construct,
+                   mca_coll_gpu_module_destruct);
+
+void mca_coll_gpu_show_help(const char *topic, ...)
+{
+    va_list ap;
+
+    va_start(ap, topic);
+    opal_show_vhelp("help-coll-gpu.txt", topic, true, ap);
+    va_end(ap);
+}
+
+/*
+ * Save the function and module of the layer underneath for every collective we intercept.
+ * Enable runs from the lowest priority up, so comm->c_coll holds exactly that layer now.
+ */
+static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
+                                      struct ompi_communicator_t *comm)
+{
+    mca_coll_gpu_module_t *m       = (mca_coll_gpu_module_t *)module;
+    const char            *missing = NULL;
+
+#define CG_SAVE(_name)                                                                    \
+    do {                                                                                  \
+        m->under._name         = MCA_COLL_GPU_COMM_TABLE(comm)->coll_##_name;             \
+        m->under._name##_module = MCA_COLL_GPU_COMM_TABLE(comm)->coll_##_name##_module;   \
+        if (m->under._name == NULL || m->under._name##_module == NULL) {                  \
+            m->under._name         = NULL;                                                \
+            m->under._name##_module = NULL;                                               \
+            if (missing == NULL) {                                                        \
+                missing = #_name;                                                         \
+            }                                                                             \
+        } else {                                                                          \
+            OBJ_RETAIN(m->under._name##_module);                                          \
+        }                                                                                 \
+    } while (0)
+    CG_SAVE(allreduce);
+    CG_SAVE(bcast);
+    CG_SAVE(allgather);
+    CG_SAVE(reduce_scatter);
+    CG_SAVE(reduce_scatter_block);
+#undef CG_SAVE
+
+    if (missing != NULL) {
+        /* Without a layer underneath we could neither pass host buffers on nor stage. */
+        mca_coll_gpu_show_help("missing underlying collective", comm->c_name, missing);
+        return OMPI_ERROR;
+    }
+    cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "enabled on %s (cid %u, %d ranks)", comm->c_name,
+           ompi_comm_get_cid(comm), ompi_comm_size(comm));
+    return OMPI_SUCCESS;
+}
+
+static int mca_coll_gpu_module_disable(mca_coll_base_module_t *module,
+                                       struct ompi_communicator_t *comm)
+{
+    (void)module;
+    (void)comm;
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    mca_coll_gpu_module_t *m;
+
+    if (comm == MPI_COMM_WORLD) { /* tag every log line with the world rank */
+        char tag[16];
+        snprintf(tag, sizeof(tag), "%d", ompi_comm_rank(comm));
+        cg_log_set_tag(tag);
+    }
+    /* Intercommunicators and single-rank communicators are left to the other components. */
+    if (OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2 ||
+        mca_coll_gpu_component.priority <= 0) {
+        return NULL;
+    }
+    m = OBJ_NEW(mca_coll_gpu_module_t);
+    if (m == NULL) {
+        return NULL;
+    }
+    *priority = mca_coll_gpu_component.priority;
+    m->super.coll_module_enable        = mca_coll_gpu_module_enable;
+    m->super.coll_module_disable       = mca_coll_gpu_module_disable;
+    m->super.coll_allreduce            = mca_coll_gpu_allreduce;
+    m->super.coll_bcast                = mca_coll_gpu_bcast;
+    m->super.coll_allgather            = mca_coll_gpu_allgather;
+    m->super.coll_reduce_scatter       = mca_coll_gpu_reduce_scatter;
+    m->super.coll_reduce_scatter_block = mca_coll_gpu_reduce_scatter_block;
+    return &m->super;
+}
+
+int mca_coll_gpu_status_to_mpi(cg_status_t status)
+{
+    switch (status) {
+    case CG_OK:                return OMPI_SUCCESS;
+    case CG_ERR_NO_MEMORY:     return OMPI_ERR_OUT_OF_RESOURCE;
+    case CG_ERR_INVALID_PARAM: return OMPI_ERR_BAD_PARAM;
+    case CG_ERR_UNSUPPORTED:   return OMPI_ERR_NOT_SUPPORTED;
+    case CG_ERR_NOT_FOUND:     return OMPI_ERR_NOT_FOUND;
+    case CG_ERR_TIMEOUT:       return OMPI_ERR_TIMEOUT;
+    case CG_ERR_PEER:
+    case CG_ERR_TRANSPORT:     return OMPI_ERR_UNREACH;
+    default:                   return OMPI_ERROR;
+    }
+}

@@ -1,0 +1,149 @@
+/* MPI_Reduce_scatter and MPI_Reduce_scatter_block: classify -> plan -> run or fall back. */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+/* Stage input (total elements) and output (own elements; total when in place), run the
+ * layer underneath through run(), copy the output back. */
+typedef int (*mca_coll_gpu_rs_run_fn_t)(const void *sbuf, void *rbuf, const void *arg,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        struct ompi_communicator_t *comm,
+                                        mca_coll_gpu_module_t *m);
+
+static int mca_coll_gpu_rs_staged(const void *sbuf, void *rbuf, size_t total, size_t own,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m,
+                                  mca_coll_gpu_rs_run_fn_t run, const void *arg)
+{
+    mca_coll_gpu_staging_t st;
+    mca_coll_gpu_stage_t   s = {0}, r;
+    ptrdiff_t              gap;
+    const int              in_place = (sbuf == MPI_IN_PLACE);
+    const size_t           rcount   = in_place ? total : own;
+    const size_t           sspan    = in_place ? 0 : mca_coll_gpu_span(dtype, total, &gap);
+    const size_t           rspan    = mca_coll_gpu_span(dtype, rcount, &gap);
+    int                    rc;
+
+    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(sspan, 64) + CG_ALIGN_UP(rspan, 64));
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (!in_place) {
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, total, 1);
+        if (OMPI_SUCCESS != rc) {
+            goto out;
+        }
+    }
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, rcount,
+                               in_place || !mca_coll_gpu_dtype_is_dense(dtype, rcount));
+    if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
+        goto out;
+    }
+    rc = run(in_place ? MPI_IN_PLACE : s.host, r.host, arg, dtype, op, comm, m);
+    if (OMPI_SUCCESS == rc && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &r))) {
+        rc = mca_coll_gpu_staging_sync(&st);
+    }
+out:
+    mca_coll_gpu_staging_end(&st);
+    return rc;
+}
+
+static int mca_coll_gpu_rs_run(const void *sbuf, void *rbuf, const void *arg,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
+{
+    return m->under.reduce_scatter(sbuf, rbuf, (const int *)arg, dtype, op, comm,
+                                   m->under.reduce_scatter_module);
+}
+
+static int mca_coll_gpu_rsb_run(const void *sbuf, void *rbuf, const void *arg,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
+{
+    return m->under.reduce_scatter_block(sbuf, rbuf, *(const int *)arg, dtype, op, comm,
+                                         m->under.reduce_scatter_block_module);
+}
+
+/* Route one reduce-scatter call; fills route and kinds. */
+static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf, size_t total,
+                                 size_t own, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                 mca_coll_gpu_module_t *m, mca_coll_gpu_route_t *route)
+{
+    ptrdiff_t gap;
+    size_t    dsize = 0;
+    int       kinds, nofast;
+    cg_call_t call;
+
+    if (sbuf == MPI_IN_PLACE) {
+        kinds = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, total, &gap));
+    } else {
+        kinds = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(dtype, total, &gap)) |
+                mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, own, &gap));
+    }
+    nofast = !mca_coll_gpu_dtype_is_dense(dtype, total);
+    ompi_datatype_type_size(dtype, &dsize);
+    call = (cg_call_t){
+        .coll      = coll,
+        .count     = total,
+        .bytes     = total * dsize,
+        .dtype     = mca_coll_gpu_dtype_map(dtype),
+        .op        = mca_coll_gpu_op_map(op),
+        .comm_size = ompi_comm_size(comm),
+    };
+    return mca_coll_gpu_route(m, comm, &call, kinds, nofast, route);
+}
+
+int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gpu_module_t *m     = (mca_coll_gpu_module_t *)module;
+    const int              size  = ompi_comm_size(comm);
+    const size_t           own   = (size_t)rcounts[ompi_comm_rank(comm)];
+    size_t                 total = 0;
+    mca_coll_gpu_route_t   route;
+    int                    rc;
+
+    for (int i = 0; i < size; i++) {
+        total += (size_t)rcounts[i];
+    }
+    rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER, sbuf, rbuf, total, own, dtype, op, comm,
+                               m, &route);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_gpu_log_call(CG_COLL_REDUCE_SCATTER, comm, total, dtype, op, route.kinds,
+                          mca_coll_gpu_route_alg(&route), route.plan.reason);
+    switch (route.path) {
+    case MCA_COLL_GPU_PATH_STAGED:
+        return mca_coll_gpu_rs_staged(sbuf, rbuf, total, own, dtype, op, comm, m,
+                                      mca_coll_gpu_rs_run, rcounts);
+    default:
+        return mca_coll_gpu_rs_run(sbuf, rbuf, rcounts, dtype, op, comm, m);
+    }
+}
+
+int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu_count_t rcount,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *module)
+{
+    mca_coll_gpu_module_t *m     = (mca_coll_gpu_module_t *)module;
+    const size_t           total = (size_t)rcount * (size_t)ompi_comm_size(comm);
+    mca_coll_gpu_route_t   route;
+    int                    rc, count = rcount;
+
+    rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, total, (size_t)rcount,
+                               dtype, op, comm, m, &route);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_gpu_log_call(CG_COLL_REDUCE_SCATTER_BLOCK, comm, (size_t)rcount, dtype, op,
+                          route.kinds, mca_coll_gpu_route_alg(&route), route.plan.reason);
+    switch (route.path) {
+    case MCA_COLL_GPU_PATH_STAGED:
+        return mca_coll_gpu_rs_staged(sbuf, rbuf, total, (size_t)rcount, dtype, op, comm, m,
+                                      mca_coll_gpu_rsb_run, &count);
+    default:
+        return mca_coll_gpu_rsb_run(sbuf, rbuf, &count, dtype, op, comm, m);
+    }
+}

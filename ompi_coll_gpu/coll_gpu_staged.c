@@ -1,0 +1,194 @@
+/*
+ * Host staging: device data is copied into page-locked host memory, the collective of the
+ * layer underneath runs on it, results are copied back. Correct for every datatype (the
+ * whole memory span of the buffer is copied, so gaps of derived types are preserved), every
+ * op and MPI_IN_PLACE. The universal fallback, and the baseline of the fast paths.
+ *
+ * Staging memory comes from a small pool shared by all communicators (calls on different
+ * communicators may run concurrently under MPI_THREAD_MULTIPLE).
+ */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MCA_COLL_GPU_STAGE_ALIGN 64
+
+typedef struct mca_coll_gpu_staging_buf {
+    void                            *ptr;
+    size_t                           size;
+    struct mca_coll_gpu_staging_buf *next;
+} mca_coll_gpu_staging_buf_t;
+
+static pthread_mutex_t             mca_coll_gpu_staging_lock = PTHREAD_MUTEX_INITIALIZER;
+static mca_coll_gpu_staging_buf_t *mca_coll_gpu_staging_free;
+static size_t                      mca_coll_gpu_staging_cached;
+
+size_t mca_coll_gpu_span(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *gap)
+{
+    ptrdiff_t lb, extent, true_lb, true_extent, lo, hi;
+    size_t    size = 0;
+
+    ompi_datatype_type_size(dtype, &size);
+    *gap = 0;
+    if (count == 0 || size == 0) {
+        return 0;
+    }
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    lo = true_lb;
+    hi = true_lb + true_extent;
+    if (extent >= 0) {
+        hi += (ptrdiff_t)(count - 1) * extent;
+    } else {
+        lo += (ptrdiff_t)(count - 1) * extent;
+    }
+    *gap = lo;
+    return (size_t)(hi - lo);
+}
+
+static cg_dev_stream_t *mca_coll_gpu_module_stream(mca_coll_gpu_module_t *m, cg_dev_t *dev)
+{
+    if (m->stream == NULL && dev->ops->stream_create(dev, &m->stream) != CG_OK) {
+        m->stream = NULL;
+    }
+    return m->stream;
+}
+
+int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
+                               size_t total_bytes)
+{
+    cg_dev_t                    *dev = mca_coll_gpu_component.dev;
+    mca_coll_gpu_staging_buf_t **pp, **best = NULL;
+    void                        *ptr;
+
+    memset(st, 0, sizeof(*st));
+    st->module = m;
+    if (dev == NULL || mca_coll_gpu_module_stream(m, dev) == NULL) {
+        return OMPI_ERROR; /* reported where it failed */
+    }
+    if (total_bytes == 0) {
+        return OMPI_SUCCESS;
+    }
+    /* The smallest cached buffer that fits. */
+    pthread_mutex_lock(&mca_coll_gpu_staging_lock);
+    for (pp = &mca_coll_gpu_staging_free; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->size >= total_bytes && (best == NULL || (*pp)->size < (*best)->size)) {
+            best = pp;
+        }
+    }
+    if (best != NULL) {
+        mca_coll_gpu_staging_buf_t *b = *best;
+        *best = b->next;
+        mca_coll_gpu_staging_cached -= b->size;
+        st->arena      = b->ptr;
+        st->arena_size = b->size;
+        free(b);
+    }
+    pthread_mutex_unlock(&mca_coll_gpu_staging_lock);
+    if (st->arena != NULL) {
+        return OMPI_SUCCESS;
+    }
+    total_bytes = CG_ALIGN_UP(total_bytes, (size_t)1 << 20);
+    if (dev->ops->host_alloc(dev, total_bytes, &ptr) != CG_OK) {
+        mca_coll_gpu_show_help("staging allocation failed", total_bytes);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    st->arena      = ptr;
+    st->arena_size = total_bytes;
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
+                          struct ompi_datatype_t *dtype, size_t count, int copy_in)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    memset(b, 0, sizeof(*b));
+    b->user = user;
+    b->host = user;
+    b->span = mca_coll_gpu_span(dtype, count, &b->gap);
+    if (b->span == 0 || mca_coll_gpu_buffer_kind(user, b->span) != MCA_COLL_GPU_KIND_DEVICE) {
+        return OMPI_SUCCESS; /* host memory (or nothing): the layer underneath reads it */
+    }
+    if (st->arena_used + b->span > st->arena_size) {
+        return OMPI_ERR_BAD_PARAM; /* the caller sized the arena wrong */
+    }
+    b->host_span = (char *)st->arena + st->arena_used;
+    b->host      = b->host_span - b->gap;
+    b->staged    = 1;
+    st->arena_used += CG_ALIGN_UP(b->span, MCA_COLL_GPU_STAGE_ALIGN);
+    if (copy_in &&
+        dev->ops->copy(dev, b->host_span, (char *)user + b->gap, b->span, st->module->stream) !=
+            CG_OK) {
+        return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    if (!b->staged) {
+        return OMPI_SUCCESS;
+    }
+    if (dev->ops->copy(dev, (char *)b->user + b->gap, b->host_span, b->span,
+                       st->module->stream) != CG_OK) {
+        return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    return dev->ops->stream_sync(dev, st->module->stream) == CG_OK ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+void mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st)
+{
+    cg_dev_t                   *dev = mca_coll_gpu_component.dev;
+    mca_coll_gpu_staging_buf_t *b;
+
+    if (st->arena == NULL) {
+        return;
+    }
+    b = malloc(sizeof(*b));
+    pthread_mutex_lock(&mca_coll_gpu_staging_lock);
+    if (b != NULL &&
+        mca_coll_gpu_staging_cached + st->arena_size <= mca_coll_gpu_component.staging_cache_max) {
+        b->ptr  = st->arena;
+        b->size = st->arena_size;
+        b->next = mca_coll_gpu_staging_free;
+        mca_coll_gpu_staging_free = b;
+        mca_coll_gpu_staging_cached += b->size;
+        b = NULL;
+        st->arena = NULL;
+    }
+    pthread_mutex_unlock(&mca_coll_gpu_staging_lock);
+    free(b);
+    if (st->arena != NULL) {
+        dev->ops->host_free(dev, st->arena);
+        st->arena = NULL;
+    }
+}
+
+void mca_coll_gpu_staging_cache_release(void)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    pthread_mutex_lock(&mca_coll_gpu_staging_lock);
+    while (mca_coll_gpu_staging_free != NULL) {
+        mca_coll_gpu_staging_buf_t *b = mca_coll_gpu_staging_free;
+        mca_coll_gpu_staging_free = b->next;
+        if (dev != NULL) {
+            dev->ops->host_free(dev, b->ptr);
+        }
+        free(b);
+    }
+    mca_coll_gpu_staging_cached = 0;
+    pthread_mutex_unlock(&mca_coll_gpu_staging_lock);
+}

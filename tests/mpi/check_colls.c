@@ -1,0 +1,289 @@
+/* The five collectives on predefined types: run on memory under test, verify on the host. */
+#include "check_colls.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_POISON 0xA5
+
+static void tc_report(const tc_case_t *c, const char *coll, const char *what, size_t i,
+                      const void *got, const void *want)
+{
+    char detail[512], g[96] = "", w[96] = "";
+
+    if (got != NULL) {
+        tc_format(c->type, got, g, sizeof(g));
+        tc_format(c->type, want, w, sizeof(w));
+    }
+    snprintf(detail, sizeof(detail), "%s %s op=%s count=%zu %s comm=%s rank=%d: %s at %zu (got %s, want %s)",
+             coll, c->type->name, c->op >= 0 ? tc_ops[c->op].name : "-", c->count,
+             c->in_place ? "in-place" : "out-of-place", c->ctx->comm_name, c->ctx->rank, what,
+             i, g, w);
+    tc_fail(coll, detail);
+}
+
+/* Compare n elements; returns the number of mismatches (reports the first). */
+static size_t tc_verify(const tc_case_t *c, const char *coll, const char *what, const char *got,
+                        const char *want, size_t n)
+{
+    size_t bad = 0, ext = c->type->extent;
+
+    for (size_t i = 0; i < n; i++) {
+        if (tc_compare(c->type, got + i * ext, want + i * ext) != 0) {
+            if (bad++ == 0) {
+                tc_report(c, coll, what, i, got + i * ext, want + i * ext);
+            }
+        }
+    }
+    return bad;
+}
+
+/* want[i] = op over ranks 0..size-1 of rank r's element (first + i). */
+static void tc_expect_reduce(const tc_case_t *c, size_t first, size_t n, char *want)
+{
+    size_t ext = c->type->extent;
+    char   x[64];
+
+    for (size_t i = 0; i < n; i++) {
+        tc_gen(c->type, c->op, c->seed, 0, first + i, want + i * ext);
+        for (int r = 1; r < c->ctx->size; r++) {
+            tc_gen(c->type, c->op, c->seed, r, first + i, x);
+            tc_combine(c->type, c->op, want + i * ext, x);
+        }
+    }
+}
+
+static void tc_fill(const tc_case_t *c, int rank, size_t first, size_t n, char *dst)
+{
+    for (size_t i = 0; i < n; i++) {
+        tc_gen(c->type, c->op, c->seed, rank, first + i, dst + i * c->type->extent);
+    }
+}
+
+static void *tc_dev_copy(const void *host, size_t bytes, em_kind_t kind)
+{
+    void *d = em_alloc(bytes, kind);
+    em_to_dev(d, host, bytes, kind);
+    return d;
+}
+
+static void *tc_dev_poisoned(size_t bytes, em_kind_t kind, char *scratch)
+{
+    memset(scratch, TC_POISON, bytes);
+    return tc_dev_copy(scratch, bytes, kind);
+}
+
+/* Input on the device must be left as it was. */
+static void tc_check_input(const tc_case_t *c, const char *coll, const void *dev, const char *host,
+                           size_t bytes, char *scratch)
+{
+    em_to_host(scratch, dev, bytes, c->ctx->kind);
+    if (memcmp(scratch, host, bytes) != 0) {
+        tc_report(c, coll, "send buffer modified", 0, NULL, NULL);
+    }
+}
+
+static void tc_check_rc(const tc_case_t *c, const char *coll, int rc)
+{
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int  len = 0;
+        MPI_Error_string(rc, msg, &len);
+        tc_report(c, coll, msg, 0, NULL, NULL);
+    }
+}
+
+void tc_run_allreduce(const tc_case_t *c)
+{
+    const size_t bytes = c->count * c->type->extent;
+    char *in = calloc(bytes + 1, 1), *want = calloc(bytes + 1, 1), *got = malloc(bytes + 1);
+    void *dsend = NULL, *drecv;
+
+    tc_fill(c, c->ctx->rank, 0, c->count, in);
+    if (c->in_place) {
+        drecv = tc_dev_copy(in, bytes, c->ctx->kind);
+    } else {
+        dsend = tc_dev_copy(in, bytes, c->ctx->kind);
+        drecv = tc_dev_poisoned(bytes, c->ctx->kind, got);
+    }
+    tc_check_rc(c, "allreduce", MPI_Allreduce(c->in_place ? MPI_IN_PLACE : dsend, drecv, (int)c->count,
+                                              c->type->dt, tc_ops[c->op].op, c->ctx->comm));
+    tc_count(TC_ALLREDUCE, bytes, c->ctx->kind);
+    em_to_host(got, drecv, bytes, c->ctx->kind);
+    tc_expect_reduce(c, 0, c->count, want);
+    tc_verify(c, "allreduce", "wrong result", got, want, c->count);
+    if (!c->in_place) {
+        tc_check_input(c, "allreduce", dsend, in, bytes, got);
+        em_free(dsend, c->ctx->kind);
+    }
+    em_free(drecv, c->ctx->kind);
+    free(in), free(want), free(got);
+    tc_tests++;
+}
+
+/* Reduce-scatter with rcounts (block: all equal). */
+static void tc_run_rs_common(const tc_case_t *c, const int *rcounts, int block)
+{
+    const char  *coll = block ? "reduce_scatter_block" : "reduce_scatter";
+    const size_t ext  = c->type->extent;
+    size_t       total = 0, first = 0, own = (size_t)rcounts[c->ctx->rank];
+
+    for (int r = 0; r < c->ctx->size; r++) {
+        first += (r < c->ctx->rank) ? (size_t)rcounts[r] : 0;
+        total += (size_t)rcounts[r];
+    }
+    char *in = calloc(total * ext + 1, 1), *want = calloc(own * ext + 1, 1), *got = malloc(total * ext + 1);
+    void *dsend = NULL, *drecv;
+    int   rc;
+
+    tc_fill(c, c->ctx->rank, 0, total, in);
+    if (c->in_place) {
+        drecv = tc_dev_copy(in, total * ext, c->ctx->kind);
+    } else {
+        dsend = tc_dev_copy(in, total * ext, c->ctx->kind);
+        drecv = tc_dev_poisoned(own * ext, c->ctx->kind, got);
+    }
+    if (block) {
+        rc = MPI_Reduce_scatter_block(c->in_place ? MPI_IN_PLACE : dsend, drecv, rcounts[0],
+                                      c->type->dt, tc_ops[c->op].op, c->ctx->comm);
+    } else {
+        rc = MPI_Reduce_scatter(c->in_place ? MPI_IN_PLACE : dsend, drecv, rcounts, c->type->dt,
+                                tc_ops[c->op].op, c->ctx->comm);
+    }
+    tc_check_rc(c, coll, rc);
+    tc_count(block ? TC_RSB : TC_RS, total * ext, c->ctx->kind);
+    em_to_host(got, drecv, own * ext, c->ctx->kind);
+    tc_expect_reduce(c, first, own, want);
+    tc_verify(c, coll, "wrong result", got, want, own);
+    if (!c->in_place) {
+        tc_check_input(c, coll, dsend, in, total * ext, got);
+        em_free(dsend, c->ctx->kind);
+    }
+    em_free(drecv, c->ctx->kind);
+    free(in), free(want), free(got);
+    tc_tests++;
+}
+
+void tc_run_reduce_scatter_block(const tc_case_t *c)
+{
+    int *rcounts = malloc(sizeof(int) * (size_t)c->ctx->size);
+    for (int r = 0; r < c->ctx->size; r++) {
+        rcounts[r] = (int)c->count;
+    }
+    tc_run_rs_common(c, rcounts, 1);
+    free(rcounts);
+}
+
+void tc_run_reduce_scatter(const tc_case_t *c)
+{
+    int *rcounts = malloc(sizeof(int) * (size_t)c->ctx->size);
+    /* Uneven blocks around count, with an empty block when count is small. */
+    for (int r = 0; r < c->ctx->size; r++) {
+        long v = (long)c->count + (r % 3) - 1;
+        rcounts[r] = (c->count == 0) ? 0 : (int)(v < 0 ? 0 : v);
+    }
+    tc_run_rs_common(c, rcounts, 0);
+    free(rcounts);
+}
+
+void tc_run_allgather(const tc_case_t *c)
+{
+    const size_t ext = c->type->extent, n = c->count, size = (size_t)c->ctx->size;
+    char *in = calloc(n * ext + 1, 1), *want = calloc(size * n * ext + 1, 1), *got = malloc(size * n * ext + 1);
+    void *dsend = NULL, *drecv;
+
+    for (int r = 0; r < c->ctx->size; r++) {
+        tc_fill(c, r, 0, n, want + (size_t)r * n * ext);
+    }
+    memcpy(in, want + (size_t)c->ctx->rank * n * ext, n * ext);
+    memset(got, TC_POISON, size * n * ext);
+    if (c->in_place) {
+        memcpy(got + (size_t)c->ctx->rank * n * ext, in, n * ext);
+    } else {
+        dsend = tc_dev_copy(in, n * ext, c->ctx->kind);
+    }
+    drecv = tc_dev_copy(got, size * n * ext, c->ctx->kind);
+    tc_check_rc(c, "allgather", MPI_Allgather(c->in_place ? MPI_IN_PLACE : dsend, (int)n, c->type->dt,
+                                              drecv, (int)n, c->type->dt, c->ctx->comm));
+    tc_count(TC_ALLGATHER, size * n * ext, c->ctx->kind);
+    em_to_host(got, drecv, size * n * ext, c->ctx->kind);
+    tc_verify(c, "allgather", "wrong result", got, want, size * n);
+    if (!c->in_place) {
+        tc_check_input(c, "allgather", dsend, in, n * ext, got);
+        em_free(dsend, c->ctx->kind);
+    }
+    em_free(drecv, c->ctx->kind);
+    free(in), free(want), free(got);
+    tc_tests++;
+}
+
+void tc_run_bcast(const tc_case_t *c)
+{
+    const size_t ext = c->type->extent, n = c->count;
+    char *want = calloc(n * ext + 1, 1), *got = malloc(n * ext + 1);
+    void *dbuf;
+
+    tc_fill(c, c->root, 0, n, want);
+    if (c->ctx->rank == c->root) {
+        dbuf = tc_dev_copy(want, n * ext, c->ctx->kind);
+    } else {
+        dbuf = tc_dev_poisoned(n * ext, c->ctx->kind, got);
+    }
+    tc_check_rc(c, "bcast", MPI_Bcast(dbuf, (int)n, c->type->dt, c->root, c->ctx->comm));
+    tc_count(TC_BCAST, n * ext, c->ctx->kind);
+    em_to_host(got, dbuf, n * ext, c->ctx->kind);
+    tc_verify(c, "bcast", c->ctx->rank == c->root ? "root buffer modified" : "wrong result", got,
+              want, n);
+    em_free(dbuf, c->ctx->kind);
+    free(want), free(got);
+    tc_tests++;
+}
+
+/* Random floats: every rank must get the same bits, close to the exact sum. */
+void tc_run_float_consistency(tc_ctx_t *ctx, size_t count, uint64_t seed)
+{
+    float  *in = malloc(count * sizeof(float) + 4), *got = malloc(count * sizeof(float) + 4);
+    float  *all = NULL;
+    void   *d;
+    size_t  bad = 0;
+
+    for (size_t i = 0; i < count; i++) {
+        uint64_t h = seed ^ (i * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)ctx->rank << 48);
+        h ^= h >> 29, h *= 0xbf58476d1ce4e5b9ull, h ^= h >> 32;
+        in[i] = (float)((double)(h % 1000003) / 1000003.0 - 0.5) * 3.1f;
+    }
+    d = tc_dev_copy(in, count * sizeof(float), ctx->kind);
+    MPI_Allreduce(MPI_IN_PLACE, d, (int)count, MPI_FLOAT, MPI_SUM, ctx->comm);
+    tc_count(TC_ALLREDUCE, count * sizeof(float), ctx->kind);
+    em_to_host(got, d, count * sizeof(float), ctx->kind);
+    if (ctx->rank == 0) {
+        all = malloc(count * sizeof(float) + 4);
+        memcpy(all, got, count * sizeof(float));
+    } else {
+        all = malloc(count * sizeof(float) + 4);
+    }
+    MPI_Bcast(all, (int)(count * sizeof(float)), MPI_BYTE, 0, ctx->comm); /* host buffers */
+    tc_count(TC_BCAST, count * sizeof(float), EM_HOST);
+    for (size_t i = 0; i < count; i++) {
+        double exact = 0;
+        for (int r = 0; r < ctx->size; r++) {
+            uint64_t h = seed ^ (i * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)r << 48);
+            h ^= h >> 29, h *= 0xbf58476d1ce4e5b9ull, h ^= h >> 32;
+            exact += (double)(float)((double)(h % 1000003) / 1000003.0 - 0.5) * 3.1f;
+        }
+        if (memcmp(&got[i], &all[i], sizeof(float)) != 0 ||
+            (got[i] - exact) * (got[i] - exact) > 1e-8 * (1 + exact * exact) * ctx->size) {
+            if (bad++ == 0) {
+                char detail[256];
+                snprintf(detail, sizeof(detail),
+                         "float sum count=%zu comm=%s rank=%d at %zu: got %.9g, rank 0 has %.9g, exact %.9g",
+                         count, ctx->comm_name, ctx->rank, i, got[i], all[i], exact);
+                tc_fail("allreduce", detail);
+            }
+        }
+    }
+    em_free(d, ctx->kind);
+    free(in), free(got), free(all);
+    tc_tests++;
+}
