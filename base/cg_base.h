@@ -99,6 +99,16 @@ double cg_time_now(void);
 /* Parse a size such as "4096", "64k", "8M", "1G" (binary units). */
 cg_status_t cg_size_parse(const char *text, size_t *size_out);
 
+/* POSIX shared memory between the processes of one node. create makes a fresh object
+ * (name written to name_out, at least 64 bytes), attach maps an existing one; both return
+ * the mapping in *ptr. unlink removes the name (mappings stay valid). */
+cg_status_t cg_shm_create(size_t size, char *name_out, void **ptr);
+cg_status_t cg_shm_attach(const char *name, size_t size, void **ptr);
+void        cg_shm_detach(void *ptr, size_t size);
+void        cg_shm_unlink(const char *name);
+/* Is process pid still alive? */
+int         cg_process_alive(int pid);
+
 #ifdef __cplusplus
 }
 #endif

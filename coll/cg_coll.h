@@ -26,8 +26,12 @@ typedef enum {
 
 /* Algorithm ids are stable: they are the values of the coll_gpu_*_algorithm parameters. */
 typedef enum {
-    CG_ALG_AUTO   = 0,
-    CG_ALG_STAGED = 1, /* copy to host, run the collective underneath, copy back */
+    CG_ALG_AUTO     = 0,
+    CG_ALG_STAGED   = 1, /* copy to host, run the collective underneath, copy back */
+    CG_ALG_ONE_SHOT = 2, /* allreduce: every rank reduces every peer's input (small) */
+    CG_ALG_TWO_SHOT = 3, /* allreduce: reduce-scatter + allgather fused through IPC (large) */
+    CG_ALG_DIRECT   = 4, /* reduce_scatter: own block from every peer; allgather, bcast:
+                            direct peer copies */
     CG_ALG_COUNT
 } cg_alg_t;
 
@@ -56,19 +60,66 @@ typedef struct {
 } cg_plan_t;
 
 typedef struct {
-    int forced[CG_COLL_COUNT]; /* CG_ALG_AUTO or the algorithm a user forced */
+    int    forced[CG_COLL_COUNT];  /* CG_ALG_AUTO or the algorithm a user forced */
+    size_t one_shot_max;           /* allreduce: largest message for one-shot (bytes) */
 } cg_planner_config_t;
 
 void cg_planner_config_default(cg_planner_config_t *config);
 
-/*
- * Choose the algorithm from what every rank knows identically (no topology, no buffers).
- * The result is the same on every rank for the same call.
- */
-void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call, cg_plan_t *plan);
+/* Shape of a communicator, identical on every rank once its context exists. */
+typedef struct {
+    int size;        /* ranks */
+    int num_nodes;   /* nodes (real, or virtual with coll_gpu_node_size) */
+    int local_size;  /* ranks on this rank's node */
+    int max_local;   /* most ranks on one node */
+    int intra_ok;    /* the local group is connected (IPC, control pages) */
+} cg_shape_t;
 
-/* Per-communicator fast-path context (filled in by the intra-node and network layers). */
+/*
+ * Before a context exists: can any fast path take this call? Decided from what every rank
+ * knows identically (no buffers, no topology). When not, plan says staged and why.
+ */
+int  cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call, cg_plan_t *plan);
+/* With the communicator's shape: the algorithm that runs, and why. */
+void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
+                    const cg_shape_t *shape, cg_plan_t *plan);
+
+/* ---- per-communicator context -------------------------------------------------------- */
 typedef struct cg_comm cg_comm_t;
+
+/* Host-memory exchange over the communicator (the layer underneath's allgather). */
+typedef struct {
+    cg_status_t (*allgather)(void *ctx, const void *send, void *recv, size_t bytes);
+    void *ctx;
+} cg_oob_t;
+
+typedef struct {
+    int    rank;
+    int    size;
+    int    node_size;     /* 0: group by host name; N: N consecutive ranks per node */
+    size_t scratch_bytes; /* per rank, device memory shared with the local peers */
+    int    sync;          /* 0 auto, 1 host, 2 device barriers (cg_sync_mode_t) */
+    double timeout_s;     /* 0: wait for ever (dead peers are still detected) */
+} cg_comm_config_t;
+
+/* Collective over the communicator (through oob). On failure every rank gets an error. */
+cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
+                           cg_comm_t **comm_out);
+void        cg_comm_destroy(cg_comm_t *comm);
+void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
+/* A fast path failed on this communicator: it must not be used again. */
+int         cg_comm_failed(const cg_comm_t *comm);
+
+/* Run a planned fast path. sbuf NULL: in place. Reductions take predefined types. */
+cg_status_t cg_comm_allreduce(cg_comm_t *comm, const cg_plan_t *plan, const void *sbuf,
+                              void *rbuf, size_t count, cg_dtype_t dtype, cg_op_t op);
+cg_status_t cg_comm_reduce_scatter(cg_comm_t *comm, const cg_plan_t *plan, const void *sbuf,
+                                   void *rbuf, const size_t *counts, cg_dtype_t dtype,
+                                   cg_op_t op);
+cg_status_t cg_comm_allgather(cg_comm_t *comm, const cg_plan_t *plan, const void *sbuf,
+                              void *rbuf, size_t bytes);
+cg_status_t cg_comm_bcast(cg_comm_t *comm, const cg_plan_t *plan, void *buf, size_t bytes,
+                          int root);
 
 #ifdef __cplusplus
 }

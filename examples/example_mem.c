@@ -1,10 +1,59 @@
 /* Device memory for MPI programs (see example_mem.h). */
 #include "example_mem.h"
 
+#include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Host memory in POSIX shared memory ("shm" mode): each block keeps its name until freed. */
+typedef struct em_shm_block {
+    void                *ptr;
+    size_t               size;
+    char                 name[64];
+    struct em_shm_block *next;
+} em_shm_block_t;
+
+static int             em_shm_mode;
+static em_shm_block_t *em_shm_blocks;
+static unsigned        em_shm_serial;
+
+static void *em_shm_alloc(size_t bytes)
+{
+    em_shm_block_t *b = calloc(1, sizeof(*b));
+    int             fd;
+
+    snprintf(b->name, sizeof(b->name), "/cg-example-%d-%u", (int)getpid(), em_shm_serial++);
+    fd = shm_open(b->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0 ||
+        (b->ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        fprintf(stderr, "cannot allocate %zu bytes of shared memory\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    close(fd);
+    b->size       = bytes;
+    b->next       = em_shm_blocks;
+    em_shm_blocks = b;
+    return b->ptr;
+}
+
+static int em_shm_free(void *p)
+{
+    for (em_shm_block_t **pp = &em_shm_blocks; *pp != NULL; pp = &(*pp)->next) {
+        em_shm_block_t *b = *pp;
+        if (b->ptr == p) {
+            munmap(b->ptr, b->size);
+            shm_unlink(b->name);
+            *pp = b->next;
+            free(b);
+            return 1;
+        }
+    }
+    return 0;
+}
 
 #ifdef CG_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -44,6 +93,10 @@ em_kind_t em_init(const char *mode, int local_rank)
 #else
     (void)local_rank;
 #endif
+    if (strcmp(mode, "shm") == 0) {
+        em_shm_mode = 1;
+        return EM_HOST;
+    }
     if (strcmp(mode, "device") == 0) {
         fprintf(stderr, "device memory requested, but there is no GPU (or no CUDA build)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -71,7 +124,7 @@ const char *em_describe(void)
         return text;
     }
 #endif
-    return "host memory (no GPU)";
+    return em_shm_mode ? "host shared memory (no GPU)" : "host memory (no GPU)";
 }
 
 void *em_alloc(size_t bytes, em_kind_t kind)
@@ -86,6 +139,9 @@ void *em_alloc(size_t bytes, em_kind_t kind)
     }
 #endif
     (void)kind;
+    if (em_shm_mode) {
+        return em_shm_alloc(bytes);
+    }
     p = malloc(bytes);
     if (p == NULL) {
         fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
@@ -103,7 +159,9 @@ void em_free(void *p, em_kind_t kind)
     }
 #endif
     (void)kind;
-    free(p);
+    if (!em_shm_free(p)) {
+        free(p);
+    }
 }
 
 void em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind)

@@ -10,7 +10,9 @@
 
 typedef enum { EM_HOST = 0, EM_DEVICE = 1 } em_kind_t;
 
-/* mode: "auto" (a GPU when there is one), "host" or "device" (a GPU, or exit). Selects GPU
+/* mode: "auto" (a GPU when there is one), "host", "device" (a GPU, or exit), or "shm"
+ * (host memory in POSIX shared memory, which the host device layer can share between
+ * processes like CUDA IPC: the zero-copy algorithms run on it). Selects GPU
  * local_rank % count. Returns the kind of memory em_alloc(EM_DEVICE) will give. */
 em_kind_t   em_init(const char *mode, int local_rank);
 const char *em_describe(void);

@@ -44,8 +44,15 @@ typedef struct {
     uint64_t      buffer_id; /* the driver's unique id of that allocation; 0 if unknown */
 } cg_mem_attr_t;
 
+/* A shareable handle of one allocation. The first fields identify the allocation, so that
+ * an importer can cache its mapping and notice when the memory was freed and reused
+ * (same address, another buffer id); opaque is what the layer needs to map it. */
 typedef struct {
-    uint8_t bytes[CG_IPC_HANDLE_BYTES];
+    uint64_t buffer_id; /* unique id of the allocation (the driver's buffer id, an inode) */
+    uint64_t base;      /* the exporter's address of the allocation */
+    uint64_t size;      /* bytes of the allocation */
+    uint64_t offset;    /* offset of the exported pointer inside the allocation */
+    uint8_t  opaque[CG_IPC_HANDLE_BYTES];
 } cg_ipc_handle_t;
 
 /* One fused reduction: every dsts[d][i] = srcs[0][i] op srcs[1][i] op ... (in that order),
@@ -65,7 +72,7 @@ typedef struct cg_dev_stream cg_dev_stream_t;
 typedef struct cg_dev_event  cg_dev_event_t;
 
 typedef struct {
-    unsigned ipc_user_buffers : 1; /* user buffers can be exported to peers (zero copy) */
+    unsigned ipc_user_buffers : 1; /* user buffers may be exportable to peers (zero copy) */
     unsigned device_flags     : 1; /* flag_write/flag_wait are stream ordered on the device */
     unsigned async            : 1; /* stream operations return before completing */
 } cg_dev_caps_t;
@@ -93,12 +100,14 @@ typedef struct cg_dev_ops {
                         cg_dev_stream_t *stream);
     cg_status_t (*reduce)(cg_dev_t *dev, const cg_reduce_args_t *args, cg_dev_stream_t *stream);
 
-    /* Share memory with processes on the same node. export works on memory from mem_alloc
-     * (and, where caps.ipc_user_buffers, on any device allocation's base); import maps a
-     * peer's export; close unmaps an import. */
-    cg_status_t (*ipc_export)(cg_dev_t *dev, void *base, size_t size, cg_ipc_handle_t *handle);
-    cg_status_t (*ipc_import)(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **ptr);
-    void        (*ipc_close)(cg_dev_t *dev, void *ptr);
+    /* Share memory with processes on the same node. export describes the allocation that
+     * holds [ptr, ptr + size): memory from mem_alloc always, user memory where the layer
+     * can (CUDA: cudaMalloc memory; host: POSIX shared memory mappings), otherwise
+     * CG_ERR_UNSUPPORTED. import maps a peer's allocation and returns the local address of
+     * its start; close unmaps what import returned. */
+    cg_status_t (*ipc_export)(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);
+    cg_status_t (*ipc_import)(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base);
+    void        (*ipc_close)(cg_dev_t *dev, void *base);
 
     /* 64-bit flags in shared device memory: write after the work queued before on the
      * stream; make later work on the stream wait until *flag >= value. */

@@ -1,41 +1,39 @@
 /*
  * Host device layer: host memory plays device memory. "Device" allocations live in POSIX
  * shared memory so that they can be exported to the other processes of the node, exactly
- * like CUDA IPC; copies and reductions run on the CPU and complete before returning.
+ * like CUDA IPC; user memory that is itself a shared-memory mapping (/dev/shm) can be
+ * exported too, so the zero-copy algorithms run here as they do on GPUs. Copies and
+ * reductions run on the CPU and complete before returning.
  */
 #include "kernels/cg_dev.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
-#define CG_HOST_IPC_MAGIC 0x43474853484d3031ull /* "CGHSHM01" */
+#define CG_HOST_FLAG_TIMEOUT 300
 
 typedef struct cg_host_region {
     void                  *ptr;
     size_t                 size;
     int                    imported;
+    uint64_t               buffer_id;
     char                   name[64];
     struct cg_host_region *next;
 } cg_host_region_t;
 
 typedef struct {
-    uint64_t magic;
-    uint64_t size;
-    uint64_t offset;
-    char     name[64];
-} cg_host_ipc_handle_t;
+    char name[64];
+} cg_host_ipc_opaque_t;
 
 typedef struct {
     pthread_mutex_t   lock;
-    cg_host_region_t *regions; /* allocations and imports, for export and unmapping */
-    unsigned          serial;
+    cg_host_region_t *regions; /* allocations and imports */
     int               classify_as_host; /* this rank's buffers are "host memory" (tests) */
 } cg_dev_host_t;
 
@@ -76,6 +74,19 @@ static cg_host_region_t *cg_host_region_take(cg_dev_host_t *h, void *ptr)
     return r;
 }
 
+/* Unique id of a shared-memory object: its device and inode. */
+static uint64_t cg_host_shm_id(const char *name)
+{
+    char        path[128];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    if (stat(path, &st) != 0) {
+        return 0;
+    }
+    return ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
+}
+
 static cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
 {
     memset(attr, 0, sizeof(*attr));
@@ -91,47 +102,23 @@ static cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr
 
 static cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
 {
-    cg_dev_host_t    *h = cg_host_impl(dev);
-    cg_host_region_t *r;
-    cg_status_t       status = CG_ERR_IO;
-    int               fd;
+    cg_host_region_t *r = calloc(1, sizeof(*r));
+    cg_status_t       status;
 
-    r = calloc(1, sizeof(*r));
     if (r == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    size = size ? size : 1;
-    pthread_mutex_lock(&h->lock);
-    snprintf(r->name, sizeof(r->name), "/cg-gpu-%d-%d-%u", (int)getuid(), (int)getpid(),
-             h->serial++);
-    pthread_mutex_unlock(&h->lock);
-    fd = shm_open(r->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-        cg_error(CG_SUB_DEV, "shm_open(%s) failed: %s", r->name, strerror(errno));
-        goto err_free;
+    size   = size ? size : 1;
+    status = cg_shm_create(size, r->name, &r->ptr);
+    if (status != CG_OK) {
+        free(r);
+        return status;
     }
-    if (ftruncate(fd, (off_t)size) != 0) {
-        cg_error(CG_SUB_DEV, "ftruncate(%s, %zu) failed: %s", r->name, size, strerror(errno));
-        goto err_unlink;
-    }
-    r->ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (r->ptr == MAP_FAILED) {
-        cg_error(CG_SUB_DEV, "mmap of %zu bytes failed: %s", size, strerror(errno));
-        status = CG_ERR_NO_MEMORY;
-        goto err_unlink;
-    }
-    close(fd);
-    r->size = size;
-    cg_host_region_add(h, r);
+    r->size      = size;
+    r->buffer_id = cg_host_shm_id(r->name);
+    cg_host_region_add(cg_host_impl(dev), r);
     *ptr = r->ptr;
     return CG_OK;
-
-err_unlink:
-    shm_unlink(r->name);
-    close(fd);
-err_free:
-    free(r);
-    return status;
 }
 
 static void cg_host_mem_free(cg_dev_t *dev, void *ptr)
@@ -141,9 +128,9 @@ static void cg_host_mem_free(cg_dev_t *dev, void *ptr)
     if (r == NULL) {
         return;
     }
-    munmap(r->ptr, r->size);
+    cg_shm_detach(r->ptr, r->size);
     if (!r->imported) {
-        shm_unlink(r->name);
+        cg_shm_unlink(r->name);
     }
     free(r);
 }
@@ -151,10 +138,7 @@ static void cg_host_mem_free(cg_dev_t *dev, void *ptr)
 static cg_status_t cg_host_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
 {
     (void)dev;
-    if (posix_memalign(ptr, 64, size ? size : 1) != 0) {
-        return CG_ERR_NO_MEMORY;
-    }
-    return CG_OK;
+    return posix_memalign(ptr, 64, size ? size : 1) == 0 ? CG_OK : CG_ERR_NO_MEMORY;
 }
 
 static void cg_host_host_free(cg_dev_t *dev, void *ptr)
@@ -238,38 +222,83 @@ static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
     return CG_OK;
 }
 
-static cg_status_t cg_host_ipc_export(cg_dev_t *dev, void *base, size_t size,
+/* Find the shared-memory mapping of this process that holds [ptr, ptr + size). */
+static cg_status_t cg_host_find_shm_mapping(const void *ptr, size_t size, cg_ipc_handle_t *handle)
+{
+    cg_host_ipc_opaque_t *o = (cg_host_ipc_opaque_t *)handle->opaque;
+    char                  line[512];
+    FILE                 *maps = fopen("/proc/self/maps", "r");
+    cg_status_t           status = CG_ERR_UNSUPPORTED;
+    uintptr_t             p = (uintptr_t)ptr;
+
+    if (maps == NULL) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        uintptr_t start, end;
+        uint64_t  off;
+        char      perms[8], path[256] = "";
+        struct stat st;
+        char        full[300];
+
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %" SCNx64 " %*s %*s %255s", &start, &end,
+                   perms, &off, path) < 4 || p < start || p + size > end) {
+            continue;
+        }
+        if (perms[3] != 's' || strncmp(path, "/dev/shm/", 9) != 0 || strstr(line, "(deleted)")) {
+            break; /* private or anonymous memory: not shareable */
+        }
+        if (strlen(path + 9) + 2 > sizeof(o->name)) {
+            break;
+        }
+        snprintf(o->name, sizeof(o->name), "/%.62s", path + 9);
+        snprintf(full, sizeof(full), "/dev/shm%s", o->name);
+        if (stat(full, &st) != 0) {
+            break;
+        }
+        handle->buffer_id = ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
+        handle->base      = (uint64_t)(start - (uintptr_t)off);
+        handle->size      = (uint64_t)st.st_size;
+        handle->offset    = (uint64_t)(p - (uintptr_t)handle->base);
+        status            = CG_OK;
+        break;
+    }
+    fclose(maps);
+    return status;
+}
+
+static cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
                                       cg_ipc_handle_t *handle)
 {
     cg_dev_host_t        *h = cg_host_impl(dev);
-    cg_host_ipc_handle_t *hh = (cg_host_ipc_handle_t *)handle->bytes;
+    cg_host_ipc_opaque_t *o = (cg_host_ipc_opaque_t *)handle->opaque;
     cg_host_region_t     *r;
-    cg_status_t           status = CG_ERR_UNSUPPORTED;
 
     memset(handle, 0, sizeof(*handle));
     pthread_mutex_lock(&h->lock);
     for (r = h->regions; r != NULL; r = r->next) {
-        if (!r->imported && (char *)base >= (char *)r->ptr &&
-            (char *)base + size <= (char *)r->ptr + r->size) {
-            hh->magic  = CG_HOST_IPC_MAGIC;
-            hh->size   = r->size;
-            hh->offset = (uint64_t)((char *)base - (char *)r->ptr);
-            snprintf(hh->name, sizeof(hh->name), "%s", r->name);
-            status = CG_OK;
-            break;
+        if (!r->imported && (const char *)ptr >= (char *)r->ptr &&
+            (const char *)ptr + size <= (char *)r->ptr + r->size) {
+            handle->buffer_id = r->buffer_id;
+            handle->base      = (uint64_t)(uintptr_t)r->ptr;
+            handle->size      = r->size;
+            handle->offset    = (uint64_t)((const char *)ptr - (char *)r->ptr);
+            snprintf(o->name, sizeof(o->name), "%s", r->name);
+            pthread_mutex_unlock(&h->lock);
+            return CG_OK;
         }
     }
     pthread_mutex_unlock(&h->lock);
-    return status;
+    return cg_host_find_shm_mapping(ptr, size, handle);
 }
 
-static cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **ptr)
+static cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base)
 {
-    const cg_host_ipc_handle_t *hh = (const cg_host_ipc_handle_t *)handle->bytes;
+    const cg_host_ipc_opaque_t *o = (const cg_host_ipc_opaque_t *)handle->opaque;
     cg_host_region_t           *r;
-    int                         fd;
+    cg_status_t                 status;
 
-    if (hh->magic != CG_HOST_IPC_MAGIC) {
+    if (handle->buffer_id == 0 || o->name[0] != '/') {
         cg_error(CG_SUB_IPC, "not a host-layer IPC handle");
         return CG_ERR_INVALID_PARAM;
     }
@@ -277,46 +306,23 @@ static cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *hand
     if (r == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    fd = shm_open(hh->name, O_RDWR, 0600);
-    if (fd < 0) {
-        cg_error(CG_SUB_IPC, "shm_open(%s) of a peer's memory failed: %s", hh->name,
-                 strerror(errno));
+    status = cg_shm_attach(o->name, handle->size, &r->ptr);
+    if (status != CG_OK) {
         free(r);
-        return CG_ERR_PEER;
+        return status;
     }
-    r->ptr = mmap(NULL, hh->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (r->ptr == MAP_FAILED) {
-        cg_error(CG_SUB_IPC, "mmap of a peer's %zu bytes failed: %s", (size_t)hh->size,
-                 strerror(errno));
-        free(r);
-        return CG_ERR_NO_MEMORY;
-    }
-    r->size     = hh->size;
-    r->imported = 1;
-    snprintf(r->name, sizeof(r->name), "%s", hh->name);
+    r->size      = handle->size;
+    r->imported  = 1;
+    r->buffer_id = handle->buffer_id;
+    snprintf(r->name, sizeof(r->name), "%s", o->name);
     cg_host_region_add(cg_host_impl(dev), r);
-    *ptr = (char *)r->ptr + hh->offset;
+    *base = r->ptr;
     return CG_OK;
 }
 
-static void cg_host_ipc_close(cg_dev_t *dev, void *ptr)
+static void cg_host_ipc_close(cg_dev_t *dev, void *base)
 {
-    cg_dev_host_t    *h = cg_host_impl(dev);
-    cg_host_region_t *r, *found = NULL;
-
-    pthread_mutex_lock(&h->lock);
-    for (r = h->regions; r != NULL; r = r->next) {
-        if (r->imported && (char *)ptr >= (char *)r->ptr &&
-            (char *)ptr < (char *)r->ptr + r->size) {
-            found = r;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&h->lock);
-    if (found != NULL) {
-        cg_host_mem_free(dev, found->ptr);
-    }
+    cg_host_mem_free(dev, base);
 }
 
 static cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
@@ -332,12 +338,24 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
                                      cg_dev_stream_t *stream)
 {
     unsigned spins = 0;
+    double   t0    = 0;
 
     (void)dev;
     (void)stream;
+    /* The host layer waits on the calling thread; a peer that never writes (it died) must
+     * not hang the process for ever: give up after CG_HOST_FLAG_TIMEOUT seconds. */
     while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < value) {
         if (++spins > 64) {
             sched_yield();
+        }
+        if ((spins & 4095) == 0) {
+            double now = cg_time_now();
+            t0         = t0 ? t0 : now;
+            if (now - t0 > CG_HOST_FLAG_TIMEOUT) {
+                cg_error(CG_SUB_DEV, "a device-side barrier waited %d s for a peer: giving up",
+                         CG_HOST_FLAG_TIMEOUT);
+                return CG_ERR_TIMEOUT;
+            }
         }
     }
     return CG_OK;
@@ -399,10 +417,12 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
             }
         }
     }
-    dev->ops     = &cg_dev_host_ops;
-    dev->kind    = CG_DEV_KIND_HOST;
-    dev->ordinal = 0;
-    dev->impl    = h;
+    dev->ops                   = &cg_dev_host_ops;
+    dev->kind                  = CG_DEV_KIND_HOST;
+    dev->ordinal               = 0;
+    dev->caps.ipc_user_buffers = 1;
+    dev->caps.device_flags     = 1; /* synchronous, but the device-barrier code runs */
+    dev->impl                  = h;
     snprintf(dev->pci_bus_id, sizeof(dev->pci_bus_id), "host");
     *dev_out = dev;
     return CG_OK;

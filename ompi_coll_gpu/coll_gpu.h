@@ -48,6 +48,9 @@ typedef struct mca_coll_gpu_component_t {
     int   algorithm[CG_COLL_COUNT];
     char *debug_host_buffer_ranks;
     size_t staging_cache_max;
+    size_t scratch_size;
+    int    intra_sync;
+    int    timeout;
     cg_planner_config_t planner;
 
     /* state */
@@ -80,6 +83,7 @@ typedef struct mca_coll_gpu_module_t {
     cg_dev_stream_t           *stream;  /* for staging copies; created at first use */
     cg_comm_t                 *core;    /* fast-path context; created at first use */
     int                        core_failed;
+    size_t                    *counts;  /* reduce_scatter counts, comm size entries */
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -95,6 +99,11 @@ cg_dev_t *mca_coll_gpu_device(void);
 int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
 int  mca_coll_gpu_agree_kinds(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                               int local_kinds, int *all_kinds);
+/* The fast-path context of the communicator, created collectively at the first call that
+ * needs it (every rank gets there: the ranks agreed on the route first). NULL when it
+ * could not be created, on every rank. */
+cg_comm_t *mca_coll_gpu_context(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm);
+int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, cg_coll_t coll, cg_status_t status);
 int  mca_coll_gpu_route(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                         const cg_call_t *call, int local_kinds, int local_nofast,
                         mca_coll_gpu_route_t *route);

@@ -76,6 +76,11 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     mca_coll_gpu_log_call(CG_COLL_ALLGATHER, comm, (size_t)rcount, rdtype, NULL, kinds,
                           mca_coll_gpu_route_alg(&route), route.plan.reason);
     switch (route.path) {
+    case MCA_COLL_GPU_PATH_FAST:
+        return mca_coll_gpu_fast_done(comm, CG_COLL_ALLGATHER,
+                                      cg_comm_allgather(m->core, &route.plan,
+                                                        sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf,
+                                                        call.bytes));
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allgather_staged(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m);
     default:

@@ -61,14 +61,20 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
         .op        = mca_coll_gpu_op_map(op),
         .comm_size = ompi_comm_size(comm),
     };
-    rc = mca_coll_gpu_route(m, comm, &call, kinds,
-                            !mca_coll_gpu_dtype_is_dense(dtype, (size_t)count), &route);
+    /* Predefined types (the only ones a fast path reduces) have a fixed layout, padding
+     * included, that the device reductions respect: no layout condition here. */
+    rc = mca_coll_gpu_route(m, comm, &call, kinds, 0, &route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     mca_coll_gpu_log_call(CG_COLL_ALLREDUCE, comm, (size_t)count, dtype, op, kinds,
                           mca_coll_gpu_route_alg(&route), route.plan.reason);
     switch (route.path) {
+    case MCA_COLL_GPU_PATH_FAST:
+        return mca_coll_gpu_fast_done(comm, CG_COLL_ALLREDUCE,
+                                      cg_comm_allreduce(m->core, &route.plan,
+                                                        sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf,
+                                                        (size_t)count, call.dtype, call.op));
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m);
     default:

@@ -60,6 +60,9 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     mca_coll_gpu_log_call(CG_COLL_BCAST, comm, (size_t)count, dtype, NULL, kinds,
                           mca_coll_gpu_route_alg(&route), route.plan.reason);
     switch (route.path) {
+    case MCA_COLL_GPU_PATH_FAST:
+        return mca_coll_gpu_fast_done(comm, CG_COLL_BCAST,
+                                      cg_comm_bcast(m->core, &route.plan, buf, call.bytes, root));
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_bcast_staged(buf, count, dtype, root, comm, m);
     default:

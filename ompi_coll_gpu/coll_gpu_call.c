@@ -185,23 +185,79 @@ void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, siz
                 reason && *reason ? " why=" : "", reason ? reason : "");
 }
 
+/* Exchange through the layer underneath (host memory, MPI_BYTE). */
+static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
+{
+    void                      **args = ctx;
+    mca_coll_gpu_module_t      *m    = args[0];
+    struct ompi_communicator_t *comm = args[1];
+
+    return m->under.allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, comm,
+                              m->under.allgather_module) == OMPI_SUCCESS ? CG_OK : CG_ERR_TRANSPORT;
+}
+
+cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
+{
+    void            *args[2] = {m, comm};
+    cg_oob_t         oob     = {mca_coll_gpu_oob_allgather, args};
+    cg_comm_config_t config  = {
+        .rank          = ompi_comm_rank(comm),
+        .size          = ompi_comm_size(comm),
+        .node_size     = mca_coll_gpu_component.node_size,
+        .scratch_bytes = mca_coll_gpu_component.scratch_size,
+        .sync          = mca_coll_gpu_component.intra_sync,
+        .timeout_s     = mca_coll_gpu_component.timeout,
+    };
+    cg_status_t status;
+
+    if (m->core != NULL || m->core_failed) {
+        return m->core;
+    }
+    status = cg_comm_create(mca_coll_gpu_component.dev, &oob, &config, &m->core);
+    if (status != CG_OK) {
+        m->core        = NULL;
+        m->core_failed = 1;
+        cg_warn(CG_SUB_INIT, "no fast path on %s: %s (staged path from now on)", comm->c_name,
+                cg_status_string(status));
+    }
+    return m->core;
+}
+
+/* A fast path ended: an error becomes an MPI error, and the communicator's fast paths
+ * are retired (every rank saw the same failure at the same barrier). */
+int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, cg_coll_t coll, cg_status_t status)
+{
+    if (status == CG_OK) {
+        return OMPI_SUCCESS;
+    }
+    cg_error(CG_SUB_COLL, "MPI_%s on %s failed on the fast path: %s", cg_coll_name(coll),
+             comm->c_name, cg_status_string(status));
+    return mca_coll_gpu_status_to_mpi(status);
+}
+
 /*
- * Decide how one call runs. The plan comes from what every rank knows identically; when it
- * is a fast path and coll_gpu_buffer_check=agree, the ranks agree on their memory kinds
+ * Decide how one call runs. The plan comes from what every rank knows identically; when a
+ * fast path may run and coll_gpu_buffer_check=agree, the ranks agree on their memory kinds
  * first, so that every rank takes the same path even when some pass host buffers:
  *   nobody has device buffers          -> the layer underneath, untouched
- *   everyone has device buffers only   -> the fast path
+ *   everyone has device buffers only   -> the fast path the planner picks for the shape
  *   anything else                      -> staged (which the layer underneath pairs with)
  */
 int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                        const cg_call_t *call, int local_kinds, int local_nofast,
                        mca_coll_gpu_route_t *route)
 {
-    int all = local_kinds, rc;
+    cg_planner_config_t planner = mca_coll_gpu_component.planner;
+    int                 all     = local_kinds, rc;
+    cg_shape_t          shape;
+    cg_comm_t          *core;
 
+    /* coll_gpu_<coll>_algorithm may change at run time (MPI_T) */
+    for (int c = 0; c < CG_COLL_COUNT; c++) {
+        planner.forced[c] = mca_coll_gpu_component.algorithm[c];
+    }
     route->kinds = local_kinds;
-    cg_plan_select(&mca_coll_gpu_component.planner, call, &route->plan);
-    if (route->plan.alg == CG_ALG_STAGED) {
+    if (!cg_plan_prefilter(&planner, call, &route->plan)) {
         route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
                                                                : MCA_COLL_GPU_PATH_UNDER;
         if (route->path == MCA_COLL_GPU_PATH_UNDER) {
@@ -218,18 +274,26 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
             return rc;
         }
     }
+    route->path     = MCA_COLL_GPU_PATH_STAGED;
+    route->plan.alg = CG_ALG_STAGED;
     if (!(all & MCA_COLL_GPU_KIND_DEVICE)) {
         route->path = MCA_COLL_GPU_PATH_UNDER;
         snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
     } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST)) {
-        route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
-                                                               : MCA_COLL_GPU_PATH_UNDER;
+        if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
+            route->path = MCA_COLL_GPU_PATH_UNDER;
+        }
         snprintf(route->plan.reason, sizeof(route->plan.reason), "%s",
                  (all & MCA_COLL_GPU_KIND_HOST) ? "ranks mix host and device buffers"
-                                                : "a rank cannot take the fast path");
-        route->plan.alg = CG_ALG_STAGED;
+                                                : "a rank's datatype layout is not dense");
+    } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
+        snprintf(route->plan.reason, sizeof(route->plan.reason), "no fast-path context");
     } else {
-        route->path = MCA_COLL_GPU_PATH_FAST;
+        cg_comm_shape(core, &shape);
+        cg_plan_select(&planner, call, &shape, &route->plan);
+        if (route->plan.alg != CG_ALG_STAGED) {
+            route->path = MCA_COLL_GPU_PATH_FAST;
+        }
     }
     return OMPI_SUCCESS;
 }

@@ -46,6 +46,9 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .node_size         = 0,
     .buffer_check      = MCA_COLL_GPU_CHECK_AGREE,
     .staging_cache_max = 256u << 20,
+    .scratch_size      = 16u << 20,
+    .intra_sync        = 0,
+    .timeout           = 0,
 };
 
 static char *mca_coll_gpu_help_dirs[3];
@@ -119,8 +122,16 @@ static int mca_coll_gpu_register(void)
         {MCA_COLL_GPU_CHECK_LOCAL, "local"},
         {0, NULL},
     };
+    static const mca_base_var_enum_value_t sync_values[] = {
+        {0, "auto"},
+        {1, "host"},
+        {2, "device"},
+        {0, NULL},
+    };
     mca_base_component_t *c = &mca_coll_gpu_component.super.collm_version;
     int                   rc;
+
+    cg_planner_config_default(&mca_coll_gpu_component.planner);
 
     (void)mca_base_component_var_register(
         c, "priority",
@@ -174,6 +185,35 @@ static int mca_coll_gpu_register(void)
         "released after the call",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &mca_coll_gpu_component.staging_cache_max);
+    (void)mca_base_component_var_register(
+        c, "scratch_size",
+        "Device memory (bytes) each rank shares with the ranks of its node for the intra-node "
+        "algorithms; larger messages go through it in pipelined steps",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gpu_component.scratch_size);
+    rc = mca_coll_gpu_register_enum(
+        "intra_sync",
+        "Barriers between the ranks of a node: host (the host waits for its stream and for "
+        "flags in shared memory; safe when ranks share a GPU without MPS), device (stream "
+        "memory operations on flags in GPU memory; ranks must run concurrently: one GPU "
+        "each, or MPS), auto (device when every rank of the node has its own GPU)",
+        sync_values, &mca_coll_gpu_component.intra_sync, OPAL_INFO_LVL_5, 0,
+        MCA_BASE_VAR_SCOPE_ALL_EQ);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    (void)mca_base_component_var_register(
+        c, "timeout",
+        "Seconds a fast-path collective waits for the ranks of its node before it fails "
+        "with an error (0: no limit; peers that died are detected either way)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gpu_component.timeout);
+    (void)mca_base_component_var_register(
+        c, "allreduce_one_shot_max",
+        "Largest allreduce (bytes) that auto runs with the one-shot algorithm; larger ones "
+        "run two-shot",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &mca_coll_gpu_component.planner.one_shot_max);
     mca_coll_gpu_component.debug_host_buffer_ranks = "";
     (void)mca_base_component_var_register(
         c, "debug_host_buffer_ranks",
@@ -225,7 +265,6 @@ static int mca_coll_gpu_open(void)
         cg_warn(CG_SUB_INIT, "coll_gpu_verbose_subsys \"%s\" has an unknown name; logging all",
                 mca_coll_gpu_component.verbose_subsys);
     }
-    cg_planner_config_default(&mca_coll_gpu_component.planner);
     return OMPI_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
 #include "opal/util/show_help.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,12 +16,15 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->stream      = NULL;
     m->core        = NULL;
     m->core_failed = 0;
+    m->counts      = NULL;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
 {
     cg_dev_t *dev = mca_coll_gpu_component.dev;
 
+    cg_comm_destroy(m->core);
+    free(m->counts);
     if (m->stream != NULL && dev != NULL) {
         dev->ops->stream_destroy(dev, m->stream);
     }

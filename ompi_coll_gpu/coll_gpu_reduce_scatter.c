@@ -1,6 +1,8 @@
 /* MPI_Reduce_scatter and MPI_Reduce_scatter_block: classify -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
+#include <stdlib.h>
+
 /* Stage input (total elements) and output (own elements; total when in place), run the
  * layer underneath through run(), copy the output back. */
 typedef int (*mca_coll_gpu_rs_run_fn_t)(const void *sbuf, void *rbuf, const void *arg,
@@ -62,16 +64,17 @@ static int mca_coll_gpu_rsb_run(const void *sbuf, void *rbuf, const void *arg,
                                          m->under.reduce_scatter_block_module);
 }
 
-/* Route one reduce-scatter call; fills route and kinds. */
+/* Route one reduce-scatter call; fills route and the planner's view of the call. */
 static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf, size_t total,
                                  size_t own, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                 mca_coll_gpu_module_t *m, mca_coll_gpu_route_t *route)
+                                 mca_coll_gpu_module_t *m, mca_coll_gpu_route_t *route,
+                                 cg_call_t *call_out)
 {
-    ptrdiff_t gap;
-    size_t    dsize = 0;
-    int       kinds, nofast;
-    cg_call_t call;
+    ptrdiff_t  gap;
+    size_t     dsize = 0;
+    int        kinds, nofast;
+    cg_call_t *call = call_out;
 
     if (sbuf == MPI_IN_PLACE) {
         kinds = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, total, &gap));
@@ -79,9 +82,9 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf, s
         kinds = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(dtype, total, &gap)) |
                 mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, own, &gap));
     }
-    nofast = !mca_coll_gpu_dtype_is_dense(dtype, total);
+    nofast = 0; /* predefined types only (see mca_coll_gpu_allreduce) */
     ompi_datatype_type_size(dtype, &dsize);
-    call = (cg_call_t){
+    *call = (cg_call_t){
         .coll      = coll,
         .count     = total,
         .bytes     = total * dsize,
@@ -89,7 +92,27 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf, s
         .op        = mca_coll_gpu_op_map(op),
         .comm_size = ompi_comm_size(comm),
     };
-    return mca_coll_gpu_route(m, comm, &call, kinds, nofast, route);
+    return mca_coll_gpu_route(m, comm, call, kinds, nofast, route);
+}
+
+/* Run the fast path with counts[r] = rcounts[r] (or rcount for every rank). */
+static int mca_coll_gpu_rs_fast(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                                cg_coll_t coll, const mca_coll_gpu_route_t *route,
+                                const cg_call_t *call, const void *sbuf, void *rbuf,
+                                const int *rcounts, int rcount)
+{
+    const int size = ompi_comm_size(comm);
+
+    if (m->counts == NULL && (m->counts = malloc(sizeof(size_t) * (size_t)size)) == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i < size; i++) {
+        m->counts[i] = (size_t)(rcounts ? rcounts[i] : rcount);
+    }
+    return mca_coll_gpu_fast_done(comm, coll,
+                                  cg_comm_reduce_scatter(m->core, &route->plan,
+                                                         sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf,
+                                                         m->counts, call->dtype, call->op));
 }
 
 int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -101,19 +124,23 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
     const size_t           own   = (size_t)rcounts[ompi_comm_rank(comm)];
     size_t                 total = 0;
     mca_coll_gpu_route_t   route;
+    cg_call_t              call;
     int                    rc;
 
     for (int i = 0; i < size; i++) {
         total += (size_t)rcounts[i];
     }
     rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER, sbuf, rbuf, total, own, dtype, op, comm,
-                               m, &route);
+                               m, &route, &call);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     mca_coll_gpu_log_call(CG_COLL_REDUCE_SCATTER, comm, total, dtype, op, route.kinds,
                           mca_coll_gpu_route_alg(&route), route.plan.reason);
     switch (route.path) {
+    case MCA_COLL_GPU_PATH_FAST:
+        return mca_coll_gpu_rs_fast(m, comm, CG_COLL_REDUCE_SCATTER, &route, &call, sbuf, rbuf,
+                                    rcounts, 0);
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_rs_staged(sbuf, rbuf, total, own, dtype, op, comm, m,
                                       mca_coll_gpu_rs_run, rcounts);
@@ -130,16 +157,20 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
     mca_coll_gpu_module_t *m     = (mca_coll_gpu_module_t *)module;
     const size_t           total = (size_t)rcount * (size_t)ompi_comm_size(comm);
     mca_coll_gpu_route_t   route;
+    cg_call_t              call;
     int                    rc, count = rcount;
 
     rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, total, (size_t)rcount,
-                               dtype, op, comm, m, &route);
+                               dtype, op, comm, m, &route, &call);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     mca_coll_gpu_log_call(CG_COLL_REDUCE_SCATTER_BLOCK, comm, (size_t)rcount, dtype, op,
                           route.kinds, mca_coll_gpu_route_alg(&route), route.plan.reason);
     switch (route.path) {
+    case MCA_COLL_GPU_PATH_FAST:
+        return mca_coll_gpu_rs_fast(m, comm, CG_COLL_REDUCE_SCATTER_BLOCK, &route, &call, sbuf,
+                                    rbuf, NULL, rcount);
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_rs_staged(sbuf, rbuf, total, (size_t)rcount, dtype, op, comm, m,
                                       mca_coll_gpu_rsb_run, &count);

@@ -14,15 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CG_CUDA_IPC_MAGIC 0x4347435549504331ull /* "CGCUIPC1" */
-
-typedef struct {
-    uint64_t           magic;
-    uint64_t           offset;
-    uint64_t           size;
-    cudaIpcMemHandle_t mem;
-} cg_cuda_ipc_handle_t;
-
 typedef struct cg_cuda_mapping {
     void                   *base; /* what cudaIpcOpenMemHandle returned */
     size_t                  size;
@@ -269,42 +260,45 @@ static cg_status_t cg_cuda_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
                                     args, cg_cuda_impl(dev)->sm_count, stream->stream)));
 }
 
-static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, void *base, size_t size,
+static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
                                       cg_ipc_handle_t *handle)
 {
-    cg_cuda_ipc_handle_t *ch = (cg_cuda_ipc_handle_t *)handle->bytes;
-    CUdeviceptr           alloc_base = 0;
-    size_t                alloc_size = 0;
-    cg_status_t           status;
+    CUpointer_attribute names[3] = {CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                    CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    unsigned long long  buffer_id = 0;
+    CUdeviceptr         start     = 0;
+    size_t              range     = 0;
+    void               *data[3]   = {&buffer_id, &start, &range};
+    cudaIpcMemHandle_t  mem;
 
     (void)dev;
     memset(handle, 0, sizeof(*handle));
-    status = CG_CU_CALL(cuMemGetAddressRange, &alloc_base, &alloc_size,
-                        (CUdeviceptr)(uintptr_t)base);
-    if (status != CG_OK) {
-        return status;
-    }
-    if ((uintptr_t)base + size > (uintptr_t)alloc_base + alloc_size) {
-        return CG_ERR_INVALID_PARAM;
+    if (cg_cu.cuPointerGetAttributes(3, names, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS ||
+        start == 0 || (uintptr_t)ptr + size > (uintptr_t)start + range) {
+        return CG_ERR_UNSUPPORTED;
     }
     /* Memory from cuMemCreate/VMM allocators cannot go through legacy IPC: the caller
      * falls back to copying through its scratch buffer. */
-    if (cudaIpcGetMemHandle(&ch->mem, (void *)(uintptr_t)alloc_base) != cudaSuccess) {
+    if (cudaIpcGetMemHandle(&mem, (void *)(uintptr_t)start) != cudaSuccess) {
         (void)cudaGetLastError();
-        cg_debug(CG_SUB_IPC, "cudaIpcGetMemHandle refused %p: not exportable", base);
+        cg_debug(CG_SUB_IPC, "cudaIpcGetMemHandle refused %p: not exportable", ptr);
         return CG_ERR_UNSUPPORTED;
     }
-    ch->magic  = CG_CUDA_IPC_MAGIC;
-    ch->offset = (uint64_t)((uintptr_t)base - (uintptr_t)alloc_base);
-    ch->size   = alloc_size;
+    handle->buffer_id = buffer_id;
+    handle->base      = (uint64_t)start;
+    handle->size      = range;
+    handle->offset    = (uint64_t)((uintptr_t)ptr - (uintptr_t)start);
+    memcpy(handle->opaque, &mem, sizeof(mem));
     return CG_OK;
 }
 
-static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_cuda_ipc_handle_t *ch,
-                                              void **ptr)
+static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle_t *handle,
+                                              void **base_out)
 {
     cg_dev_cuda_t     *c = cg_cuda_impl(dev);
     cg_cuda_mapping_t *m;
+    cudaIpcMemHandle_t mem;
     void              *base = NULL;
     cg_status_t        status;
 
@@ -312,41 +306,39 @@ static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_cuda_ipc_h
     if (m == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    status = CG_CUDART_CALL(
-        cudaIpcOpenMemHandle(&base, ch->mem, cudaIpcMemLazyEnablePeerAccess));
+    memcpy(&mem, handle->opaque, sizeof(mem));
+    status = CG_CUDART_CALL(cudaIpcOpenMemHandle(&base, mem, cudaIpcMemLazyEnablePeerAccess));
     if (status != CG_OK) {
         free(m);
         return status;
     }
     m->base = base;
-    m->size = ch->size;
+    m->size = handle->size;
     pthread_mutex_lock(&c->lock);
     m->next     = c->mappings;
     c->mappings = m;
     pthread_mutex_unlock(&c->lock);
-    *ptr = (char *)base + ch->offset;
+    *base_out = base;
     return CG_OK;
 }
 
-static cg_status_t cg_cuda_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **ptr)
+static cg_status_t cg_cuda_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base)
 {
-    const cg_cuda_ipc_handle_t *ch = (const cg_cuda_ipc_handle_t *)handle->bytes;
-
-    if (ch->magic != CG_CUDA_IPC_MAGIC) {
+    if (handle->buffer_id == 0) {
         cg_error(CG_SUB_IPC, "not a CUDA IPC handle");
         return CG_ERR_INVALID_PARAM;
     }
-    return CG_CUDA_GUARDED(dev, cg_cuda_ipc_import_guarded(dev, ch, ptr));
+    return CG_CUDA_GUARDED(dev, cg_cuda_ipc_import_guarded(dev, handle, base));
 }
 
-static void cg_cuda_ipc_close(cg_dev_t *dev, void *ptr)
+static void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
 {
     cg_dev_cuda_t      *c = cg_cuda_impl(dev);
     cg_cuda_mapping_t **pp, *m = NULL;
 
     pthread_mutex_lock(&c->lock);
     for (pp = &c->mappings; *pp != NULL; pp = &(*pp)->next) {
-        if ((char *)ptr >= (char *)(*pp)->base && (char *)ptr < (char *)(*pp)->base + (*pp)->size) {
+        if ((*pp)->base == base) {
             m   = *pp;
             *pp = m->next;
             break;

@@ -178,7 +178,7 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else {
-            fprintf(stderr, "usage: coll_check [--mem auto|host|device|mixed] [--counts LIST] "
+            fprintf(stderr, "usage: coll_check [--mem auto|host|shm|device|mixed] [--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
                             "[--seed N] [--full-comms] [--no-derived] [--verbose]\n");
             return 1;
@@ -251,6 +251,7 @@ int main(int argc, char **argv)
         if (tc_listed(o.colls, "allreduce")) {
             tc_run_float_consistency(&ctx, 1000, ++seed);
             tc_run_float_consistency(&ctx, 65537, ++seed);
+            tc_run_reuse(&ctx, ++seed);
         }
         if (o.derived && (k == 0 || k == 3) && strcmp(o.colls, "all") == 0) {
             tc_run_derived(&ctx, ++seed);

@@ -65,43 +65,20 @@ fail() {
     failures=$((failures + 1))
 }
 
-# proof NAME ALG: rank 0's verbose lines between the window markers match the calls the
-# program counted, collective by collective, and name algorithm ALG.
+# proof NAME ALLOWED [MAIN [COLL]]: rank 0's verbose lines between the window markers
+# match the calls the program counted, collective by collective; every line (of COLL, when
+# given) names an algorithm of the comma list ALLOWED, and at least half of them MAIN.
 proof() {
-    local name=$1 alg=$2 log="$logdir/$1.log"
-    python3 - "$log" "$alg" "$device" <<'EOF' || fail "$name: verbose log does not match the calls"
-import re, sys
-log, alg, device = sys.argv[1], sys.argv[2], sys.argv[3]
-colls = ["allreduce", "bcast", "allgather", "reduce_scatter", "reduce_scatter_block"]
-inside, seen, wrong_alg, expect = False, {}, 0, None
-for line in open(log, errors="replace"):
-    if "coll_check: window begin" in line:
-        inside = True
-    elif "coll_check: window end" in line:
-        m = re.search(r"device=([\d,]+) host=([\d,]+)", line)
-        dev = [int(x) for x in m.group(1).split(",")]
-        host = [int(x) for x in m.group(2).split(",")]
-        expect = {c: (d + h if device == "host" else d) for c, d, h in zip(colls, dev, host)}
-        inside = False
-    elif inside:
-        m = re.search(r"coll:gpu\[0\] INFO coll (\w+) count=\d+ .*mem=device alg=(\S+)", line)
-        if m:
-            seen[m.group(1)] = seen.get(m.group(1), 0) + 1
-            if alg != "any" and m.group(2) != alg:
-                wrong_alg += 1
-if expect is None:
-    sys.exit("no window markers in " + log)
-bad = {c: (seen.get(c, 0), expect[c]) for c in colls if seen.get(c, 0) != expect[c]}
-for c, (got, want) in bad.items():
-    print(f"    {c}: {got} verbose lines for {want} calls")
-if wrong_alg:
-    print(f"    {wrong_alg} calls ran another algorithm than {alg}")
-print("    verbose log: " + ", ".join(f"{c}={seen.get(c, 0)}" for c in colls))
-sys.exit(1 if bad or wrong_alg or sum(expect.values()) == 0 else 0)
-EOF
+    local name=$1 allowed=$2 main=${3:-} coll=${4:-}
+    python3 "$(dirname "$0")/proof.py" "$logdir/$name.log" "$allowed" "$main" "$device" "$coll" ||
+        fail "$name: verbose log does not match the calls"
 }
 
 quiet_args=(--counts 1,7 --large 0 --types MPI_INT,MPI_DOUBLE,MPI_UINT8_T,MPI_FLOAT_INT --no-derived)
+# Types the forced-algorithm runs cover: device-reducible ones (padded pairs, complex, bool
+# included) and ones the device cannot reduce or copy directly (long double, char).
+forced_types=MPI_INT,MPI_UINT8_T,MPI_INT64_T,MPI_DOUBLE,MPI_FLOAT_INT,MPI_DOUBLE_INT,MPI_SHORT_INT,MPI_C_DOUBLE_COMPLEX,MPI_C_BOOL,MPI_LONG_DOUBLE,MPI_CHAR
+forced_args=(--counts 0,1,7,1000,70001 --large 0 --types "$forced_types" --no-derived)
 if [ "$suite" = quick ]; then
     full_args=(--counts 0,1,7,1000 --large 65537)
     nps="1 2 3 4 8"
@@ -109,14 +86,16 @@ else
     full_args=(--counts 0,1,7,1000 --large 1048579)
     nps="1 2 3 4 5 6 7 8"
 fi
+fast="one_shot,two_shot,direct,staged"
 
 echo "run_suite: device layer $device, memory $mem, logs in $logdir"
 
-# 1. The whole matrix through the component, np 1 to 8; at np 4 with the verbose proof.
+# 1. The whole matrix through the component (auto: the planner picks), np 1 to 8; at np 4
+#    with the verbose proof.
 for np in $nps; do
     if [ "$np" = 4 ]; then
         run "matrix-np$np" "$np" "${dev_mca[@]}" --mca coll_gpu_verbose 2 \
-            "$check" --mem "$mem" "${full_args[@]}" && proof "matrix-np$np" staged
+            "$check" --mem "$mem" "${full_args[@]}" && proof "matrix-np$np" "$fast"
     elif [ "$np" = 8 ] || [ "$np" = 3 ]; then
         run "matrix-np$np" "$np" "${dev_mca[@]}" "$check" --mem "$mem" "${full_args[@]}"
     else
@@ -127,24 +106,56 @@ done
 # 2. Every communicator shape with the full matrix.
 run "comms-full-np6" 6 "${dev_mca[@]}" "$check" --mem "$mem" --full-comms --counts 1,7,1000 --large 0 --no-derived
 
-# 3. Algorithms forced through their MCA parameters.
+# 3. Every algorithm of every collective, forced through its MCA parameter; a small scratch
+#    area makes the larger counts run in pipelined steps.
+forced_run() { # coll alg np [extra mpirun arguments...]
+    local coll=$1 alg=$2 np=$3
+    shift 3
+    run "forced-$alg-$coll-np$np" "$np" "${dev_mca[@]}" --mca "coll_gpu_${coll}_algorithm" "$alg" \
+        --mca coll_gpu_scratch_size 65536 --mca coll_gpu_verbose 2 "$@" \
+        "$check" --mem "$mem" --colls "$coll" "${forced_args[@]}" &&
+        proof "forced-$alg-$coll-np$np" "$alg,staged" "$alg" "$coll"
+}
 for coll in allreduce bcast allgather reduce_scatter reduce_scatter_block; do
-    run "forced-staged-$coll" 3 "${dev_mca[@]}" --mca "coll_gpu_${coll}_algorithm" staged \
-        --mca coll_gpu_verbose 2 "$check" --mem "$mem" --colls "$coll" "${quiet_args[@]}" &&
-        proof "forced-staged-$coll" staged
+    forced_run "$coll" staged 3
+done
+forced_run allreduce one_shot 3
+forced_run allreduce two_shot 5
+for coll in bcast allgather reduce_scatter reduce_scatter_block; do
+    forced_run "$coll" direct 4
 done
 
-# 4. Ranks that mix memory kinds: odd ranks pass host buffers.
+# 4. The intra-node machinery in its other modes: device-side barriers, zero copy through
+#    shared user buffers (the host layer exports POSIX shared memory like CUDA IPC), both.
+if [ "$device" = host ]; then
+    run "sync-device-np4" 4 "${dev_mca[@]}" --mca coll_gpu_intra_sync device --mca coll_gpu_scratch_size 65536 \
+        "$check" --mem host --counts 0,1,7,1000 --large 200003
+    run "zero-copy-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 2 \
+        "$check" --mem shm --counts 0,1,7,1000 --large 200003 && proof zero-copy-np4 "$fast"
+    run "zero-copy-device-sync-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync device \
+        "$check" --mem shm --counts 1,1000 --large 200003 --no-derived
+    run "zero-copy-forced-two-shot-np7" 7 "${dev_mca[@]}" --mca coll_gpu_allreduce_algorithm two_shot \
+        "$check" --mem shm --colls allreduce "${forced_args[@]}"
+fi
+
+# 5. Virtual nodes: with no inter-node path yet, calls across them run staged, correctly.
+run "virtual-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
+    "$check" --mem "$mem" --comms world "${quiet_args[@]}" && proof virtual-nodes-np4 staged
+
+# 6. Ranks that mix memory kinds: odd ranks pass host buffers, the others device buffers.
 if [ "$device" = cuda ]; then
     run "mixed-kinds-np4" 4 "${dev_mca[@]}" "$check" --mem mixed "${quiet_args[@]}"
 else
     run "mixed-kinds-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_buffer_ranks 1,3 \
         "$check" --mem host "${quiet_args[@]}"
-    run "mixed-kinds-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_buffer_ranks 0 \
-        --mca coll_gpu_buffer_check local "$check" --mem host "${quiet_args[@]}"
+    run "mixed-kinds-shm-np5" 5 "${dev_mca[@]}" --mca coll_gpu_debug_host_buffer_ranks 0 \
+        "$check" --mem shm "${forced_args[@]}"
 fi
+# coll_gpu_buffer_check=local trusts uniform buffers: no agreement round, same results.
+run "buffer-check-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local \
+    "$check" --mem "$mem" "${forced_args[@]}"
 
-# 5. The component switched off, or stepping aside: results still correct, no coll:gpu line.
+# 7. The component switched off, or stepping aside: results still correct, no coll:gpu line.
 off_check() {
     local name=$1
     if grep -q "coll:gpu" "$logdir/$name.log"; then
@@ -161,10 +172,11 @@ if [ "$device" = host ]; then
         { grep -q "disqualified:" "$logdir/auto-no-gpu-verbose.log" || fail "auto-no-gpu-verbose: no reason given at verbose 1"; }
 fi
 
-# 6. ompi_info lists every parameter.
+# 8. ompi_info lists every parameter.
 runs=$((runs + 1))
 if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param coll gpu --level 9 >"$logdir/ompi_info.log" 2>&1 &&
     for p in priority verbose verbose_subsys device node_size buffer_check staging_cache_max \
+             scratch_size intra_sync timeout allreduce_one_shot_max \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
@@ -174,7 +186,7 @@ else
     fail "ompi_info --param coll gpu --level 9: $logdir/ompi_info.log"
 fi
 
-# 7. The examples, as a user runs them.
+# 9. The examples, as a user runs them.
 run "hello-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_hello" 100000 &&
     { grep -q "correct" "$logdir/hello-np4.log" || fail "hello-np4: no result line"; }
 run "bench-np3" 3 "${dev_mca[@]}" "$builddir/coll_gpu_bench" -C allreduce -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 &&

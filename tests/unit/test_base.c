@@ -3,6 +3,8 @@
 #include "base/cg_base.h"
 #include "coll/cg_coll.h"
 
+#include "tests/unit/unit.h"
+
 #include <check.h>
 #include <string.h>
 
@@ -68,7 +70,7 @@ START_TEST(test_algorithm_tables)
 }
 END_TEST
 
-START_TEST(test_planner_staged)
+START_TEST(test_planner_prefilter)
 {
     cg_planner_config_t config;
     cg_plan_t           plan;
@@ -76,31 +78,65 @@ START_TEST(test_planner_staged)
                                 .dtype = CG_DT_INT32, .op = CG_OP_SUM, .comm_size = 4};
 
     cg_planner_config_default(&config);
-    cg_plan_select(&config, &call, &plan);
-    ck_assert_int_eq(plan.alg, CG_ALG_STAGED);
+    ck_assert(cg_plan_prefilter(&config, &call, &plan));
+    call.op = CG_OP_NONE;
+    ck_assert(!cg_plan_prefilter(&config, &call, &plan));
+    ck_assert_str_eq(plan.reason, "user-defined op");
+    call.op    = CG_OP_MINLOC;
+    ck_assert(!cg_plan_prefilter(&config, &call, &plan));
+    call.op    = CG_OP_SUM;
+    call.dtype = CG_DT_NONE;
+    ck_assert(!cg_plan_prefilter(&config, &call, &plan));
+    call.dtype = CG_DT_INT32;
+    call.count = call.bytes = 0;
+    ck_assert(!cg_plan_prefilter(&config, &call, &plan));
+    call.count = 10, call.bytes = 40;
     config.forced[CG_COLL_ALLREDUCE] = CG_ALG_STAGED;
-    cg_plan_select(&config, &call, &plan);
-    ck_assert_int_eq(plan.alg, CG_ALG_STAGED);
+    ck_assert(!cg_plan_prefilter(&config, &call, &plan));
     ck_assert_str_eq(plan.reason, "forced");
+    /* bcast and allgather take any dense bytes */
+    call = (cg_call_t){.coll = CG_COLL_BCAST, .count = 3, .bytes = 24, .dtype = CG_DT_NONE,
+                       .op = CG_OP_NONE, .comm_size = 2};
+    ck_assert(cg_plan_prefilter(&config, &call, &plan));
 }
 END_TEST
 
-int main(void)
+START_TEST(test_planner_shapes)
 {
-    Suite   *s  = suite_create("base");
-    TCase   *tc = tcase_create("base");
-    SRunner *sr;
-    int      failed;
+    cg_planner_config_t config;
+    cg_plan_t           plan;
+    cg_shape_t          one_node = {.size = 4, .num_nodes = 1, .local_size = 4, .max_local = 4, .intra_ok = 1};
+    cg_shape_t          two_nodes = {.size = 4, .num_nodes = 2, .local_size = 2, .max_local = 2, .intra_ok = 1};
+    cg_call_t           call = {.coll = CG_COLL_ALLREDUCE, .count = 16, .bytes = 64,
+                                .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .comm_size = 4};
 
-    tcase_add_test(tc, test_status_strings);
-    tcase_add_test(tc, test_log_subsystems);
-    tcase_add_test(tc, test_size_parse);
-    tcase_add_test(tc, test_algorithm_tables);
-    tcase_add_test(tc, test_planner_staged);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    cg_planner_config_default(&config);
+    cg_plan_select(&config, &call, &one_node, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_ONE_SHOT);
+    call.count = 1 << 20, call.bytes = 4u << 20;
+    cg_plan_select(&config, &call, &one_node, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_TWO_SHOT);
+    config.one_shot_max = 8u << 20;
+    cg_plan_select(&config, &call, &one_node, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_ONE_SHOT);
+    cg_plan_select(&config, &call, &two_nodes, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_STAGED);
+    one_node.intra_ok = 0;
+    cg_plan_select(&config, &call, &one_node, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_STAGED);
+    ck_assert_str_eq(plan.reason, "local group not connected");
+    one_node.intra_ok = 1;
+    config.forced[CG_COLL_ALLREDUCE] = CG_ALG_TWO_SHOT;
+    cg_plan_select(&config, &call, &one_node, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_TWO_SHOT);
+    ck_assert_str_eq(plan.reason, "forced");
+    config.forced[CG_COLL_ALLREDUCE] = CG_ALG_DIRECT; /* not an allreduce algorithm */
+    cg_plan_select(&config, &call, &one_node, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_STAGED);
+    call.coll = CG_COLL_ALLGATHER;
+    cg_plan_select(&config, &call, &one_node, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_DIRECT);
 }
+END_TEST
+
+CG_UNIT_MAIN("base", 0, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables, test_planner_prefilter, test_planner_shapes)

@@ -5,6 +5,8 @@
  */
 #include "kernels/cg_dev.h"
 
+#include "tests/unit/unit.h"
+
 #include <check.h>
 #include <complex.h>
 #include <stdbool.h>
@@ -257,21 +259,4 @@ START_TEST(test_unsupported_is_refused)
 }
 END_TEST
 
-int main(void)
-{
-    Suite   *s  = suite_create("reduce");
-    TCase   *tc = tcase_create("host");
-    SRunner *sr;
-    int      failed;
-
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_every_type_and_op);
-    tcase_add_test(tc, test_support_matches_mpi);
-    tcase_add_test(tc, test_unsupported_is_refused);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+CG_UNIT_MAIN("reduce", 120, test_every_type_and_op, test_support_matches_mpi, test_unsupported_is_refused)

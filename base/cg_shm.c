@@ -1,0 +1,81 @@
+/* POSIX shared memory and process liveness: the node-local plumbing of every layer. */
+#include "base/cg_base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static unsigned cg_shm_serial;
+
+cg_status_t cg_shm_create(size_t size, char *name_out, void **ptr)
+{
+    cg_status_t status = CG_ERR_IO;
+    void       *p;
+    int         fd;
+
+    snprintf(name_out, 64, "/cg-gpu-%d-%d-%u", (int)getuid(), (int)getpid(),
+             __atomic_fetch_add(&cg_shm_serial, 1, __ATOMIC_RELAXED));
+    fd = shm_open(name_out, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+        cg_error(CG_SUB_IPC, "shm_open(%s) failed: %s", name_out, strerror(errno));
+        return CG_ERR_IO;
+    }
+    if (ftruncate(fd, (off_t)(size ? size : 1)) != 0) {
+        cg_error(CG_SUB_IPC, "ftruncate(%s, %zu) failed: %s", name_out, size, strerror(errno));
+        goto err_unlink;
+    }
+    p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        cg_error(CG_SUB_IPC, "mmap of %zu bytes of %s failed: %s", size, name_out, strerror(errno));
+        status = CG_ERR_NO_MEMORY;
+        goto err_unlink;
+    }
+    close(fd);
+    *ptr = p;
+    return CG_OK;
+
+err_unlink:
+    shm_unlink(name_out);
+    close(fd);
+    return status;
+}
+
+cg_status_t cg_shm_attach(const char *name, size_t size, void **ptr)
+{
+    void *p;
+    int   fd = shm_open(name, O_RDWR, 0600);
+
+    if (fd < 0) {
+        cg_error(CG_SUB_IPC, "shm_open(%s) of a peer's segment failed: %s", name, strerror(errno));
+        return CG_ERR_PEER;
+    }
+    p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        cg_error(CG_SUB_IPC, "mmap of a peer's %zu bytes (%s) failed: %s", size, name, strerror(errno));
+        return CG_ERR_NO_MEMORY;
+    }
+    *ptr = p;
+    return CG_OK;
+}
+
+void cg_shm_detach(void *ptr, size_t size)
+{
+    if (ptr != NULL) {
+        munmap(ptr, size ? size : 1);
+    }
+}
+
+void cg_shm_unlink(const char *name)
+{
+    shm_unlink(name);
+}
+
+int cg_process_alive(int pid)
+{
+    return kill(pid, 0) == 0 || errno == EPERM;
+}

@@ -1,0 +1,47 @@
+/* Direct broadcast: the ranks pull the root's data in parallel. */
+#include "coll/bcast/bcast.h"
+
+static cg_status_t cg_bcast_copy(cg_intra_t *g, char *buf, size_t bytes, int root)
+{
+    const size_t window = g->half_bytes;
+    cg_dev_t    *dev    = g->dev;
+    cg_status_t  status = CG_OK;
+
+    for (size_t first = 0; first < bytes; first += window) {
+        const size_t   n = CG_MIN(window, bytes - first);
+        const unsigned h = g->parity++;
+
+        if (status == CG_OK && g->rank == root) {
+            status = dev->ops->copy(dev, cg_intra_half(g, root, h), buf + first, n, g->stream);
+        }
+        status = cg_intra_barrier(g, status);
+        if (status == CG_OK && g->rank != root) {
+            status = dev->ops->copy(dev, buf + first, cg_intra_half(g, root, h), n, g->stream);
+        }
+    }
+    return cg_intra_finish(g, status);
+}
+
+cg_status_t cg_bcast_direct(cg_intra_t *g, void *buf, size_t bytes, int root)
+{
+    char       *peer_in[CG_INTRA_MAX], *peer_out[CG_INTRA_MAX];
+    cg_status_t status    = CG_OK;
+    int         zero_copy = 0;
+
+    if (g->dev->caps.ipc_user_buffers) {
+        status = cg_intra_publish(g, g->rank == root ? buf : NULL, bytes, NULL, 0, peer_in,
+                                  peer_out, &zero_copy);
+        if (status != CG_OK) {
+            return cg_intra_finish(g, status);
+        }
+    }
+    cg_detail(CG_SUB_COLL, "bcast direct: %s", zero_copy ? "zero copy" : "through scratch");
+    if (!zero_copy) {
+        return cg_bcast_copy(g, buf, bytes, root);
+    }
+    if (g->rank != root) {
+        status = g->dev->ops->copy(g->dev, buf, peer_in[root], bytes, g->stream);
+    }
+    /* The root returns only when every rank has read its buffer. */
+    return cg_intra_finish(g, cg_intra_barrier(g, status));
+}

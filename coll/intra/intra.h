@@ -1,0 +1,142 @@
+/*
+ * The ranks of one node (the local group): what they share and how they synchronise.
+ *
+ *   control page  one page of host shared memory per rank: its barrier epoch, its error
+ *                 report, and the IPC handles of the buffers of the current call (zero copy)
+ *   scratch       device memory per rank, mapped by every peer through IPC: 64-bit flags
+ *                 (device-side barriers) followed by two halves that steps alternate
+ *                 between, so a step can fill one half while peers still read the other
+ *   IPC cache     peers' user buffers, mapped once per allocation (buffer id + base)
+ *
+ * Barriers come in two kinds, chosen per group (coll_gpu_intra_sync):
+ *   host    the host waits for its stream, then for every peer's epoch in the control
+ *           pages. Safe whatever the GPU sharing (time-sliced contexts never deadlock).
+ *   device  each rank writes its epoch into every peer's flags and makes its stream wait
+ *           for the peers' epochs (stream memory operations): no host round trip inside a
+ *           collective. Needs ranks that run concurrently: one GPU each, or MPS.
+ * Every barrier carries the rank's status: when one rank fails, every rank returns an
+ * error at that barrier (CG_ERR_PEER), and nobody waits forever.
+ */
+#ifndef CG_INTRA_H
+#define CG_INTRA_H
+
+#include "base/cg_base.h"
+#include "kernels/cg_dev.h"
+
+#include <stdint.h>
+
+#define CG_INTRA_MAX        CG_DEV_MAX_FANIN
+#define CG_INTRA_FLAG_BYTES 4096 /* device flags at the start of each scratch area */
+
+typedef enum { CG_SYNC_AUTO = 0, CG_SYNC_HOST = 1, CG_SYNC_DEVICE = 2 } cg_sync_mode_t;
+
+/* Host shared memory page of one rank. Written only by its owner. */
+typedef struct {
+    volatile uint64_t epoch;        /* host barriers entered */
+    volatile uint64_t failed_epoch; /* barrier at which this rank reported an error; 0: none */
+    volatile uint64_t closing;      /* teardown started */
+    volatile uint64_t meta_epoch;   /* host epoch at which in/out below were published */
+    uint8_t           pad[32];
+    cg_ipc_handle_t   in;  /* buffer_id 0: not provided or not exportable */
+    cg_ipc_handle_t   out;
+    volatile uint32_t meta_ok; /* every buffer asked of this rank is exportable */
+} cg_intra_ctl_t;
+
+typedef struct cg_ipc_cache cg_ipc_cache_t;
+
+/* What each rank tells the others when the group is set up. */
+typedef struct {
+    int             pid;
+    int             status; /* cg_status_t of its local setup */
+    char            pci_bus_id[32];
+    char            ctl_name[64];
+    cg_ipc_handle_t scratch;
+} cg_intra_peer_info_t;
+
+typedef struct {
+    size_t         scratch_bytes;
+    cg_sync_mode_t sync;
+    double         timeout_s; /* 0: wait for ever (peers that died are still detected) */
+} cg_intra_config_t;
+
+typedef struct cg_intra {
+    cg_dev_t        *dev;
+    cg_dev_stream_t *stream;
+    int              size;       /* ranks in the group */
+    int              rank;       /* this rank's index in the group */
+    int              comm_ranks[CG_INTRA_MAX];
+    int              pids[CG_INTRA_MAX];
+    cg_sync_mode_t   sync;       /* resolved: host or device */
+    double           timeout_s;
+
+    cg_intra_ctl_t  *ctl[CG_INTRA_MAX];
+    char             ctl_name[64];
+    cg_dev_event_t  *event;
+    char            *scratch[CG_INTRA_MAX]; /* each rank's scratch, as mapped here */
+    void            *scratch_map[CG_INTRA_MAX]; /* what ipc_import returned (peers) */
+    size_t           scratch_bytes;
+    size_t           half_bytes;            /* bytes of one data half */
+    uint64_t         host_epoch;            /* host barriers done (same on every rank) */
+    uint64_t         dev_epoch;             /* device barriers done */
+    unsigned         parity;                /* steps done: selects the scratch half */
+    cg_ipc_cache_t  *cache;
+    int              failed;                /* a barrier failed: the group is unusable */
+} cg_intra_t;
+
+/* ---- setup (intra_group.c) ------------------------------------------------------------ */
+/* This rank's part before the exchange: scratch and control page; fills *info. */
+cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_intra_t **g_out,
+                             cg_intra_peer_info_t *info);
+/* After the exchange: the group is ranks[0..size) (comm ranks), infos indexed the same
+ * way; this rank is ranks[me]. Maps the peers' scratch and control pages. */
+cg_status_t cg_intra_connect(cg_intra_t *g, const int *ranks, const cg_intra_peer_info_t *infos,
+                             int size, int me, cg_sync_mode_t requested);
+/* Once every rank is connected: remove the name of this rank's control page (no leftovers
+ * in /dev/shm if the process dies later). */
+void        cg_intra_seal(cg_intra_t *g);
+/* Tear down; waits (bounded) until every peer has started its own teardown. */
+void        cg_intra_destroy(cg_intra_t *g);
+
+/* Pointer to half h of rank r's scratch data area. */
+static inline char *cg_intra_half(const cg_intra_t *g, int r, unsigned h)
+{
+    return g->scratch[r] + CG_INTRA_FLAG_BYTES + (size_t)(h & 1) * g->half_bytes;
+}
+
+/* ---- synchronisation (intra_sync.c) ---------------------------------------------------- */
+/* Full barrier of the group in the group's mode. mine: this rank's status so far.
+ * Returns mine, or CG_ERR_PEER when another rank reported an error. */
+cg_status_t cg_intra_barrier(cg_intra_t *g, cg_status_t mine);
+/* Host barrier whatever the mode (for data the host reads: published handles). */
+cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine);
+/* Wait for this rank's stream, watching for peers that failed or died. */
+cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine);
+/* Zero copy: export in/out (NULL: not needed from this rank), exchange, map the peers'.
+ * *all_ok tells whether every rank could export what it was asked for; when it is 0 the
+ * caller runs its copy variant. Status and *all_ok are the same on every rank (two host
+ * barriers: one for the handles, one for the mappings). */
+cg_status_t cg_intra_publish(cg_intra_t *g, const void *in, size_t in_bytes, void *out,
+                             size_t out_bytes, char *peer_in[], char *peer_out[], int *all_ok);
+/* Copy src to every dsts[i] (i < n) on the group's stream. */
+cg_status_t cg_intra_copy_multi(cg_intra_t *g, char *const dsts[], int n, const void *src,
+                                size_t bytes);
+/* Copy count elements of dtype into user memory: byte copy, or a typed copy that leaves
+ * the padding bytes of pair types untouched. */
+cg_status_t cg_intra_copy_typed(cg_intra_t *g, void *dst, const void *src, size_t count,
+                                cg_dtype_t dtype);
+
+/* ---- IPC cache (ipc_cache.c) ------------------------------------------------------------ */
+typedef struct {
+    unsigned long hits, misses, evictions;
+} cg_ipc_cache_stats_t;
+
+cg_status_t cg_ipc_cache_create(cg_dev_t *dev, int npeers, int max_per_peer, cg_ipc_cache_t **out);
+void        cg_ipc_cache_destroy(cg_ipc_cache_t *cache);
+/* Local address of the memory a peer's handle describes (its pointer, offset included).
+ * Maps the allocation at the first use; a mapping of the same address range with another
+ * buffer id (memory freed and reused) is closed and replaced. */
+cg_status_t cg_ipc_cache_get(cg_ipc_cache_t *cache, int peer, const cg_ipc_handle_t *handle,
+                             char **ptr);
+void        cg_ipc_cache_stats(const cg_ipc_cache_t *cache, cg_ipc_cache_stats_t *stats);
+
+#endif /* CG_INTRA_H */

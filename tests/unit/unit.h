@@ -1,0 +1,35 @@
+/* Shared runner of the Check unit tests: one suite, one test case, exit status 1 on failure. */
+#ifndef CG_UNIT_H
+#define CG_UNIT_H
+
+#include <check.h>
+
+static inline int cg_unit_run(const char *name, const TTest *const *tests, int n, int timeout)
+{
+    Suite   *s  = suite_create(name);
+    TCase   *tc = tcase_create(name);
+    SRunner *sr;
+    int      failed;
+
+    if (timeout > 0) {
+        tcase_set_timeout(tc, timeout);
+    }
+    for (int i = 0; i < n; i++) {
+        tcase_add_test(tc, tests[i]);
+    }
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
+
+#define CG_UNIT_MAIN(name, timeout, ...)                                                   \
+    int main(void)                                                                         \
+    {                                                                                      \
+        const TTest *const tests[] = {__VA_ARGS__};                                        \
+        return cg_unit_run(name, tests, (int)(sizeof(tests) / sizeof(tests[0])), timeout); \
+    }
+
+#endif
