@@ -99,6 +99,7 @@ typedef struct {
     int    node_size;     /* 0: group by host name; N: N consecutive ranks per node */
     size_t scratch_bytes; /* per rank, device memory shared with the local peers */
     int    sync;          /* 0 auto, 1 host, 2 device barriers (cg_sync_mode_t) */
+    int    copy;          /* 0 auto, 1 copy engine, 2 kernel (cg_copy_method_t) */
     double timeout_s;     /* 0: wait for ever (dead peers are still detected) */
 } cg_comm_config_t;
 

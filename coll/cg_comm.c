@@ -105,7 +105,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
                            cg_comm_t **comm_out)
 {
     cg_intra_config_t intra_config = {config->scratch_bytes, (cg_sync_mode_t)config->sync,
-                                      config->timeout_s};
+                                      config->timeout_s, (cg_copy_method_t)config->copy};
     cg_rank_info_t    mine, *infos = NULL;
     cg_comm_t        *c;
     cg_status_t       status, exchange;

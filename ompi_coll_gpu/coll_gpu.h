@@ -50,6 +50,7 @@ typedef struct mca_coll_gpu_component_t {
     size_t staging_cache_max;
     size_t scratch_size;
     int    intra_sync;
+    int    copy_method;
     int    timeout;
     cg_planner_config_t planner;
 

@@ -206,6 +206,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .node_size     = mca_coll_gpu_component.node_size,
         .scratch_bytes = mca_coll_gpu_component.scratch_size,
         .sync          = mca_coll_gpu_component.intra_sync,
+        .copy          = mca_coll_gpu_component.copy_method,
         .timeout_s     = mca_coll_gpu_component.timeout,
     };
     cg_status_t status;

@@ -128,6 +128,12 @@ static int mca_coll_gpu_register(void)
         {2, "device"},
         {0, NULL},
     };
+    static const mca_base_var_enum_value_t copy_values[] = {
+        {0, "auto"},
+        {1, "engine"},
+        {2, "kernel"},
+        {0, NULL},
+    };
     mca_base_component_t *c = &mca_coll_gpu_component.super.collm_version;
     int                   rc;
 
@@ -198,6 +204,17 @@ static int mca_coll_gpu_register(void)
         "memory operations on flags in GPU memory; ranks must run concurrently: one GPU "
         "each, or MPS), auto (device when every rank of the node has its own GPU)",
         sync_values, &mca_coll_gpu_component.intra_sync, OPAL_INFO_LVL_5, 0,
+        MCA_BASE_VAR_SCOPE_ALL_EQ);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = mca_coll_gpu_register_enum(
+        "copy_method",
+        "How allgather and bcast copy one buffer into several peers' buffers: kernel (one "
+        "kernel reads the source once and writes every destination: the fewest bytes "
+        "through device memory), engine (one copy-engine transfer per destination: no SMs "
+        "used), auto (kernel)",
+        copy_values, &mca_coll_gpu_component.copy_method, OPAL_INFO_LVL_5, 0,
         MCA_BASE_VAR_SCOPE_ALL_EQ);
     if (OPAL_SUCCESS != rc) {
         return rc;

@@ -4,8 +4,9 @@
 
 #include "coll/intra/intra.h"
 
-/* Every rank copies the root's buffer: zero copy (pull from the root's buffer through IPC)
- * when the root's buffer can be shared, otherwise through the root's scratch halves. */
+/* Zero copy when every buffer can be shared: the root reads its buffer once and writes it
+ * into every peer's buffer through IPC (one kernel). Otherwise through the root's scratch
+ * halves, from which every rank copies. */
 cg_status_t cg_bcast_direct(cg_intra_t *g, void *buf, size_t bytes, int root);
 
 #endif

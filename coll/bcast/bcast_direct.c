@@ -1,4 +1,4 @@
-/* Direct broadcast: the ranks pull the root's data in parallel. */
+/* Direct broadcast: the root pushes its data into every peer's buffer. */
 #include "coll/bcast/bcast.h"
 
 static cg_status_t cg_bcast_copy(cg_intra_t *g, char *buf, size_t bytes, int root)
@@ -29,7 +29,7 @@ cg_status_t cg_bcast_direct(cg_intra_t *g, void *buf, size_t bytes, int root)
     int         zero_copy = 0;
 
     if (g->dev->caps.ipc_user_buffers) {
-        status = cg_intra_publish(g, g->rank == root ? buf : NULL, bytes, NULL, 0, peer_in,
+        status = cg_intra_publish(g, NULL, 0, g->rank == root ? NULL : buf, bytes, peer_in,
                                   peer_out, &zero_copy);
         if (status != CG_OK) {
             return cg_intra_finish(g, status);
@@ -39,9 +39,16 @@ cg_status_t cg_bcast_direct(cg_intra_t *g, void *buf, size_t bytes, int root)
     if (!zero_copy) {
         return cg_bcast_copy(g, buf, bytes, root);
     }
-    if (g->rank != root) {
-        status = g->dev->ops->copy(g->dev, buf, peer_in[root], bytes, g->stream);
+    if (g->rank == root) {
+        char *dsts[CG_INTRA_MAX];
+        int   n = 0;
+        for (int p = 0; p < g->size; p++) {
+            if (p != root) {
+                dsts[n++] = peer_out[p];
+            }
+        }
+        status = cg_intra_copy_multi(g, dsts, n, buf, bytes);
     }
-    /* The root returns only when every rank has read its buffer. */
+    /* Nobody returns before the root has written every buffer. */
     return cg_intra_finish(g, cg_intra_barrier(g, status));
 }

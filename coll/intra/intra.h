@@ -53,10 +53,14 @@ typedef struct {
     cg_ipc_handle_t scratch;
 } cg_intra_peer_info_t;
 
+/* How one source is copied to several destinations (allgather, bcast). */
+typedef enum { CG_COPY_AUTO = 0, CG_COPY_ENGINE = 1, CG_COPY_KERNEL = 2 } cg_copy_method_t;
+
 typedef struct {
-    size_t         scratch_bytes;
-    cg_sync_mode_t sync;
-    double         timeout_s; /* 0: wait for ever (peers that died are still detected) */
+    size_t           scratch_bytes;
+    cg_sync_mode_t   sync;
+    double           timeout_s; /* 0: wait for ever (peers that died are still detected) */
+    cg_copy_method_t copy;
 } cg_intra_config_t;
 
 typedef struct cg_intra {
@@ -68,6 +72,7 @@ typedef struct cg_intra {
     int              pids[CG_INTRA_MAX];
     cg_sync_mode_t   sync;       /* resolved: host or device */
     double           timeout_s;
+    cg_copy_method_t copy;
 
     cg_intra_ctl_t  *ctl[CG_INTRA_MAX];
     char             ctl_name[64];
@@ -117,7 +122,9 @@ cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine);
  * barriers: one for the handles, one for the mappings). */
 cg_status_t cg_intra_publish(cg_intra_t *g, const void *in, size_t in_bytes, void *out,
                              size_t out_bytes, char *peer_in[], char *peer_out[], int *all_ok);
-/* Copy src to every dsts[i] (i < n) on the group's stream. */
+/* Copy src to every dsts[i] (i < n) on the group's stream: one kernel that reads the
+ * source once and writes every destination (auto, kernel), or one copy-engine transfer
+ * per destination (engine). */
 cg_status_t cg_intra_copy_multi(cg_intra_t *g, char *const dsts[], int n, const void *src,
                                 size_t bytes);
 /* Copy count elements of dtype into user memory: byte copy, or a typed copy that leaves

@@ -27,6 +27,7 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     g->dev           = dev;
     g->timeout_s     = config->timeout_s;
     g->sync          = config->sync;
+    g->copy          = config->copy;
     g->scratch_bytes = CG_ALIGN_UP(CG_MAX(config->scratch_bytes, (size_t)64 << 10), 4096);
     g->half_bytes    = ((g->scratch_bytes - CG_INTRA_FLAG_BYTES) / 2) & ~(size_t)255;
     *g_out           = g;

@@ -222,12 +222,22 @@ cg_status_t cg_intra_publish(cg_intra_t *g, const void *in, size_t in_bytes, voi
 cg_status_t cg_intra_copy_multi(cg_intra_t *g, char *const dsts[], int n, const void *src,
                                 size_t bytes)
 {
-    cg_status_t status = CG_OK;
+    cg_reduce_args_t args = {.dtype = CG_DT_UINT8, .op = CG_OP_BOR, .count = bytes, .nsrc = 1,
+                             .ndst = n};
+    cg_status_t      status = CG_OK;
 
-    for (int i = 0; i < n && status == CG_OK; i++) {
-        status = g->dev->ops->copy(g->dev, dsts[i], src, bytes, g->stream);
+    if (g->copy == CG_COPY_ENGINE || n == 1) {
+        for (int i = 0; i < n && status == CG_OK; i++) {
+            status = g->dev->ops->copy(g->dev, dsts[i], src, bytes, g->stream);
+        }
+        return status;
     }
-    return status;
+    /* nsrc == 1: the reduction kernel is a broadcast copy (no op is applied). */
+    args.srcs[0] = src;
+    for (int i = 0; i < n; i++) {
+        args.dsts[i] = dsts[i];
+    }
+    return n > 0 ? g->dev->ops->reduce(g->dev, &args, g->stream) : CG_OK;
 }
 
 cg_status_t cg_intra_copy_typed(cg_intra_t *g, void *dst, const void *src, size_t count,

@@ -134,6 +134,8 @@ if [ "$device" = host ]; then
         "$check" --mem shm --counts 0,1,7,1000 --large 200003 && proof zero-copy-np4 "$fast"
     run "zero-copy-device-sync-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync device \
         "$check" --mem shm --counts 1,1000 --large 200003 --no-derived
+    run "zero-copy-copy-engine-np5" 5 "${dev_mca[@]}" --mca coll_gpu_copy_method engine \
+        "$check" --mem shm --colls bcast,allgather --counts 0,1,7,1000 --large 200003
     run "zero-copy-forced-two-shot-np7" 7 "${dev_mca[@]}" --mca coll_gpu_allreduce_algorithm two_shot \
         "$check" --mem shm --colls allreduce "${forced_args[@]}"
 fi
@@ -176,7 +178,7 @@ fi
 runs=$((runs + 1))
 if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param coll gpu --level 9 >"$logdir/ompi_info.log" 2>&1 &&
     for p in priority verbose verbose_subsys device node_size buffer_check staging_cache_max \
-             scratch_size intra_sync timeout allreduce_one_shot_max \
+             scratch_size intra_sync copy_method timeout allreduce_one_shot_max \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
