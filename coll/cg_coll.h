@@ -8,6 +8,7 @@
 
 #include "base/cg_base.h"
 #include "kernels/cg_dev.h"
+#include "topo/cg_topo.h"
 
 #include <stddef.h>
 
@@ -32,6 +33,7 @@ typedef enum {
     CG_ALG_TWO_SHOT = 3, /* allreduce: reduce-scatter + allgather fused through IPC (large) */
     CG_ALG_DIRECT   = 4, /* reduce_scatter: own block from every peer; allgather, bcast:
                             direct peer copies */
+    CG_ALG_RING     = 5, /* allreduce: ring along the node's links (GPUs linked in pairs) */
     CG_ALG_COUNT
 } cg_alg_t;
 
@@ -73,6 +75,7 @@ typedef struct {
     int local_size;  /* ranks on this rank's node */
     int max_local;   /* most ranks on one node */
     int intra_ok;    /* the local group is connected (IPC, control pages) */
+    cg_topo_class_t topo_class; /* how the GPUs of this node are connected */
 } cg_shape_t;
 
 /*
@@ -101,6 +104,7 @@ typedef struct {
     int    sync;          /* 0 auto, 1 host, 2 device barriers (cg_sync_mode_t) */
     int    copy;          /* 0 auto, 1 copy engine, 2 kernel (cg_copy_method_t) */
     double timeout_s;     /* 0: wait for ever (dead peers are still detected) */
+    const char *topo_file; /* hwloc XML instead of the live machine ("" or NULL: live) */
 } cg_comm_config_t;
 
 /* Collective over the communicator (through oob). On failure every rank gets an error. */
@@ -108,6 +112,10 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
                            cg_comm_t **comm_out);
 void        cg_comm_destroy(cg_comm_t *comm);
 void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
+/* This node's topology summary (class, ring order, rails), the same on its ranks. */
+const cg_topo_summary_t *cg_comm_topo(const cg_comm_t *comm);
+/* The process's topology (loaded once; NULL when it cannot be read). */
+const cg_topo_t *cg_topo_process(const char *topo_file);
 /* A fast path failed on this communicator: it must not be used again. */
 int         cg_comm_failed(const cg_comm_t *comm);
 

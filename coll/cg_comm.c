@@ -13,6 +13,7 @@
 #include "coll/bcast/bcast.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,8 +27,32 @@ struct cg_comm {
     int              local_size;
     int              local_rank;
     cg_intra_t      *intra;     /* NULL with one rank on the node */
+    cg_topo_summary_t topo;     /* this node's, as its first rank computed it */
     int              failed;
 };
+
+/* What the second exchange carries: success, and the node summary. */
+typedef struct {
+    int               ok;
+    cg_topo_summary_t topo;
+} cg_rank_result_t;
+
+static pthread_mutex_t cg_topo_lock = PTHREAD_MUTEX_INITIALIZER;
+static cg_topo_t      *cg_topo_cached;
+static int             cg_topo_tried;
+
+const cg_topo_t *cg_topo_process(const char *topo_file)
+{
+    pthread_mutex_lock(&cg_topo_lock);
+    if (!cg_topo_tried) {
+        cg_topo_tried = 1;
+        if (cg_topo_load(topo_file, &cg_topo_cached) != CG_OK) {
+            cg_topo_cached = NULL; /* safe defaults: reported where it failed */
+        }
+    }
+    pthread_mutex_unlock(&cg_topo_lock);
+    return cg_topo_cached;
+}
 
 typedef struct {
     char                 host[64];
@@ -67,6 +92,22 @@ static void cg_comm_group_nodes(cg_comm_t *c, const cg_rank_info_t *infos)
     free(count);
 }
 
+/* The node summary from this rank's view: which GPU every local rank drives. On the host
+ * device layer with a topology file, local rank i plays the file's GPU i (simulation of
+ * that node, for tests and for coll_gpu_info). */
+static void cg_comm_summarize(cg_comm_t *c, const cg_rank_info_t *infos, const int *ranks)
+{
+    const cg_topo_t *topo = cg_topo_process(c->config.topo_file);
+    const char      *bus[CG_INTRA_MAX];
+    int              simulate = topo && topo->num_gpus > 0 && c->dev->kind == CG_DEV_KIND_HOST &&
+                                c->config.topo_file && c->config.topo_file[0];
+
+    for (int i = 0; i < c->local_size && i < CG_INTRA_MAX; i++) {
+        bus[i] = simulate ? topo->gpu[i % topo->num_gpus].bus_id : infos[ranks[i]].intra.pci_bus_id;
+    }
+    cg_topo_summarize(topo, bus, CG_MIN(c->local_size, CG_INTRA_MAX), &c->topo);
+}
+
 static cg_status_t cg_comm_connect_local(cg_comm_t *c, const cg_rank_info_t *infos)
 {
     const int            me = c->config.rank;
@@ -87,6 +128,7 @@ static cg_status_t cg_comm_connect_local(cg_comm_t *c, const cg_rank_info_t *inf
         }
         c->local_size++;
     }
+    cg_comm_summarize(c, infos, ranks);
     if (c->local_size == 1) {
         cg_intra_destroy(c->intra);
         c->intra = NULL;
@@ -107,9 +149,10 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     cg_intra_config_t intra_config = {config->scratch_bytes, (cg_sync_mode_t)config->sync,
                                       config->timeout_s, (cg_copy_method_t)config->copy};
     cg_rank_info_t    mine, *infos = NULL;
+    cg_rank_result_t  result, *results = NULL;
     cg_comm_t        *c;
     cg_status_t       status, exchange;
-    int              *oks = NULL, ok;
+    int               ok, leader = -1;
 
     c = calloc(1, sizeof(*c));
     memset(&mine, 0, sizeof(mine));
@@ -121,9 +164,9 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     c->config  = *config;
     c->node_of = calloc((size_t)config->size, sizeof(int));
     infos      = calloc((size_t)config->size, sizeof(*infos));
-    oks        = calloc((size_t)config->size, sizeof(int));
+    results    = calloc((size_t)config->size, sizeof(*results));
     gethostname(mine.host, sizeof(mine.host) - 1);
-    status = (c->node_of && infos && oks) ? CG_OK : CG_ERR_NO_MEMORY;
+    status = (c->node_of && infos && results) ? CG_OK : CG_ERR_NO_MEMORY;
     if (status == CG_OK) {
         status = cg_intra_prepare(dev, &intra_config, &c->intra, &mine.intra);
     }
@@ -135,13 +178,22 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         cg_comm_group_nodes(c, infos);
         status = cg_comm_connect_local(c, infos);
     }
-    ok       = (exchange == CG_OK && status == CG_OK);
-    exchange = oob->allgather(oob->ctx, &ok, oks, sizeof(int));
+    memset(&result, 0, sizeof(result));
+    result.ok   = (exchange == CG_OK && status == CG_OK);
+    result.topo = c->topo;
+    ok          = result.ok;
+    exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {
-        ok &= oks[r];
+        ok &= results[r].ok;
+        if (ok && leader < 0 && c->node_of[r] == c->node_of[config->rank]) {
+            leader = r; /* the node's first rank: its summary is the node's */
+        }
+    }
+    if (exchange == CG_OK && ok && leader >= 0) {
+        c->topo = results[leader].topo;
     }
     free(infos);
-    free(oks);
+    free(results);
     if (exchange != CG_OK || !ok) {
         cg_warn(CG_SUB_INIT, "fast-path setup failed on some rank (here: %s): staged path",
                 cg_status_string(status));
@@ -150,7 +202,17 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     }
     if (c->intra != NULL) {
         cg_intra_seal(c->intra);
+        for (int i = 0; i < c->local_size; i++) {
+            c->intra->ring[i] = c->topo.ring[i];
+            if (c->topo.ring[i] == c->local_rank) {
+                c->intra->ring_pos = i;
+            }
+        }
     }
+    cg_detail(CG_SUB_TOPO, "node topology %s (%s); ring order starts %d,%d; rail %s",
+              cg_topo_class_name(c->topo.cls), c->topo.reason, c->topo.ring[0],
+              c->topo.ring[c->local_size > 1 ? 1 : 0],
+              c->topo.rail[c->local_rank][0] ? c->topo.rail[c->local_rank] : "none");
     cg_detail(CG_SUB_INIT, "context: %d ranks on %d nodes, %d on this node (local rank %d)",
               config->size, c->num_nodes, c->local_size, c->local_rank);
     *comm_out = c;
@@ -174,6 +236,12 @@ void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
     shape->local_size = c->local_size;
     shape->max_local  = c->max_local;
     shape->intra_ok   = !c->failed && (c->local_size == 1 || (c->intra && !c->intra->failed));
+    shape->topo_class = c->topo.cls;
+}
+
+const cg_topo_summary_t *cg_comm_topo(const cg_comm_t *c)
+{
+    return &c->topo;
 }
 
 int cg_comm_failed(const cg_comm_t *c)
@@ -197,6 +265,8 @@ cg_status_t cg_comm_allreduce(cg_comm_t *c, const cg_plan_t *plan, const void *s
         return cg_comm_done(c, cg_allreduce_one_shot(c->intra, sbuf, rbuf, count, dtype, op));
     case CG_ALG_TWO_SHOT:
         return cg_comm_done(c, cg_allreduce_two_shot(c->intra, sbuf, rbuf, count, dtype, op));
+    case CG_ALG_RING:
+        return cg_comm_done(c, cg_allreduce_ring(c->intra, sbuf, rbuf, count, dtype, op));
     default:
         return CG_ERR_UNSUPPORTED;
     }

@@ -18,10 +18,11 @@ static const char *const cg_alg_names[CG_ALG_COUNT] = {
     [CG_ALG_ONE_SHOT] = "one_shot",
     [CG_ALG_TWO_SHOT] = "two_shot",
     [CG_ALG_DIRECT]   = "direct",
+    [CG_ALG_RING]     = "ring",
 };
 
 static const cg_alg_t cg_algs_allreduce[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_ONE_SHOT,
-                                             CG_ALG_TWO_SHOT, (cg_alg_t)-1};
+                                             CG_ALG_TWO_SHOT, CG_ALG_RING, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_bcast[]     = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
                                              (cg_alg_t)-1};
 static const cg_alg_t cg_algs_allgather[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
@@ -112,19 +113,32 @@ int cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call, 
     return 1;
 }
 
-/* The algorithm auto picks on one node. */
+/* The algorithm auto picks on one node, from the size and how its GPUs are connected. */
 static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_call_t *call,
-                                   char *why, size_t len)
+                                   const cg_shape_t *shape, char *why, size_t len)
 {
+    const char *cls = cg_topo_class_name(shape->topo_class);
+
+    if (shape->topo_class == CG_TOPO_CLASS_NO_P2P) {
+        snprintf(why, len, "topology %s: GPUs cannot reach each other, through host memory", cls);
+        return CG_ALG_STAGED;
+    }
+    if (call->coll == CG_COLL_ALLREDUCE && shape->topo_class == CG_TOPO_CLASS_NVLINK_PARTIAL &&
+        call->bytes > config->one_shot_max) {
+        snprintf(why, len, "topology %s: ring along the NVLink pairs", cls);
+        return CG_ALG_RING;
+    }
     if (call->coll == CG_COLL_ALLREDUCE) {
         if (call->bytes <= config->one_shot_max) {
-            snprintf(why, len, "%zu bytes <= one-shot limit %zu", call->bytes, config->one_shot_max);
+            snprintf(why, len, "topology %s, %zu bytes <= one-shot limit %zu", cls, call->bytes,
+                     config->one_shot_max);
             return CG_ALG_ONE_SHOT;
         }
-        snprintf(why, len, "%zu bytes > one-shot limit %zu", call->bytes, config->one_shot_max);
+        snprintf(why, len, "topology %s, %zu bytes > one-shot limit %zu", cls, call->bytes,
+                 config->one_shot_max);
         return CG_ALG_TWO_SHOT;
     }
-    snprintf(why, len, "one node");
+    snprintf(why, len, "topology %s, one node", cls);
     return CG_ALG_DIRECT;
 }
 
@@ -146,7 +160,7 @@ void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
         cg_plan_staged(plan, why);
         return;
     }
-    plan->alg = cg_plan_intra_auto(config, call, why, sizeof(why));
+    plan->alg = cg_plan_intra_auto(config, call, shape, why, sizeof(why));
     if (forced != CG_ALG_AUTO) {
         if (!cg_alg_valid(call->coll, forced)) {
             snprintf(plan->reason, sizeof(plan->reason), "forced %s is not an algorithm of %s: staged",

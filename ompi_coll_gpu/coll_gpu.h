@@ -52,6 +52,7 @@ typedef struct mca_coll_gpu_component_t {
     int    intra_sync;
     int    copy_method;
     int    timeout;
+    char  *topo_file;
     cg_planner_config_t planner;
 
     /* state */

@@ -208,6 +208,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .sync          = mca_coll_gpu_component.intra_sync,
         .copy          = mca_coll_gpu_component.copy_method,
         .timeout_s     = mca_coll_gpu_component.timeout,
+        .topo_file     = mca_coll_gpu_component.topo_file,
     };
     cg_status_t status;
 

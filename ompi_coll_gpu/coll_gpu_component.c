@@ -231,6 +231,14 @@ static int mca_coll_gpu_register(void)
         "run two-shot",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &mca_coll_gpu_component.planner.one_shot_max);
+    mca_coll_gpu_component.topo_file = "";
+    (void)mca_base_component_var_register(
+        c, "topo_file",
+        "hwloc XML topology to use instead of the machine's (like NCCL_TOPO_FILE): every "
+        "topology decision can be reproduced. With coll_gpu_device=host, local rank i plays "
+        "the file's GPU i",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.topo_file);
     mca_coll_gpu_component.debug_host_buffer_ranks = "";
     (void)mca_base_component_var_register(
         c, "debug_host_buffer_ranks",

@@ -14,4 +14,9 @@ cg_status_t cg_allreduce_one_shot(cg_intra_t *g, const void *sbuf, void *rbuf, s
 cg_status_t cg_allreduce_two_shot(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
                                   cg_dtype_t dtype, cg_op_t op);
 
+/* Ring along the node's ring order (GPUs linked only in pairs): reduce-scatter then
+ * allgather in n-1 steps each, one block per step to the next rank. */
+cg_status_t cg_allreduce_ring(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
+                              cg_dtype_t dtype, cg_op_t op);
+
 #endif

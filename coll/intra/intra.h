@@ -84,6 +84,8 @@ typedef struct cg_intra {
     uint64_t         host_epoch;            /* host barriers done (same on every rank) */
     uint64_t         dev_epoch;             /* device barriers done */
     unsigned         parity;                /* steps done: selects the scratch half */
+    int              ring[CG_INTRA_MAX];    /* ring order (group ranks), from the topology */
+    int              ring_pos;              /* this rank's place in it */
     cg_ipc_cache_t  *cache;
     int              failed;                /* a barrier failed: the group is unusable */
 } cg_intra_t;

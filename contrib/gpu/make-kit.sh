@@ -21,6 +21,6 @@ cp ompi_coll_gpu/help-coll-gpu.txt .gpu-kit/
 cp .gpu-build/coll_gpu_hello .gpu-build/coll_gpu_bench .gpu-kit/
 cp .gpu-build/tests/mpi/coll_check tests/mpi/run_suite.sh tests/mpi/proof.py .gpu-kit/tests/mpi/
 cp .gpu-build/tests/unit/test_* .gpu-kit/tests/unit/ 2>/dev/null || true
-for f in .gpu-build/coll_gpu_info; do [ -x "$f" ] && cp "$f" .gpu-kit/; done
+cp .gpu-build/coll_gpu_info .gpu-kit/
 strip --strip-unneeded .gpu-kit/.libs/mca_coll_gpu.so
 du -sh .mpi-bundle .gpu-kit

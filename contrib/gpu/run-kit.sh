@@ -21,6 +21,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 mpi=(mpirun --bind-to none --mca op ^avx)
 
 { date -u; nvidia-smi; nvidia-smi topo -m; } >"$out/device.txt" 2>&1
+[ -x "$kit/coll_gpu_info" ] && "$kit/coll_gpu_info" >"$out/coll_gpu_info.txt" 2>&1
 if command -v nvidia-cuda-mps-control >/dev/null && [ "${CG_NO_MPS:-0}" != 1 ]; then
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/cg-mps CUDA_MPS_LOG_DIRECTORY=/tmp/cg-mps-log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"

@@ -121,6 +121,7 @@ for coll in allreduce bcast allgather reduce_scatter reduce_scatter_block; do
 done
 forced_run allreduce one_shot 3
 forced_run allreduce two_shot 5
+forced_run allreduce ring 5
 for coll in bcast allgather reduce_scatter reduce_scatter_block; do
     forced_run "$coll" direct 4
 done
@@ -140,11 +141,30 @@ if [ "$device" = host ]; then
         "$check" --mem shm --colls allreduce "${forced_args[@]}"
 fi
 
-# 5. Virtual nodes: with no inter-node path yet, calls across them run staged, correctly.
+# 5. Topology files: the planner's choice follows the node shape (on the host layer, local
+#    rank i plays GPU i of the file): a ring along NVLink pairs, staged without P2P.
+topo=$(cd "$(dirname "$0")/../topo" && pwd)
+if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
+    run "topo-nvlink-pairs-np4" 4 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
+        --mca coll_gpu_scratch_size 65536 --mca coll_gpu_verbose 2 \
+        "$check" --mem host --comms world --colls allreduce --counts 70001,100003 --large 0 \
+        --types "$forced_types" --no-derived && proof "topo-nvlink-pairs-np4" "ring,one_shot,staged" ring allreduce
+    run "topo-no-p2p-np2" 2 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/pcie-2gpu-2socket.xml" \
+        --mca coll_gpu_verbose 2 "$check" --mem host --comms world "${quiet_args[@]}" &&
+        proof "topo-no-p2p-np2" staged
+    run "topo-dgx-np8" 8 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/dgx-h100.xml" \
+        --mca coll_gpu_verbose 2 "$check" --mem host --comms world "${quiet_args[@]}" &&
+        proof "topo-dgx-np8" "$fast"
+    run "topo-bad-file-np2" 2 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/bad-truncated.xml" \
+        --mca coll_gpu_verbose 1 "$check" --mem host --comms world "${quiet_args[@]}" &&
+        { grep -q "using safe defaults" "$logdir/topo-bad-file-np2.log" || fail "topo-bad-file-np2: no warning"; }
+fi
+
+# 6. Virtual nodes: with no inter-node path yet, calls across them run staged, correctly.
 run "virtual-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
     "$check" --mem "$mem" --comms world "${quiet_args[@]}" && proof virtual-nodes-np4 staged
 
-# 6. Ranks that mix memory kinds: odd ranks pass host buffers, the others device buffers.
+# 7. Ranks that mix memory kinds: odd ranks pass host buffers, the others device buffers.
 if [ "$device" = cuda ]; then
     run "mixed-kinds-np4" 4 "${dev_mca[@]}" "$check" --mem mixed "${quiet_args[@]}"
 else
@@ -157,7 +177,7 @@ fi
 run "buffer-check-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local \
     "$check" --mem "$mem" "${forced_args[@]}"
 
-# 7. The component switched off, or stepping aside: results still correct, no coll:gpu line.
+# 8. The component switched off, or stepping aside: results still correct, no coll:gpu line.
 off_check() {
     local name=$1
     if grep -q "coll:gpu" "$logdir/$name.log"; then
@@ -174,11 +194,11 @@ if [ "$device" = host ]; then
         { grep -q "disqualified:" "$logdir/auto-no-gpu-verbose.log" || fail "auto-no-gpu-verbose: no reason given at verbose 1"; }
 fi
 
-# 8. ompi_info lists every parameter.
+# 9. ompi_info lists every parameter.
 runs=$((runs + 1))
 if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param coll gpu --level 9 >"$logdir/ompi_info.log" 2>&1 &&
     for p in priority verbose verbose_subsys device node_size buffer_check staging_cache_max \
-             scratch_size intra_sync copy_method timeout allreduce_one_shot_max \
+             scratch_size intra_sync copy_method timeout allreduce_one_shot_max topo_file \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
@@ -188,7 +208,7 @@ else
     fail "ompi_info --param coll gpu --level 9: $logdir/ompi_info.log"
 fi
 
-# 9. The examples, as a user runs them.
+# 10. The examples, as a user runs them.
 run "hello-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_hello" 100000 &&
     { grep -q "correct" "$logdir/hello-np4.log" || fail "hello-np4: no result line"; }
 run "bench-np3" 3 "${dev_mca[@]}" "$builddir/coll_gpu_bench" -C allreduce -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 &&

@@ -1,0 +1,35 @@
+#!/bin/bash
+# coll_gpu_info on every fixture: the classification and the rail map it prints.
+set -u
+info=${CG_BUILDDIR:-.}/coll_gpu_info
+dir=$(cd "$(dirname "$0")" && pwd)
+failures=0
+
+expect() { # fixture ranks pattern...: every pattern must appear in coll_gpu_info's output
+    local fixture=$1 ranks=$2 out
+    shift 2
+    out=$("$info" --xml "$dir/$fixture" --ranks "$ranks" 2>&1)
+    for pattern in "$@"; do
+        if ! grep -qE -- "$pattern" <<<"$out"; then
+            echo "FAIL $fixture ($ranks ranks): no line matching '$pattern'"
+            failures=$((failures + 1))
+        fi
+    done
+}
+
+expect dgx-h100.xml 8 "node of 8 ranks: nvswitch" "GPU0 +X +NV18" " 3 -> 0000:39:00.0 +-> mlx5_3" \
+    " 7 -> 0000:79:00.0 +-> mlx5_7" "allreduce +67108864 B  two_shot"
+expect hgx-a100.xml 8 "node of 8 ranks: nvswitch" "GPU0 +X +NV12 .* PXB" " 5 -> 0000:61:00.0 +-> mlx5_5"
+expect hgx-a100.xml 16 "node of 16 ranks: nvswitch" "13 -> 0000:61:00.0 +-> mlx5_5"
+expect workstation-4gpu-nvlink-pairs.xml 4 "node of 4 ranks: nvlink-partial" "ring order: 0 1 2 3" \
+    " 2 -> 0000:23:00.0 +-> eno1" "allreduce +67108864 B  ring"
+expect pcie-2gpu-2socket.xml 2 "node of 2 ranks: no-p2p" " 1 -> 0000:af:00.0 +-> mlx5_0" \
+    "allreduce +67108864 B  staged"
+expect fewer-nics-4gpu.xml 4 "node of 4 ranks: pcie-p2p" " 3 -> 0000:85:00.0 +-> mlx5_0"
+expect gpuless.xml 2 "node of 2 ranks: host" " 1 -> host +-> mlx5_0"
+expect bad-truncated.xml 2 "topology: unavailable" "node of 2 ranks: host"
+
+if [ "$failures" -eq 0 ]; then
+    echo "check_info: every fixture classified as expected"
+fi
+[ "$failures" -eq 0 ]

@@ -1,0 +1,141 @@
+/*
+ * coll_gpu_info: what coll/gpu sees on this node (or in an hwloc XML file) and what it
+ * would do there: the build, the GPU/NIC matrix (like nvidia-smi topo -m), the node's
+ * classification, the rail map and ring order, and the plan for a collective and size.
+ *
+ *   coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] [--size BYTES]
+ */
+#include "coll/cg_coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CG_BUILD_CONFIG
+#define CG_BUILD_CONFIG "unknown"
+#endif
+#ifndef CG_PACKAGE_VERSION
+#define CG_PACKAGE_VERSION "unknown"
+#endif
+
+typedef struct {
+    const char *xml;
+    int         ranks;
+    int         nodes;
+    const char *coll;
+    size_t      size;
+} info_opts_t;
+
+static void info_usage(void)
+{
+    fprintf(stderr, "usage: coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] "
+                    "[--size BYTES] [--verbose N]\n"
+                    "  --xml    an hwloc XML topology instead of this machine\n"
+                    "  --ranks  ranks per node (default: one per GPU); rank r drives GPU r mod GPUs\n"
+                    "  --nodes  nodes for the plans (default 1)\n"
+                    "  --coll   allreduce|bcast|allgather|reduce_scatter|reduce_scatter_block\n"
+                    "  --size   message size in bytes (k, M, G suffixes)\n");
+}
+
+static int info_parse(int argc, char **argv, info_opts_t *o)
+{
+    *o = (info_opts_t){"", 0, 1, NULL, 0};
+    for (int i = 1; i < argc; i++) {
+        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+        if (v == NULL) {
+            return -1;
+        }
+        if (!strcmp(argv[i], "--xml")) {
+            o->xml = v;
+        } else if (!strcmp(argv[i], "--ranks")) {
+            o->ranks = atoi(v);
+        } else if (!strcmp(argv[i], "--nodes")) {
+            o->nodes = atoi(v);
+        } else if (!strcmp(argv[i], "--coll")) {
+            o->coll = v;
+        } else if (!strcmp(argv[i], "--size")) {
+            if (cg_size_parse(v, &o->size) != CG_OK) {
+                return -1;
+            }
+        } else if (!strcmp(argv[i], "--verbose")) {
+            cg_log_configure(atoi(v), "all");
+        } else {
+            return -1;
+        }
+        i++;
+    }
+    return (o->ranks < 0 || o->ranks > CG_TOPO_MAX_RANKS || o->nodes < 1) ? -1 : 0;
+}
+
+static void info_plan(const cg_topo_summary_t *s, int nodes, cg_coll_t coll, size_t bytes)
+{
+    cg_planner_config_t config;
+    cg_plan_t           plan;
+    cg_shape_t          shape = {.size = s->local_size * nodes, .num_nodes = nodes,
+                                 .local_size = s->local_size, .max_local = s->local_size,
+                                 .intra_ok = 1, .topo_class = s->cls};
+    cg_call_t           call = {.coll = coll, .count = bytes / 4, .bytes = bytes,
+                                .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .comm_size = shape.size};
+
+    cg_planner_config_default(&config);
+    cg_plan_select(&config, &call, &shape, &plan);
+    printf("  %-21s %10zu B  %-9s %s\n", cg_coll_name(coll), bytes, cg_alg_name(plan.alg), plan.reason);
+}
+
+int main(int argc, char **argv)
+{
+    static char       matrix[16384];
+    info_opts_t       o;
+    cg_topo_t        *topo = NULL;
+    cg_topo_summary_t s;
+    const char       *bus[CG_TOPO_MAX_RANKS];
+    char              reason[200] = "";
+    cg_status_t       status;
+    int               n;
+
+    if (info_parse(argc, argv, &o) != 0) {
+        info_usage();
+        return 2;
+    }
+    printf("coll/gpu %s\n  build: %s\n  hwloc API: %s\n", CG_PACKAGE_VERSION, CG_BUILD_CONFIG,
+           cg_topo_hwloc_version());
+    printf("  CUDA here: %s\n\n",
+           cg_dev_cuda_probe(reason, sizeof(reason)) == CG_OK ? "driver and GPU present" : reason);
+
+    status = cg_topo_load(o.xml, &topo);
+    if (status != CG_OK) {
+        printf("topology: unavailable (%s): the component uses safe defaults\n",
+               cg_status_string(status));
+    } else {
+        cg_topo_render(topo, matrix, sizeof(matrix));
+        printf("topology: %s\n\n%s\n", topo->source, matrix);
+    }
+    n = o.ranks ? o.ranks : (topo && topo->num_gpus ? topo->num_gpus : 1);
+    for (int r = 0; r < n; r++) {
+        bus[r] = (topo && topo->num_gpus) ? topo->gpu[r % topo->num_gpus].bus_id : "host";
+    }
+    cg_topo_summarize(topo, bus, n, &s);
+    printf("node of %d ranks: %s (%s)\n", n, cg_topo_class_name(s.cls), s.reason);
+    printf("  ring order:");
+    for (int r = 0; r < n; r++) {
+        printf(" %d", s.ring[r]);
+    }
+    printf("\n  rails (local rank -> GPU -> NIC):\n");
+    for (int r = 0; r < n; r++) {
+        printf("    %2d -> %-14s -> %s\n", r, bus[r], s.rail[r][0] ? s.rail[r] : "(none)");
+    }
+    printf("\nplans on %d node%s of %d ranks (float sum):\n", o.nodes, o.nodes > 1 ? "s" : "", n);
+    for (int c = 0; c < CG_COLL_COUNT; c++) {
+        static const size_t sizes[] = {1024, 1u << 20, 64u << 20};
+        if (o.coll && strcmp(o.coll, cg_coll_name((cg_coll_t)c)) != 0) {
+            continue;
+        }
+        for (size_t k = 0; k < 3; k++) {
+            if (o.size == 0 || k == 0) {
+                info_plan(&s, o.nodes, (cg_coll_t)c, o.size ? o.size : sizes[k]);
+            }
+        }
+    }
+    cg_topo_free(topo);
+    return 0;
+}

@@ -1,0 +1,20 @@
+/* The topology layer of a build configured --without-hwloc: no machine topology. */
+#include "topo/cg_topo.h"
+
+int cg_topo_built_with_hwloc(void)
+{
+    return 0;
+}
+
+const char *cg_topo_hwloc_version(void)
+{
+    return "none";
+}
+
+cg_status_t cg_topo_load(const char *xml_file, cg_topo_t **topo_out)
+{
+    (void)xml_file;
+    (void)topo_out;
+    cg_warn(CG_SUB_TOPO, "built without hwloc: no topology (safe defaults)");
+    return CG_ERR_UNSUPPORTED;
+}
