@@ -256,8 +256,9 @@ cg_status_t cg_topo_load(const char *xml_file, cg_topo_t **topo_out)
     hwloc_topology_destroy(h);
     if (!from_xml) {
         char reason[128];
-        if (cg_topo_add_nvml(t, reason, sizeof(reason)) != CG_OK && t->num_gpus > 0) {
-            cg_log(CG_LOG_DETAIL, CG_SUB_TOPO, "no NVLink information: %s", reason);
+        if (cg_topo_add_nvml(t, reason, sizeof(reason)) != CG_OK && t->num_gpus > 1) {
+            cg_warn(CG_SUB_TOPO, "no NVLink information (%s): GPUs classified by their PCIe paths",
+                    reason);
         }
     }
     cg_detail(CG_SUB_TOPO, "topology (%s): %d GPUs, %d NICs, NVLink from %s", t->source,
