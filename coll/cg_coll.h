@@ -34,6 +34,13 @@ typedef enum {
     CG_ALG_DIRECT   = 4, /* reduce_scatter: own block from every peer; allgather, bcast:
                             direct peer copies */
     CG_ALG_RING     = 5, /* allreduce: ring along the node's links (GPUs linked in pairs) */
+    CG_ALG_HIER_RING   = 6, /* across nodes: intra reduce-scatter, ring on every rail over
+                               1/L of the data, intra allgather (large messages) */
+    CG_ALG_HIER_RD     = 7, /* across nodes: intra allreduce, recursive doubling on every
+                               rail (small messages) */
+    CG_ALG_HIER_LEADER = 8, /* across nodes: intra allreduce, node leaders exchange, intra
+                               bcast (any number of ranks per node) */
+    CG_ALG_HIER_TREE   = 9, /* bcast across nodes: binomial tree between nodes, intra bcast */
     CG_ALG_COUNT
 } cg_alg_t;
 
@@ -61,9 +68,37 @@ typedef struct {
     char     reason[160];
 } cg_plan_t;
 
+/* Alpha-beta cost model (cg_cost.c). */
 typedef struct {
-    int    forced[CG_COLL_COUNT];  /* CG_ALG_AUTO or the algorithm a user forced */
-    size_t one_shot_max;           /* allreduce: largest message for one-shot (bytes) */
+    double intra_alpha_us; /* one synchronised step inside a node */
+    double intra_bw_gbs;   /* per GPU inside a node */
+    double net_alpha_us;   /* one message between nodes */
+    double net_bw_gbs;     /* per NIC (per rail), per direction */
+    double stage_bw_gbs;   /* device <-> host staging for the network; 0: not needed */
+} cg_cost_params_t;
+
+/* Rules file (cg_rules.c): overrides by collective, size range and node range. */
+typedef struct {
+    int      coll;       /* cg_coll_t, -1: any */
+    size_t   min_bytes, max_bytes;
+    int      min_nodes, max_nodes;
+    cg_alg_t alg;        /* CG_ALG_AUTO: leave it to the model */
+    int      line;
+} cg_rule_t;
+typedef struct cg_rules cg_rules_t;
+
+cg_status_t      cg_rules_load(const char *path, cg_rules_t **rules, char *error, size_t error_len);
+void             cg_rules_free(cg_rules_t *rules);
+int              cg_rules_count(const cg_rules_t *rules);
+const cg_rule_t *cg_rules_get(const cg_rules_t *rules, int i);
+int              cg_rule_matches(const cg_rule_t *rule, cg_coll_t coll, size_t bytes, int nodes);
+
+typedef struct {
+    int               forced[CG_COLL_COUNT]; /* CG_ALG_AUTO or the algorithm a user forced */
+    size_t            one_shot_max;          /* allreduce: largest message for one-shot (bytes) */
+    const cg_rules_t *rules;                 /* NULL: none */
+    double            net_alpha_us;          /* 0: the model's default */
+    double            net_bw_gbs;            /* 0: the model's default */
 } cg_planner_config_t;
 
 void cg_planner_config_default(cg_planner_config_t *config);
@@ -75,8 +110,18 @@ typedef struct {
     int local_size;  /* ranks on this rank's node */
     int max_local;   /* most ranks on one node */
     int intra_ok;    /* the local group is connected (IPC, control pages) */
+    int inter_ok;    /* the inter-node transport is up (UCX) */
+    int inter_staged;/* device data crosses the network through host memory */
+    int uniform;     /* every node has the same number of ranks */
     cg_topo_class_t topo_class; /* how the GPUs of this node are connected */
 } cg_shape_t;
+
+/* Cost model: defaults for a node class; predicted seconds of alg for a call of bytes
+ * (nccl-tests size: the whole message, gathered or scattered) on nodes x local ranks. */
+void   cg_cost_defaults(cg_cost_params_t *params, cg_topo_class_t cls, int local_size);
+double cg_cost_predict(const cg_cost_params_t *params, cg_alg_t alg, cg_coll_t coll, double bytes,
+                       int nodes, int local);
+double cg_cost_busbw_factor(cg_coll_t coll, int nranks);
 
 /*
  * Before a context exists: can any fast path take this call? Decided from what every rank
@@ -105,6 +150,12 @@ typedef struct {
     int    copy;          /* 0 auto, 1 copy engine, 2 kernel (cg_copy_method_t) */
     double timeout_s;     /* 0: wait for ever (dead peers are still detected) */
     const char *topo_file; /* hwloc XML instead of the live machine ("" or NULL: live) */
+    unsigned    comm_id;   /* identifies the communicator in the inter-node tags */
+    int         thread_multi;
+    size_t      one_shot_max;  /* hierarchical algorithms: small messages (bytes) */
+    size_t      chunk_bytes;   /* inter-node staging chunk */
+    int         depth;         /* inter-node staging chunks in flight */
+    int         staging;       /* 0 auto, 1 always, 2 never */
 } cg_comm_config_t;
 
 /* Collective over the communicator (through oob). On failure every rank gets an error. */
@@ -116,6 +167,8 @@ void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
 const cg_topo_summary_t *cg_comm_topo(const cg_comm_t *comm);
 /* The process's topology (loaded once; NULL when it cannot be read). */
 const cg_topo_t *cg_topo_process(const char *topo_file);
+/* At the end of the process (after every context is gone): UCX and the topology. */
+void        cg_comm_process_cleanup(void);
 /* A fast path failed on this communicator: it must not be used again. */
 int         cg_comm_failed(const cg_comm_t *comm);
 

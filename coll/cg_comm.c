@@ -1,70 +1,95 @@
 /*
  * Per-communicator context: which ranks share a node, the local group that connects them,
- * and the entry points that run a planned fast path on it.
+ * the inter-node transport between nodes, and the node's topology summary.
  *
- * Creation is collective: every rank prepares its part of the local group, one allgather
- * (through the layer underneath, host memory) tells everyone about everyone, ranks with the
- * same node key connect, and a second allgather makes sure every rank succeeded, so that
- * all ranks agree on whether the context exists.
+ * Creation is collective and every rank ends with the same answer:
+ *   1. allgather of every rank's part (host, scratch handle, control page, GPU)
+ *   2. ranks of a node connect their local group; with several nodes, UCX is set up
+ *   3. allgather of success, the length of each worker address and the node summaries:
+ *      if anything failed anywhere, every rank tears down (staged path from then on)
+ *   4. with several nodes: allgather of the worker addresses
  */
-#include "coll/cg_coll.h"
-#include "coll/allgather/allgather.h"
-#include "coll/allreduce/allreduce.h"
-#include "coll/bcast/bcast.h"
-#include "coll/reduce_scatter/reduce_scatter.h"
+#include "coll/cg_comm_int.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-struct cg_comm {
-    cg_dev_t        *dev;
-    cg_comm_config_t config;
-    int              num_nodes;
-    int              max_local;
-    int             *node_of;   /* node index of every rank */
-    int              local_size;
-    int              local_rank;
-    cg_intra_t      *intra;     /* NULL with one rank on the node */
-    cg_topo_summary_t topo;     /* this node's, as its first rank computed it */
-    int              failed;
-};
-
-/* What the second exchange carries: success, and the node summary. */
-typedef struct {
-    int               ok;
-    cg_topo_summary_t topo;
-} cg_rank_result_t;
-
-static pthread_mutex_t cg_topo_lock = PTHREAD_MUTEX_INITIALIZER;
-static cg_topo_t      *cg_topo_cached;
-static int             cg_topo_tried;
-
-const cg_topo_t *cg_topo_process(const char *topo_file)
-{
-    pthread_mutex_lock(&cg_topo_lock);
-    if (!cg_topo_tried) {
-        cg_topo_tried = 1;
-        if (cg_topo_load(topo_file, &cg_topo_cached) != CG_OK) {
-            cg_topo_cached = NULL; /* safe defaults: reported where it failed */
-        }
-    }
-    pthread_mutex_unlock(&cg_topo_lock);
-    return cg_topo_cached;
-}
+#define CG_UCX_ADDR_MAX 4096
 
 typedef struct {
     char                 host[64];
     cg_intra_peer_info_t intra;
 } cg_rank_info_t;
 
-/* Node of every rank: consecutive blocks of node_size ranks, or equal host names. Nodes
- * are numbered in the order of their first rank, the same on every rank. */
-static void cg_comm_group_nodes(cg_comm_t *c, const cg_rank_info_t *infos)
+typedef struct {
+    int               ok;
+    uint32_t          addr_len;
+    cg_topo_summary_t topo;
+} cg_rank_result_t;
+
+/* ---- what a process has once: its topology, its UCX worker ------------------------- */
+static pthread_mutex_t cg_process_lock = PTHREAD_MUTEX_INITIALIZER;
+static cg_topo_t      *cg_process_topo;
+static int             cg_process_topo_tried;
+static cg_ucx_t       *cg_process_ucx;
+static int             cg_process_ucx_tried;
+
+const cg_topo_t *cg_topo_process(const char *topo_file)
 {
-    const int size = c->config.size;
-    int      *count;
+    pthread_mutex_lock(&cg_process_lock);
+    if (!cg_process_topo_tried) {
+        cg_process_topo_tried = 1;
+        if (cg_topo_load(topo_file, &cg_process_topo) != CG_OK) {
+            cg_process_topo = NULL; /* safe defaults: reported where it failed */
+        }
+    }
+    pthread_mutex_unlock(&cg_process_lock);
+    return cg_process_topo;
+}
+
+/* UCX for this process, on the rank's rail NIC (the first communicator that spans nodes
+ * decides it; the rail follows the GPU, which does not change). */
+static cg_ucx_t *cg_ucx_process(const cg_comm_config_t *config, const char *rail)
+{
+    char devices[48] = "";
+
+    pthread_mutex_lock(&cg_process_lock);
+    if (!cg_process_ucx_tried) {
+        cg_ucx_config_t ucx_config = {config->thread_multi, devices};
+        cg_process_ucx_tried = 1;
+        if (rail != NULL && rail[0] != '\0') {
+            /* RDMA devices are named device:port for UCX */
+            snprintf(devices, sizeof(devices), strncmp(rail, "mlx", 3) ? "%s" : "%s:1", rail);
+        }
+        if (cg_ucx_create(&ucx_config, &cg_process_ucx) != CG_OK) {
+            cg_process_ucx = NULL;
+        }
+    }
+    pthread_mutex_unlock(&cg_process_lock);
+    return cg_process_ucx;
+}
+
+void cg_comm_process_cleanup(void)
+{
+    pthread_mutex_lock(&cg_process_lock);
+    cg_ucx_destroy(cg_process_ucx);
+    cg_topo_free(cg_process_topo);
+    cg_process_ucx        = NULL;
+    cg_process_topo       = NULL;
+    cg_process_ucx_tried  = 0;
+    cg_process_topo_tried = 0;
+    pthread_mutex_unlock(&cg_process_lock);
+}
+
+/* ---- layout ------------------------------------------------------------------------ */
+/* Node of every rank (consecutive blocks of node_size ranks, or equal host names), nodes
+ * numbered in the order of their first rank; members grouped by node in rank order. */
+static cg_status_t cg_comm_layout(cg_comm_t *c, const cg_rank_info_t *infos)
+{
+    const int size = c->config.size, me = c->config.rank;
 
     c->num_nodes = 0;
     for (int r = 0; r < size; r++) {
@@ -84,63 +109,122 @@ static void cg_comm_group_nodes(cg_comm_t *c, const cg_rank_info_t *infos)
             c->node_of[r] = c->num_nodes++;
         }
     }
-    count = calloc((size_t)c->num_nodes, sizeof(int));
-    c->max_local = 0;
-    for (int r = 0; count != NULL && r < size; r++) {
-        c->max_local = CG_MAX(c->max_local, ++count[c->node_of[r]]);
+    c->node_start = calloc((size_t)c->num_nodes + 1, sizeof(int));
+    c->node_size  = calloc((size_t)c->num_nodes, sizeof(int));
+    c->members    = calloc((size_t)size, sizeof(int));
+    if (c->node_start == NULL || c->node_size == NULL || c->members == NULL) {
+        return CG_ERR_NO_MEMORY;
     }
-    free(count);
+    for (int r = 0; r < size; r++) {
+        c->node_size[c->node_of[r]]++;
+    }
+    c->max_local = 0;
+    c->uniform   = 1;
+    for (int n = 0; n < c->num_nodes; n++) {
+        c->node_start[n + 1] = c->node_start[n] + c->node_size[n];
+        c->max_local         = CG_MAX(c->max_local, c->node_size[n]);
+        c->uniform          &= (c->node_size[n] == c->node_size[0]);
+    }
+    for (int n = 0; n < c->num_nodes; n++) {
+        c->node_size[n] = 0; /* refilled below, with the members */
+    }
+    for (int r = 0; r < size; r++) {
+        int n = c->node_of[r];
+        if (r == me) {
+            c->local_rank = c->node_size[n];
+        }
+        c->members[c->node_start[n] + c->node_size[n]++] = r;
+    }
+    c->my_node    = c->node_of[me];
+    c->local_size = c->node_size[c->my_node];
+    return CG_OK;
 }
 
 /* The node summary from this rank's view: which GPU every local rank drives. On the host
  * device layer with a topology file, local rank i plays the file's GPU i (simulation of
  * that node, for tests and for coll_gpu_info). */
-static void cg_comm_summarize(cg_comm_t *c, const cg_rank_info_t *infos, const int *ranks)
+static void cg_comm_summarize(cg_comm_t *c, const cg_rank_info_t *infos)
 {
     const cg_topo_t *topo = cg_topo_process(c->config.topo_file);
     const char      *bus[CG_INTRA_MAX];
+    int              n = CG_MIN(c->local_size, CG_INTRA_MAX);
     int              simulate = topo && topo->num_gpus > 0 && c->dev->kind == CG_DEV_KIND_HOST &&
                                 c->config.topo_file && c->config.topo_file[0];
 
-    for (int i = 0; i < c->local_size && i < CG_INTRA_MAX; i++) {
-        bus[i] = simulate ? topo->gpu[i % topo->num_gpus].bus_id : infos[ranks[i]].intra.pci_bus_id;
+    for (int i = 0; i < n; i++) {
+        int r  = c->members[c->node_start[c->my_node] + i];
+        bus[i] = simulate ? topo->gpu[i % topo->num_gpus].bus_id : infos[r].intra.pci_bus_id;
     }
-    cg_topo_summarize(topo, bus, CG_MIN(c->local_size, CG_INTRA_MAX), &c->topo);
+    cg_topo_summarize(topo, bus, n, &c->topo);
 }
 
 static cg_status_t cg_comm_connect_local(cg_comm_t *c, const cg_rank_info_t *infos)
 {
-    const int            me = c->config.rank;
     int                  ranks[CG_INTRA_MAX];
     cg_intra_peer_info_t peers[CG_INTRA_MAX];
 
-    c->local_size = 0;
-    for (int r = 0; r < c->config.size; r++) {
-        if (c->node_of[r] != c->node_of[me]) {
-            continue;
-        }
-        if (r == me) {
-            c->local_rank = c->local_size;
-        }
-        if (c->local_size < CG_INTRA_MAX) {
-            ranks[c->local_size] = r;
-            peers[c->local_size] = infos[r].intra;
-        }
-        c->local_size++;
-    }
-    cg_comm_summarize(c, infos, ranks);
     if (c->local_size == 1) {
         cg_intra_destroy(c->intra);
         c->intra = NULL;
         return CG_OK;
     }
     if (c->local_size > CG_INTRA_MAX) {
-        cg_warn(CG_SUB_INIT, "%d ranks on one node: more than %d, the local fast paths are off",
+        cg_warn(CG_SUB_INIT, "%d ranks on one node: more than %d, the fast paths are off",
                 c->local_size, CG_INTRA_MAX);
         return CG_ERR_UNSUPPORTED;
     }
+    for (int i = 0; i < c->local_size; i++) {
+        ranks[i] = c->members[c->node_start[c->my_node] + i];
+        peers[i] = infos[ranks[i]].intra;
+    }
     return cg_intra_connect(c->intra, ranks, peers, c->local_size, c->local_rank,
                             (cg_sync_mode_t)c->config.sync);
+}
+
+/* UCX and this communicator's inter-node transport (the addresses come later). */
+static cg_status_t cg_comm_prepare_inter(cg_comm_t *c, uint32_t *addr_len)
+{
+    cg_inter_config_t config = {c->config.chunk_bytes, c->config.depth, c->config.staging,
+                                c->config.timeout_s};
+    cg_ucx_t         *ucx    = cg_ucx_process(&c->config, c->topo.rail[c->local_rank]);
+    const void       *addr;
+    size_t            len;
+    char             *addrs;
+
+    if (ucx == NULL || cg_ucx_address(ucx, &addr, &len) != CG_OK) {
+        return CG_ERR_TRANSPORT;
+    }
+    if (len > CG_UCX_ADDR_MAX) {
+        cg_warn(CG_SUB_UCX, "UCX worker address of %zu bytes: more than %d", len, CG_UCX_ADDR_MAX);
+        return CG_ERR_UNSUPPORTED;
+    }
+    addrs = malloc((size_t)c->config.size * (CG_UCX_ADDR_MAX + sizeof(uint64_t)));
+    if (addrs == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    *addr_len = (uint32_t)len;
+    return cg_inter_create(ucx, c->dev, c->config.rank, c->config.size,
+                           (uint16_t)c->config.comm_id, addrs, CG_UCX_ADDR_MAX + sizeof(uint64_t),
+                           &config, &c->inter);
+}
+
+/* Every rank's worker address, each slot [length][address]. */
+static cg_status_t cg_comm_exchange_addresses(cg_comm_t *c, const cg_oob_t *oob)
+{
+    char       *mine = calloc(1, c->inter->addr_stride);
+    const void *addr;
+    size_t      len;
+    cg_status_t status;
+
+    if (mine == NULL) {
+        return CG_ERR_NO_MEMORY; /* every other rank fails its exchange with this one */
+    }
+    cg_ucx_address(c->inter->ucx, &addr, &len);
+    memcpy(mine, &(uint64_t){len}, sizeof(uint64_t));
+    memcpy(mine + sizeof(uint64_t), addr, len);
+    status = oob->allgather(oob->ctx, mine, c->inter->addrs, c->inter->addr_stride);
+    free(mine);
+    return status;
 }
 
 cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
@@ -150,15 +234,14 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
                                       config->timeout_s, (cg_copy_method_t)config->copy};
     cg_rank_info_t    mine, *infos = NULL;
     cg_rank_result_t  result, *results = NULL;
-    cg_comm_t        *c;
+    cg_comm_t        *c = calloc(1, sizeof(*c));
     cg_status_t       status, exchange;
     int               ok, leader = -1;
 
-    c = calloc(1, sizeof(*c));
     memset(&mine, 0, sizeof(mine));
+    memset(&result, 0, sizeof(result));
     if (c == NULL) {
-        return CG_ERR_NO_MEMORY; /* every rank is in the same situation only by luck: the
-                                    caller aborts the fast path for this communicator */
+        return CG_ERR_NO_MEMORY;
     }
     c->dev     = dev;
     c->config  = *config;
@@ -172,49 +255,49 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     }
     mine.intra.status = status;
 
-    /* Everyone joins both exchanges, whatever happened locally. */
+    /* Every rank joins every exchange, whatever happened locally. */
     exchange = oob->allgather(oob->ctx, &mine, infos, sizeof(mine));
-    if (exchange == CG_OK && status == CG_OK) {
-        cg_comm_group_nodes(c, infos);
+    if (exchange == CG_OK && status == CG_OK && (status = cg_comm_layout(c, infos)) == CG_OK) {
+        cg_comm_summarize(c, infos);
         status = cg_comm_connect_local(c, infos);
+        if (status == CG_OK && c->num_nodes > 1) {
+            status = cg_comm_prepare_inter(c, &result.addr_len);
+        }
     }
-    memset(&result, 0, sizeof(result));
     result.ok   = (exchange == CG_OK && status == CG_OK);
     result.topo = c->topo;
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {
         ok &= results[r].ok;
-        if (ok && leader < 0 && c->node_of[r] == c->node_of[config->rank]) {
+        if (ok && leader < 0 && c->node_of[r] == c->my_node) {
             leader = r; /* the node's first rank: its summary is the node's */
         }
     }
-    if (exchange == CG_OK && ok && leader >= 0) {
-        c->topo = results[leader].topo;
+    if (exchange == CG_OK && ok && c->num_nodes > 1) {
+        exchange = cg_comm_exchange_addresses(c, oob);
     }
     free(infos);
-    free(results);
     if (exchange != CG_OK || !ok) {
+        free(results);
         cg_warn(CG_SUB_INIT, "fast-path setup failed on some rank (here: %s): staged path",
                 cg_status_string(status));
         cg_comm_destroy(c);
         return exchange != CG_OK ? exchange : (status != CG_OK ? status : CG_ERR_PEER);
     }
+    c->topo = results[leader].topo;
+    free(results);
     if (c->intra != NULL) {
         cg_intra_seal(c->intra);
         for (int i = 0; i < c->local_size; i++) {
             c->intra->ring[i] = c->topo.ring[i];
-            if (c->topo.ring[i] == c->local_rank) {
-                c->intra->ring_pos = i;
-            }
+            c->intra->ring_pos = (c->topo.ring[i] == c->local_rank) ? i : c->intra->ring_pos;
         }
     }
-    cg_detail(CG_SUB_TOPO, "node topology %s (%s); ring order starts %d,%d; rail %s",
-              cg_topo_class_name(c->topo.cls), c->topo.reason, c->topo.ring[0],
-              c->topo.ring[c->local_size > 1 ? 1 : 0],
+    cg_detail(CG_SUB_INIT, "context: %d ranks on %d nodes%s, %d here (local rank %d), topology %s "
+              "(%s), rail %s", config->size, c->num_nodes, c->uniform ? "" : " (uneven)",
+              c->local_size, c->local_rank, cg_topo_class_name(c->topo.cls), c->topo.reason,
               c->topo.rail[c->local_rank][0] ? c->topo.rail[c->local_rank] : "none");
-    cg_detail(CG_SUB_INIT, "context: %d ranks on %d nodes, %d on this node (local rank %d)",
-              config->size, c->num_nodes, c->local_size, c->local_rank);
     *comm_out = c;
     return CG_OK;
 }
@@ -225,75 +308,13 @@ void cg_comm_destroy(cg_comm_t *c)
         return;
     }
     cg_intra_destroy(c->intra);
+    cg_inter_destroy(c->inter);
+    if (c->work != NULL) {
+        c->dev->ops->mem_free(c->dev, c->work);
+    }
     free(c->node_of);
+    free(c->node_start);
+    free(c->node_size);
+    free(c->members);
     free(c);
-}
-
-void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
-{
-    shape->size       = c->config.size;
-    shape->num_nodes  = c->num_nodes;
-    shape->local_size = c->local_size;
-    shape->max_local  = c->max_local;
-    shape->intra_ok   = !c->failed && (c->local_size == 1 || (c->intra && !c->intra->failed));
-    shape->topo_class = c->topo.cls;
-}
-
-const cg_topo_summary_t *cg_comm_topo(const cg_comm_t *c)
-{
-    return &c->topo;
-}
-
-int cg_comm_failed(const cg_comm_t *c)
-{
-    return c->failed || (c->intra != NULL && c->intra->failed);
-}
-
-static cg_status_t cg_comm_done(cg_comm_t *c, cg_status_t status)
-{
-    if (status != CG_OK) {
-        c->failed = 1;
-    }
-    return status;
-}
-
-cg_status_t cg_comm_allreduce(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf, void *rbuf,
-                              size_t count, cg_dtype_t dtype, cg_op_t op)
-{
-    switch (plan->alg) {
-    case CG_ALG_ONE_SHOT:
-        return cg_comm_done(c, cg_allreduce_one_shot(c->intra, sbuf, rbuf, count, dtype, op));
-    case CG_ALG_TWO_SHOT:
-        return cg_comm_done(c, cg_allreduce_two_shot(c->intra, sbuf, rbuf, count, dtype, op));
-    case CG_ALG_RING:
-        return cg_comm_done(c, cg_allreduce_ring(c->intra, sbuf, rbuf, count, dtype, op));
-    default:
-        return CG_ERR_UNSUPPORTED;
-    }
-}
-
-cg_status_t cg_comm_reduce_scatter(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf,
-                                   void *rbuf, const size_t *counts, cg_dtype_t dtype, cg_op_t op)
-{
-    if (plan->alg != CG_ALG_DIRECT) {
-        return CG_ERR_UNSUPPORTED;
-    }
-    return cg_comm_done(c, cg_reduce_scatter_direct(c->intra, sbuf, rbuf, counts, dtype, op));
-}
-
-cg_status_t cg_comm_allgather(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf, void *rbuf,
-                              size_t bytes)
-{
-    if (plan->alg != CG_ALG_DIRECT) {
-        return CG_ERR_UNSUPPORTED;
-    }
-    return cg_comm_done(c, cg_allgather_direct(c->intra, sbuf, rbuf, bytes));
-}
-
-cg_status_t cg_comm_bcast(cg_comm_t *c, const cg_plan_t *plan, void *buf, size_t bytes, int root)
-{
-    if (plan->alg != CG_ALG_DIRECT) {
-        return CG_ERR_UNSUPPORTED;
-    }
-    return cg_comm_done(c, cg_bcast_direct(c->intra, buf, bytes, root));
 }

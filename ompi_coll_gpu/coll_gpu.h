@@ -53,6 +53,14 @@ typedef struct mca_coll_gpu_component_t {
     int    copy_method;
     int    timeout;
     char  *topo_file;
+    char  *rules_file;
+    cg_rules_t *rules;
+    double net_bw;
+    double net_latency;
+    size_t ucx_chunk_size;
+    int    ucx_depth;
+    int    ucx_staging;
+    int    thread_multi;
     cg_planner_config_t planner;
 
     /* state */

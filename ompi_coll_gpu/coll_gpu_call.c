@@ -209,6 +209,12 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .copy          = mca_coll_gpu_component.copy_method,
         .timeout_s     = mca_coll_gpu_component.timeout,
         .topo_file     = mca_coll_gpu_component.topo_file,
+        .comm_id       = ompi_comm_get_cid(comm),
+        .thread_multi  = mca_coll_gpu_component.thread_multi,
+        .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max,
+        .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,
+        .depth         = mca_coll_gpu_component.ucx_depth,
+        .staging       = mca_coll_gpu_component.ucx_staging,
     };
     cg_status_t status;
 

@@ -47,6 +47,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .buffer_check      = MCA_COLL_GPU_CHECK_AGREE,
     .staging_cache_max = 256u << 20,
     .scratch_size      = 16u << 20,
+    .ucx_chunk_size    = 1u << 20,
+    .ucx_depth         = 4,
     .intra_sync        = 0,
     .timeout           = 0,
 };
@@ -126,6 +128,12 @@ static int mca_coll_gpu_register(void)
         {0, "auto"},
         {1, "host"},
         {2, "device"},
+        {0, NULL},
+    };
+    static const mca_base_var_enum_value_t staging_values[] = {
+        {0, "auto"},
+        {1, "always"},
+        {2, "never"},
         {0, NULL},
     };
     static const mca_base_var_enum_value_t copy_values[] = {
@@ -239,6 +247,43 @@ static int mca_coll_gpu_register(void)
         "the file's GPU i",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.topo_file);
+    mca_coll_gpu_component.rules_file = "";
+    (void)mca_base_component_var_register(
+        c, "rules_file",
+        "Rules that override the planner's cost model, one per line: collective min_bytes "
+        "max_bytes min_nodes max_nodes algorithm (\"*\": any; first match wins; see README)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gpu_component.rules_file);
+    (void)mca_base_component_var_register(
+        c, "net_bw",
+        "Cost model: bandwidth of one NIC in GB/s per direction (0: 48, a 400 Gb/s NIC)",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gpu_component.net_bw);
+    (void)mca_base_component_var_register(
+        c, "net_latency",
+        "Cost model: latency of one message between nodes in microseconds (0: 5)",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gpu_component.net_latency);
+    (void)mca_base_component_var_register(
+        c, "ucx_chunk_size",
+        "Inter-node staging: bytes per page-locked chunk when UCX cannot move device memory",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gpu_component.ucx_chunk_size);
+    (void)mca_base_component_var_register(
+        c, "ucx_depth",
+        "Inter-node staging: chunks in flight in each direction (copies overlap transfers)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gpu_component.ucx_depth);
+    rc = mca_coll_gpu_register_enum(
+        "ucx_staging",
+        "Inter-node data: auto (device memory straight to UCX when it supports CUDA memory, "
+        "otherwise through page-locked host chunks), always (force the staging pipeline), "
+        "never",
+        staging_values, &mca_coll_gpu_component.ucx_staging, OPAL_INFO_LVL_5, 0,
+        MCA_BASE_VAR_SCOPE_ALL_EQ);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
     mca_coll_gpu_component.debug_host_buffer_ranks = "";
     (void)mca_base_component_var_register(
         c, "debug_host_buffer_ranks",
@@ -296,6 +341,9 @@ static int mca_coll_gpu_open(void)
 static int mca_coll_gpu_close(void)
 {
     mca_coll_gpu_staging_cache_release();
+    cg_comm_process_cleanup();
+    cg_rules_free(mca_coll_gpu_component.rules);
+    mca_coll_gpu_component.rules = NULL;
     if (mca_coll_gpu_component.dev != NULL) {
         cg_dev_close(mca_coll_gpu_component.dev);
         mca_coll_gpu_component.dev = NULL;
@@ -349,11 +397,23 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
     char reason[200] = "";
 
     (void)enable_progress_threads;
-    (void)enable_mpi_threads;
+    mca_coll_gpu_component.thread_multi = enable_mpi_threads;
     if (mca_coll_gpu_component.priority <= 0) {
         cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "disabled: coll_gpu_priority is 0");
         return OMPI_ERROR;
     }
+    if (mca_coll_gpu_component.rules_file && mca_coll_gpu_component.rules_file[0]) {
+        char error[512];
+        if (cg_rules_load(mca_coll_gpu_component.rules_file, &mca_coll_gpu_component.rules, error,
+                          sizeof(error)) != CG_OK) {
+            mca_coll_gpu_show_help("bad rules file", error);
+            mca_coll_gpu_component.rules = NULL;
+        } else {
+            mca_coll_gpu_component.planner.rules = mca_coll_gpu_component.rules;
+        }
+    }
+    mca_coll_gpu_component.planner.net_bw_gbs   = mca_coll_gpu_component.net_bw;
+    mca_coll_gpu_component.planner.net_alpha_us = mca_coll_gpu_component.net_latency;
     switch (mca_coll_gpu_component.device_mode) {
     case MCA_COLL_GPU_DEVICE_HOST:
         if (mca_coll_gpu_parse_rank_list(mca_coll_gpu_component.debug_host_buffer_ranks) !=

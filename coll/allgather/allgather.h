@@ -1,12 +1,25 @@
-/* Intra-node allgather of bytes per rank (dense). sbuf NULL: in place (rank r's data is
- * already at rbuf + r * bytes). */
+/* Intra-node allgather. */
 #ifndef CG_ALLGATHER_H
 #define CG_ALLGATHER_H
 
 #include "coll/intra/intra.h"
 
-/* Direct peer copies: zero copy (each rank writes its block into every peer's output)
- * when every output can be shared, otherwise through the scratch halves. */
+/* A piece of a buffer: offset and length (bytes for allgather, elements for
+ * reduce-scatter). Every rank of the group has nseg of them: rank p's k-th is
+ * segs[p * nseg + k]. */
+typedef struct {
+    size_t off;
+    size_t len;
+} cg_seg_t;
+
+/* Every rank's segments of rbuf, already in place in that rank's rbuf, end up in every
+ * rank's rbuf at the same offsets. Zero copy (each rank writes its segments into every
+ * peer's buffer, one kernel per segment) when every buffer can be shared, otherwise in
+ * rounds through the scratch halves. status: this rank's status so far (an error fails the
+ * call on every rank of the group, at the first barrier). */
+cg_status_t cg_allgather_segments(cg_intra_t *g, void *rbuf, const cg_seg_t *segs, int nseg,
+                                  cg_status_t status);
+/* MPI_Allgather of bytes per rank (dense). sbuf NULL: in place. */
 cg_status_t cg_allgather_direct(cg_intra_t *g, const void *sbuf, void *rbuf, size_t bytes);
 
 #endif

@@ -84,7 +84,7 @@ cg_status_t cg_allreduce_two_shot(cg_intra_t *g, const void *sbuf, void *rbuf, s
     int          zero_copy = 0;
 
     if (g->dev->caps.ipc_user_buffers) {
-        status = cg_intra_publish(g, in, bytes, rbuf, bytes, peer_in, peer_out, &zero_copy);
+        status = cg_intra_publish(g, CG_OK, in, bytes, rbuf, bytes, peer_in, peer_out, &zero_copy);
     }
     if (status != CG_OK) {
         return cg_intra_finish(g, status);

@@ -29,7 +29,7 @@ cg_status_t cg_bcast_direct(cg_intra_t *g, void *buf, size_t bytes, int root)
     int         zero_copy = 0;
 
     if (g->dev->caps.ipc_user_buffers) {
-        status = cg_intra_publish(g, NULL, 0, g->rank == root ? NULL : buf, bytes, peer_in,
+        status = cg_intra_publish(g, CG_OK, NULL, 0, g->rank == root ? NULL : buf, bytes, peer_in,
                                   peer_out, &zero_copy);
         if (status != CG_OK) {
             return cg_intra_finish(g, status);

@@ -119,11 +119,13 @@ cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine);
 /* Wait for this rank's stream, watching for peers that failed or died. */
 cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine);
 /* Zero copy: export in/out (NULL: not needed from this rank), exchange, map the peers'.
+ * status: this rank's status so far, carried by the first barrier.
  * *all_ok tells whether every rank could export what it was asked for; when it is 0 the
  * caller runs its copy variant. Status and *all_ok are the same on every rank (two host
  * barriers: one for the handles, one for the mappings). */
-cg_status_t cg_intra_publish(cg_intra_t *g, const void *in, size_t in_bytes, void *out,
-                             size_t out_bytes, char *peer_in[], char *peer_out[], int *all_ok);
+cg_status_t cg_intra_publish(cg_intra_t *g, cg_status_t status, const void *in, size_t in_bytes,
+                             void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
+                             int *all_ok);
 /* Copy src to every dsts[i] (i < n) on the group's stream: one kernel that reads the
  * source once and writes every destination (auto, kernel), or one copy-engine transfer
  * per destination (engine). */

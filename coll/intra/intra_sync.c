@@ -175,15 +175,17 @@ static cg_status_t cg_intra_export(cg_intra_t *g, const void *buf, size_t bytes,
     return status;
 }
 
-cg_status_t cg_intra_publish(cg_intra_t *g, const void *in, size_t in_bytes, void *out,
-                             size_t out_bytes, char *peer_in[], char *peer_out[], int *all_ok)
+cg_status_t cg_intra_publish(cg_intra_t *g, cg_status_t status, const void *in, size_t in_bytes,
+                             void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
+                             int *all_ok)
 {
     cg_intra_ctl_t *mine = g->ctl[g->rank];
-    cg_status_t     status;
     int             ok = 1;
 
     *all_ok = 0;
-    status  = cg_intra_export(g, in, in_bytes, &mine->in, &ok);
+    if (status == CG_OK) {
+        status = cg_intra_export(g, in, in_bytes, &mine->in, &ok);
+    }
     if (status == CG_OK) {
         status = cg_intra_export(g, out, out_bytes, &mine->out, &ok);
     }

@@ -1,90 +1,98 @@
-/* Direct reduce-scatter: rank r reduces block r from every peer. */
+/* Reduce-scatter inside a node: each rank reduces its own segments from every peer. */
 #include "coll/reduce_scatter/reduce_scatter.h"
 
-static size_t cg_rs_offset(const size_t *counts, int r)
+static cg_status_t cg_rs_zero_copy(cg_intra_t *g, char *const in[], char *out,
+                                   const cg_seg_t *mine, int nseg, cg_dtype_t dtype, cg_op_t op)
 {
-    size_t off = 0;
-    for (int i = 0; i < r; i++) {
-        off += counts[i];
-    }
-    return off;
-}
+    const size_t elem   = cg_dtype_size(dtype);
+    size_t       packed = 0;
+    cg_status_t  status = CG_OK;
 
-static cg_status_t cg_rs_zero_copy(cg_intra_t *g, char *const in[], void *rbuf,
-                                   const size_t *counts, cg_dtype_t dtype, cg_op_t op)
-{
-    const size_t     elem = cg_dtype_size(dtype);
-    const size_t     off  = cg_rs_offset(counts, g->rank);
-    cg_reduce_args_t args = {.dtype = dtype, .op = op, .count = counts[g->rank],
-                             .nsrc = g->size, .ndst = 1};
-    cg_status_t      status = CG_OK;
-
-    for (int p = 0; p < g->size; p++) {
-        args.srcs[p] = in[p] + off * elem;
+    for (int k = 0; k < nseg && status == CG_OK; packed += mine[k].len, k++) {
+        cg_reduce_args_t args = {.dtype = dtype, .op = op, .count = mine[k].len,
+                                 .nsrc = g->size, .ndst = 1};
+        for (int p = 0; p < g->size; p++) {
+            args.srcs[p] = in[p] + mine[k].off * elem;
+        }
+        args.dsts[0] = out + packed * elem;
+        if (args.count > 0) {
+            status = g->dev->ops->reduce(g->dev, &args, g->stream);
+        }
     }
-    args.dsts[0] = rbuf;
-    if (args.count > 0) {
-        status = g->dev->ops->reduce(g->dev, &args, g->stream);
-    }
+    /* nobody returns while a peer still reads its input */
     return cg_intra_finish(g, cg_intra_barrier(g, status));
 }
 
-/* Step j copies window j of every block into this rank's scratch half; after the barrier
- * rank r reduces window j of block r from every peer. In place, the output overwrites
- * only input that earlier steps (or this one, before) have already copied. */
-static cg_status_t cg_rs_copy(cg_intra_t *g, const char *in, char *rbuf, const size_t *counts,
-                              cg_dtype_t dtype, cg_op_t op)
+/* Round j copies input elements [j K, (j+1) K) into this rank's scratch half; after the
+ * barrier each rank reduces the parts of its segments in that window. In place, an output
+ * element is written no earlier than the round that copied the input at its index. */
+static cg_status_t cg_rs_copy(cg_intra_t *g, const char *in, char *out, const cg_seg_t *segs,
+                              int nseg, size_t extent, cg_dtype_t dtype, cg_op_t op,
+                              cg_status_t status)
 {
-    const size_t elem   = cg_dtype_size(dtype);
-    const size_t window = g->half_bytes / ((size_t)g->size * elem);
-    size_t       longest = 0;
-    cg_dev_t    *dev    = g->dev;
-    cg_status_t  status = CG_OK;
+    const size_t    elem   = cg_dtype_size(dtype);
+    const size_t    window = g->half_bytes / elem;
+    const cg_seg_t *mine   = segs + (size_t)g->rank * nseg;
 
-    for (int b = 0; b < g->size; b++) {
-        longest = CG_MAX(longest, counts[b]);
-    }
-    for (size_t first = 0; first < longest; first += window) {
-        const unsigned   h    = g->parity++;
-        char            *half = cg_intra_half(g, g->rank, h);
-        size_t           off  = 0;
-        cg_reduce_args_t args = {.dtype = dtype, .op = op, .nsrc = g->size, .ndst = 1};
+    for (size_t first = 0; first < extent; first += window) {
+        const unsigned h = g->parity++;
+        const size_t   n = CG_MIN(window, extent - first);
+        size_t         packed = 0;
 
-        for (int b = 0; b < g->size && status == CG_OK; off += counts[b], b++) {
-            size_t n = counts[b] > first ? CG_MIN(window, counts[b] - first) : 0;
-            status = dev->ops->copy(dev, half + (size_t)b * window * elem,
-                                    in + (off + first) * elem, n * elem, g->stream);
+        if (status == CG_OK) {
+            status = g->dev->ops->copy(g->dev, cg_intra_half(g, g->rank, h), in + first * elem,
+                                       n * elem, g->stream);
         }
-        status     = cg_intra_barrier(g, status);
-        args.count = counts[g->rank] > first ? CG_MIN(window, counts[g->rank] - first) : 0;
-        for (int p = 0; p < g->size; p++) {
-            args.srcs[p] = cg_intra_half(g, p, h) + (size_t)g->rank * window * elem;
-        }
-        args.dsts[0] = rbuf + first * elem;
-        if (status == CG_OK && args.count > 0) {
-            status = dev->ops->reduce(dev, &args, g->stream);
+        status = cg_intra_barrier(g, status);
+        for (int k = 0; k < nseg && status == CG_OK; packed += mine[k].len, k++) {
+            size_t lo = CG_MAX(first, mine[k].off), hi = CG_MIN(first + n, mine[k].off + mine[k].len);
+            cg_reduce_args_t args = {.dtype = dtype, .op = op, .nsrc = g->size, .ndst = 1};
+            if (lo >= hi) {
+                continue;
+            }
+            args.count = hi - lo;
+            for (int p = 0; p < g->size; p++) {
+                args.srcs[p] = cg_intra_half(g, p, h) + (lo - first) * elem;
+            }
+            args.dsts[0] = out + (packed + lo - mine[k].off) * elem;
+            status       = g->dev->ops->reduce(g->dev, &args, g->stream);
         }
     }
     return cg_intra_finish(g, status);
 }
 
-cg_status_t cg_reduce_scatter_direct(cg_intra_t *g, const void *sbuf, void *rbuf,
-                                     const size_t *counts, cg_dtype_t dtype, cg_op_t op)
+cg_status_t cg_reduce_scatter_segments(cg_intra_t *g, const void *in, void *out,
+                                       const cg_seg_t *segs, int nseg, int in_place,
+                                       cg_dtype_t dtype, cg_op_t op, cg_status_t status)
 {
-    const size_t total = cg_rs_offset(counts, g->size);
-    char        *peer_in[CG_INTRA_MAX], *peer_out[CG_INTRA_MAX];
-    cg_status_t  status    = CG_OK;
-    int          zero_copy = 0;
+    char  *peer_in[CG_INTRA_MAX], *peer_out[CG_INTRA_MAX];
+    size_t extent = 0;
+    int    zero_copy = 0;
 
-    /* In place, the result would overwrite input that peers still read: copy variant. */
-    if (sbuf != NULL && g->dev->caps.ipc_user_buffers) {
-        status = cg_intra_publish(g, sbuf, total * cg_dtype_size(dtype), NULL, 0, peer_in,
+    for (int i = 0; i < g->size * nseg; i++) {
+        extent = CG_MAX(extent, segs[i].off + segs[i].len);
+    }
+    if (!in_place && g->dev->caps.ipc_user_buffers) {
+        status = cg_intra_publish(g, status, in, extent * cg_dtype_size(dtype), NULL, 0, peer_in,
                                   peer_out, &zero_copy);
         if (status != CG_OK) {
             return cg_intra_finish(g, status);
         }
     }
-    cg_detail(CG_SUB_COLL, "reduce_scatter direct: %s", zero_copy ? "zero copy" : "through scratch");
-    return zero_copy ? cg_rs_zero_copy(g, peer_in, rbuf, counts, dtype, op)
-                     : cg_rs_copy(g, sbuf ? sbuf : rbuf, rbuf, counts, dtype, op);
+    cg_detail(CG_SUB_COLL, "reduce_scatter: %s", zero_copy ? "zero copy" : "through scratch");
+    return zero_copy ? cg_rs_zero_copy(g, peer_in, out, segs + (size_t)g->rank * nseg, nseg, dtype, op)
+                     : cg_rs_copy(g, in, out, segs, nseg, extent, dtype, op, status);
+}
+
+cg_status_t cg_reduce_scatter_direct(cg_intra_t *g, const void *sbuf, void *rbuf,
+                                     const size_t *counts, cg_dtype_t dtype, cg_op_t op)
+{
+    cg_seg_t segs[CG_INTRA_MAX];
+    size_t   off = 0;
+
+    for (int p = 0; p < g->size; off += counts[p], p++) {
+        segs[p] = (cg_seg_t){off, counts[p]};
+    }
+    return cg_reduce_scatter_segments(g, sbuf ? sbuf : rbuf, rbuf, segs, 1, sbuf == NULL, dtype,
+                                      op, CG_OK);
 }

@@ -1,0 +1,38 @@
+/* The per-communicator context, for the files of coll/ (not a public interface). */
+#ifndef CG_COMM_INT_H
+#define CG_COMM_INT_H
+
+#include "coll/cg_coll.h"
+#include "coll/inter/inter.h"
+#include "coll/intra/intra.h"
+
+struct cg_comm {
+    cg_dev_t         *dev;
+    cg_comm_config_t  config;
+    int               num_nodes;
+    int               my_node;
+    int               max_local;
+    int               uniform;      /* every node has the same number of ranks */
+    int              *node_of;      /* node of every rank */
+    int              *node_start;   /* node n's ranks: members[node_start[n] .. + node_size[n]] */
+    int              *node_size;
+    int              *members;      /* comm ranks grouped by node, in rank order */
+    int               local_size;
+    int               local_rank;
+    cg_intra_t       *intra;        /* NULL with one rank on the node */
+    cg_inter_t       *inter;        /* NULL on one node, or without UCX */
+    cg_topo_summary_t topo;         /* this node's, as its first rank computed it */
+    void             *work;         /* device memory for the hierarchical algorithms */
+    size_t            work_bytes;
+    int               failed;
+};
+
+/* Comm rank of node n's local rank l (wrapped around the node's size). */
+static inline int cg_comm_member(const cg_comm_t *c, int n, int l)
+{
+    return c->members[c->node_start[n] + l % c->node_size[n]];
+}
+
+cg_status_t cg_comm_work(cg_comm_t *c, size_t bytes, void **work);
+
+#endif

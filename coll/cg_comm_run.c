@@ -1,0 +1,120 @@
+/* Running a planned fast path on a communicator's context. */
+#include "coll/allgather/allgather.h"
+#include "coll/allreduce/allreduce.h"
+#include "coll/bcast/bcast.h"
+#include "coll/cg_comm_int.h"
+#include "coll/hier/hier.h"
+#include "coll/reduce_scatter/reduce_scatter.h"
+
+void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
+{
+    shape->size       = c->config.size;
+    shape->num_nodes  = c->num_nodes;
+    shape->local_size = c->local_size;
+    shape->max_local  = c->max_local;
+    shape->intra_ok   = !c->failed && (c->local_size == 1 || (c->intra && !c->intra->failed));
+    shape->inter_ok   = c->inter != NULL && !c->inter->failed;
+    shape->inter_staged = c->inter != NULL && c->inter->staged;
+    shape->uniform    = c->uniform;
+    shape->topo_class = c->topo.cls;
+}
+
+const cg_topo_summary_t *cg_comm_topo(const cg_comm_t *c)
+{
+    return &c->topo;
+}
+
+int cg_comm_failed(const cg_comm_t *c)
+{
+    return c->failed || (c->intra != NULL && c->intra->failed) ||
+           (c->inter != NULL && c->inter->failed);
+}
+
+cg_status_t cg_comm_work(cg_comm_t *c, size_t bytes, void **work)
+{
+    if (bytes > c->work_bytes) {
+        if (c->work != NULL) {
+            c->dev->ops->mem_free(c->dev, c->work);
+            c->work       = NULL;
+            c->work_bytes = 0;
+        }
+        if (c->dev->ops->mem_alloc(c->dev, bytes, &c->work) != CG_OK) {
+            c->work = NULL;
+            return CG_ERR_NO_MEMORY;
+        }
+        c->work_bytes = bytes;
+    }
+    *work = c->work;
+    return CG_OK;
+}
+
+/* Hierarchical algorithms advance the tag sequence on every rank, in or out of a rail. */
+static int cg_comm_hier(cg_comm_t *c, cg_alg_t alg)
+{
+    if (alg < CG_ALG_HIER_RING || c->inter == NULL) {
+        return 0;
+    }
+    cg_inter_begin(c->inter);
+    return 1;
+}
+
+static cg_status_t cg_comm_done(cg_comm_t *c, cg_status_t status)
+{
+    if (status != CG_OK) {
+        c->failed = 1;
+    }
+    return status;
+}
+
+cg_status_t cg_comm_allreduce(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf, void *rbuf,
+                              size_t count, cg_dtype_t dtype, cg_op_t op)
+{
+    if (cg_comm_hier(c, plan->alg)) {
+        return cg_comm_done(c, cg_hier_allreduce(c, plan->alg, sbuf, rbuf, count, dtype, op));
+    }
+    switch (plan->alg) {
+    case CG_ALG_ONE_SHOT:
+        return cg_comm_done(c, cg_allreduce_one_shot(c->intra, sbuf, rbuf, count, dtype, op));
+    case CG_ALG_TWO_SHOT:
+        return cg_comm_done(c, cg_allreduce_two_shot(c->intra, sbuf, rbuf, count, dtype, op));
+    case CG_ALG_RING:
+        return cg_comm_done(c, cg_allreduce_ring(c->intra, sbuf, rbuf, count, dtype, op));
+    default:
+        return CG_ERR_UNSUPPORTED;
+    }
+}
+
+cg_status_t cg_comm_reduce_scatter(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf,
+                                   void *rbuf, const size_t *counts, cg_dtype_t dtype, cg_op_t op)
+{
+    if (cg_comm_hier(c, plan->alg)) {
+        return cg_comm_done(c, cg_hier_reduce_scatter(c, sbuf, rbuf, counts, dtype, op));
+    }
+    if (plan->alg != CG_ALG_DIRECT) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    return cg_comm_done(c, cg_reduce_scatter_direct(c->intra, sbuf, rbuf, counts, dtype, op));
+}
+
+cg_status_t cg_comm_allgather(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf, void *rbuf,
+                              size_t bytes)
+{
+    if (cg_comm_hier(c, plan->alg)) {
+        return cg_comm_done(c, cg_hier_allgather(c, sbuf, rbuf, bytes));
+    }
+    if (plan->alg != CG_ALG_DIRECT) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    return cg_comm_done(c, cg_allgather_direct(c->intra, sbuf, rbuf, bytes));
+}
+
+cg_status_t cg_comm_bcast(cg_comm_t *c, const cg_plan_t *plan, void *buf, size_t bytes, int root)
+{
+    if (cg_comm_hier(c, plan->alg)) {
+        return cg_comm_done(c, cg_hier_bcast(c, buf, bytes, root));
+    }
+    if (plan->alg != CG_ALG_DIRECT) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    return cg_comm_done(c, cg_bcast_direct(c->intra, buf, bytes, root));
+}

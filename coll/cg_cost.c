@@ -1,0 +1,119 @@
+/*
+ * Cost model of the planner: an alpha-beta model per level. Intra-node: a latency per
+ * synchronised step and a bandwidth per GPU that depends on the node's class (NVSwitch,
+ * NVLink pairs, PCIe, one shared GPU); network: a latency per message and a bandwidth per
+ * NIC (each rank drives its own rail), plus host staging when UCX cannot move device memory.
+ * It predicts each applicable algorithm and the planner takes the fastest; phases are
+ * summed (this implementation does not overlap them).
+ */
+#include "coll/cg_coll.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
+{
+    memset(p, 0, sizeof(*p));
+    p->net_alpha_us   = 5.0;   /* one message on InfiniBand / RoCE, software included */
+    p->net_bw_gbs     = 48.0;  /* 400 Gb/s NIC, per direction */
+    p->stage_bw_gbs   = 0.0;   /* UCX moves device memory (GPUDirect RDMA) */
+    p->intra_alpha_us = 8.0;   /* one barrier of the local group, host synchronised */
+    switch (cls) {
+    case CG_TOPO_CLASS_NVSWITCH:       p->intra_bw_gbs = 370.0; break; /* H100 NV18, achieved */
+    case CG_TOPO_CLASS_NVLINK_PARTIAL: p->intra_bw_gbs = 40.0; break;
+    case CG_TOPO_CLASS_PCIE_P2P:       p->intra_bw_gbs = 20.0; break;
+    case CG_TOPO_CLASS_SHARED_GPU:     p->intra_bw_gbs = 2000.0 / CG_MAX(local_size, 1); break;
+    case CG_TOPO_CLASS_HOST:           p->intra_bw_gbs = 4.0; p->intra_alpha_us = 3.0; break;
+    default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
+    }
+}
+
+/* Seconds to move bytes at gbs GB/s. */
+static double cg_cost_bw(double bytes, double gbs)
+{
+    return gbs > 0 ? bytes / (gbs * 1e9) : 0.0;
+}
+
+static double cg_cost_log2(int n)
+{
+    return n > 1 ? ceil(log2((double)n)) : 0.0;
+}
+
+/* Intra-node phases on S bytes per rank over L ranks. */
+static double cg_cost_intra(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S, int L)
+{
+    const double a = p->intra_alpha_us * 1e-6, b = p->intra_bw_gbs;
+
+    if (L <= 1) {
+        return 0.0;
+    }
+    switch (alg) {
+    case CG_ALG_ONE_SHOT: return a + cg_cost_bw(S * L, b);                 /* read every input */
+    case CG_ALG_TWO_SHOT: return 3 * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
+    case CG_ALG_RING:     return 2.0 * (L - 1) * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
+    case CG_ALG_DIRECT:
+        if (coll == CG_COLL_BCAST) {
+            return 2 * a + cg_cost_bw(S, b);
+        }
+        return 2 * a + cg_cost_bw(S * (L - 1) / L, b); /* reduce-scatter, allgather */
+    default:              return 0.0;
+    }
+}
+
+double cg_cost_predict(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S,
+                       int nodes, int local)
+{
+    const double an = p->net_alpha_us * 1e-6, bn = p->net_bw_gbs;
+    const double st = p->stage_bw_gbs; /* staging is pipelined: the slower of the two wins */
+    const int    N  = nodes, L = local;
+    double       net_bw = (st > 0 && st < bn) ? st : bn;
+
+    if (N <= 1 && alg < CG_ALG_HIER_RING && alg != CG_ALG_STAGED) {
+        return cg_cost_intra(p, alg, coll, S, L);
+    }
+    switch (alg) {
+    case CG_ALG_HIER_RING:
+        if (coll == CG_COLL_ALLREDUCE) { /* RS, ring on 1/L per rail, AG */
+            double part = S / L;
+            return cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_REDUCE_SCATTER, S, L) +
+                   2.0 * (N - 1) * an + cg_cost_bw(2.0 * part * (N - 1) / N, net_bw) +
+                   cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_ALLGATHER, S, L);
+        }
+        /* allgather / reduce-scatter with S the whole buffer: rail ring then intra */
+        return (N - 1) * an + cg_cost_bw(S * (N - 1) / ((double)N * L), net_bw) +
+               cg_cost_intra(p, CG_ALG_DIRECT, coll, S, L);
+    case CG_ALG_HIER_RD:
+        return cg_cost_intra(p, CG_ALG_ONE_SHOT, coll, S, L) +
+               (cg_cost_log2(N) + ((N & (N - 1)) ? 2 : 0)) * (an + cg_cost_bw(S, net_bw));
+    case CG_ALG_HIER_LEADER: {
+        double inter = S <= 65536 ? (cg_cost_log2(N) + 2) * (an + cg_cost_bw(S, net_bw))
+                                  : 2.0 * (N - 1) * an + cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
+        return cg_cost_intra(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
+               cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
+    }
+    case CG_ALG_HIER_TREE:
+        return cg_cost_log2(N) * (an + cg_cost_bw(S, net_bw)) +
+               cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
+    case CG_ALG_STAGED: { /* copy out, the host collective over N*L ranks, copy back */
+        int    P    = N * L;
+        double copy = cg_cost_bw(2.0 * S, 20.0);
+        return copy + cg_cost_log2(P) * an + cg_cost_bw(2.0 * S * (P - 1) / P, CG_MIN(bn, 10.0));
+    }
+    default:
+        return 0.0;
+    }
+}
+
+/* nccl-tests' bus bandwidth factor of a collective over n ranks. */
+double cg_cost_busbw_factor(cg_coll_t coll, int n)
+{
+    if (n <= 1) {
+        return 1.0;
+    }
+    switch (coll) {
+    case CG_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case CG_COLL_BCAST:     return 1.0;
+    default:                return (double)(n - 1) / n;
+    }
+}

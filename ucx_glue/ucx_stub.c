@@ -1,0 +1,80 @@
+/* The UCX layer of a build configured --without-ucx: no inter-node transport. */
+#include "ucx_glue/cg_ucx.h"
+
+int cg_ucx_built(void)
+{
+    return 0;
+}
+
+cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out)
+{
+    (void)config;
+    (void)ucx_out;
+    return CG_ERR_UNSUPPORTED;
+}
+
+void cg_ucx_destroy(cg_ucx_t *ucx)
+{
+    (void)ucx;
+}
+
+int cg_ucx_supports_cuda(const cg_ucx_t *ucx)
+{
+    (void)ucx;
+    return 0;
+}
+
+const char *cg_ucx_describe(const cg_ucx_t *ucx)
+{
+    (void)ucx;
+    return "built without UCX";
+}
+
+cg_status_t cg_ucx_address(cg_ucx_t *ucx, const void **addr, size_t *len)
+{
+    (void)ucx;
+    (void)addr;
+    (void)len;
+    return CG_ERR_UNSUPPORTED;
+}
+
+cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, cg_ucx_ep_t **ep_out)
+{
+    (void)ucx;
+    (void)peer_addr;
+    (void)ep_out;
+    return CG_ERR_UNSUPPORTED;
+}
+
+void cg_ucx_ep_destroy(cg_ucx_t *ucx, cg_ucx_ep_t *ep)
+{
+    (void)ucx;
+    (void)ep;
+}
+
+cg_status_t cg_ucx_isend(cg_ucx_t *ucx, cg_ucx_ep_t *ep, const void *buf, size_t len,
+                         uint64_t tag, int device, void **req)
+{
+    (void)ucx, (void)ep, (void)buf, (void)len, (void)tag, (void)device, (void)req;
+    return CG_ERR_UNSUPPORTED;
+}
+
+cg_status_t cg_ucx_irecv(cg_ucx_t *ucx, void *buf, size_t len, uint64_t tag, uint64_t mask,
+                         int device, void **req)
+{
+    (void)ucx, (void)buf, (void)len, (void)tag, (void)mask, (void)device, (void)req;
+    return CG_ERR_UNSUPPORTED;
+}
+
+cg_status_t cg_ucx_test(cg_ucx_t *ucx, void *req, int *done)
+{
+    (void)ucx;
+    (void)req;
+    *done = 1;
+    return CG_ERR_UNSUPPORTED;
+}
+
+void cg_ucx_progress(cg_ucx_t *ucx)
+{
+    (void)ucx;
+}
