@@ -294,32 +294,32 @@ static int mca_coll_gpu_register(void)
     return mca_coll_gpu_register_algorithms();
 }
 
-/* Help files: the installed data directory, or next to the component in a build tree. */
+/* Help files, nearest to the component first: a build tree (the .so in .libs/, the text
+ * next to .libs/), an installation (<prefix>/lib/openmpi -> <prefix>/share/openmpi), the
+ * configured data directory. */
 static void mca_coll_gpu_add_help_dirs(void)
 {
     Dl_info info;
     char    dir[PATH_MAX];
     int     n = 0;
 
-    if (CG_HELP_DIR[0] != '\0') {
-        mca_coll_gpu_help_dirs[n++] = strdup(CG_HELP_DIR);
-    }
     if (dladdr((void *)&mca_coll_gpu_component, &info) != 0 && info.dli_fname != NULL) {
         char *slash;
         snprintf(dir, sizeof(dir), "%s", info.dli_fname);
         slash = strrchr(dir, '/');
-        if (slash != NULL) {
+        if (slash != NULL && strlen(dir) + 32 < sizeof(dir)) {
+            char rel[PATH_MAX + 32];
             *slash = '\0';
-            /* <prefix>/lib/openmpi/mca_coll_gpu.so -> <prefix>/share/openmpi */
-            if (strlen(dir) + 32 < sizeof(dir)) {
-                char rel[PATH_MAX + 32];
-                snprintf(rel, sizeof(rel), "%s/../../share/openmpi", dir);
-                mca_coll_gpu_help_dirs[n++] = strdup(rel);
-                snprintf(rel, sizeof(rel), "%s/..", dir); /* build tree: .libs/.. */
-                mca_coll_gpu_help_dirs[n++] = strdup(rel);
-            }
+            snprintf(rel, sizeof(rel), "%s/..", dir);
+            mca_coll_gpu_help_dirs[n++] = strdup(rel);
+            snprintf(rel, sizeof(rel), "%s/../../share/openmpi", dir);
+            mca_coll_gpu_help_dirs[n++] = strdup(rel);
         }
     }
+    if (CG_HELP_DIR[0] != '\0') {
+        mca_coll_gpu_help_dirs[n++] = strdup(CG_HELP_DIR);
+    }
+    /* searched after Open MPI's own directory, in the order added */
     for (int i = 0; i < n; i++) {
         if (mca_coll_gpu_help_dirs[i] != NULL) {
             opal_show_help_add_dir(mca_coll_gpu_help_dirs[i]);

@@ -24,6 +24,8 @@ typedef struct {
     int         nodes;
     const char *coll;
     size_t      size;
+    int         scale;
+    double      net_bw;
 } info_opts_t;
 
 static void info_usage(void)
@@ -34,17 +36,16 @@ static void info_usage(void)
                     "  --ranks  ranks per node (default: one per GPU); rank r drives GPU r mod GPUs\n"
                     "  --nodes  nodes for the plans (default 1)\n"
                     "  --coll   allreduce|bcast|allgather|reduce_scatter|reduce_scatter_block\n"
-                    "  --size   message size in bytes (k, M, G suffixes)\n");
+                    "  --size   message size in bytes (k, M, G suffixes)\n"
+                    "  --scale  predicted time and bandwidth from 1 to 1024 nodes\n"
+                    "  --net-bw NIC bandwidth for the model, GB/s per direction (default 48)\n");
 }
 
 static int info_parse(int argc, char **argv, info_opts_t *o)
 {
-    *o = (info_opts_t){"", 0, 1, NULL, 0};
+    *o = (info_opts_t){"", 0, 1, NULL, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
-        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
-        if (v == NULL) {
-            return -1;
-        }
+        const char *v = (i + 1 < argc) ? argv[i + 1] : "";
         if (!strcmp(argv[i], "--xml")) {
             o->xml = v;
         } else if (!strcmp(argv[i], "--ranks")) {
@@ -57,6 +58,11 @@ static int info_parse(int argc, char **argv, info_opts_t *o)
             if (cg_size_parse(v, &o->size) != CG_OK) {
                 return -1;
             }
+        } else if (!strcmp(argv[i], "--scale")) {
+            o->scale = 1;
+            continue;
+        } else if (!strcmp(argv[i], "--net-bw")) {
+            o->net_bw = atof(v);
         } else if (!strcmp(argv[i], "--verbose")) {
             cg_log_configure(atoi(v), "all");
         } else {
@@ -67,19 +73,44 @@ static int info_parse(int argc, char **argv, info_opts_t *o)
     return (o->ranks < 0 || o->ranks > CG_TOPO_MAX_RANKS || o->nodes < 1) ? -1 : 0;
 }
 
-static void info_plan(const cg_topo_summary_t *s, int nodes, cg_coll_t coll, size_t bytes)
+/* Plan of a collective of bytes (nccl-tests size) on nodes x the summary's ranks, and the
+ * model's prediction: time, algbw, busbw. */
+static void info_plan(const info_opts_t *o, const cg_topo_summary_t *s, int nodes, cg_coll_t coll,
+                      size_t bytes, int table)
 {
     cg_planner_config_t config;
+    cg_cost_params_t    p;
     cg_plan_t           plan;
     cg_shape_t          shape = {.size = s->local_size * nodes, .num_nodes = nodes,
                                  .local_size = s->local_size, .max_local = s->local_size,
-                                 .intra_ok = 1, .topo_class = s->cls};
-    cg_call_t           call = {.coll = coll, .count = bytes / 4, .bytes = bytes,
-                                .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .comm_size = shape.size};
+                                 .intra_ok = 1, .inter_ok = 1, .uniform = 1, .topo_class = s->cls};
+    cg_call_t           call = {.coll = coll, .bytes = bytes, .dtype = CG_DT_FLOAT, .op = CG_OP_SUM,
+                                .comm_size = shape.size};
+    double              t, algbw;
 
+    if (coll == CG_COLL_ALLGATHER) { /* the planner sees per-rank blocks */
+        call.bytes = bytes / (size_t)shape.size;
+    }
+    if (coll == CG_COLL_BCAST || coll == CG_COLL_ALLGATHER) {
+        call.dtype = CG_DT_NONE, call.op = CG_OP_NONE;
+    }
+    call.count = call.bytes / 4;
     cg_planner_config_default(&config);
+    config.net_bw_gbs = o->net_bw;
     cg_plan_select(&config, &call, &shape, &plan);
-    printf("  %-21s %10zu B  %-9s %s\n", cg_coll_name(coll), bytes, cg_alg_name(plan.alg), plan.reason);
+    cg_cost_defaults(&p, s->cls, s->local_size);
+    if (o->net_bw > 0) {
+        p.net_bw_gbs = o->net_bw;
+    }
+    t     = cg_cost_predict(&p, plan.alg, coll, (double)bytes, nodes, s->local_size);
+    algbw = t > 0 ? (double)bytes / t / 1e9 : 0;
+    if (table) {
+        printf("  %6d %8d  %-11s %12.1f %9.1f %9.1f\n", nodes, shape.size, cg_alg_name(plan.alg),
+               t * 1e6, algbw, algbw * cg_cost_busbw_factor(coll, shape.size));
+    } else {
+        printf("  %-21s %10zu B  %-11s %10.1f us  %s\n", cg_coll_name(coll), bytes,
+               cg_alg_name(plan.alg), t * 1e6, plan.reason);
+    }
 }
 
 int main(int argc, char **argv)
@@ -124,7 +155,24 @@ int main(int argc, char **argv)
     for (int r = 0; r < n; r++) {
         printf("    %2d -> %-14s -> %s\n", r, bus[r], s.rail[r][0] ? s.rail[r] : "(none)");
     }
-    printf("\nplans on %d node%s of %d ranks (float sum):\n", o.nodes, o.nodes > 1 ? "s" : "", n);
+    if (o.scale) {
+        cg_coll_t coll = CG_COLL_ALLREDUCE;
+        size_t    size = o.size ? o.size : (size_t)1 << 30;
+        for (int c = 0; o.coll && c < CG_COLL_COUNT; c++) {
+            coll = strcmp(o.coll, cg_coll_name((cg_coll_t)c)) == 0 ? (cg_coll_t)c : coll;
+        }
+        printf("\npredicted %s of %zu bytes (model: phases one after the other):\n",
+               cg_coll_name(coll), size);
+        printf("  %6s %8s  %-11s %12s %9s %9s\n", "nodes", "ranks", "algorithm", "time (us)",
+               "algbw", "busbw");
+        for (int nodes = 1; nodes <= 1024; nodes *= 2) {
+            info_plan(&o, &s, nodes, coll, size, 1);
+        }
+        cg_topo_free(topo);
+        return 0;
+    }
+    printf("\nplans on %d node%s of %d ranks (float sum; time predicted by the model):\n", o.nodes,
+           o.nodes > 1 ? "s" : "", n);
     for (int c = 0; c < CG_COLL_COUNT; c++) {
         static const size_t sizes[] = {1024, 1u << 20, 64u << 20};
         if (o.coll && strcmp(o.coll, cg_coll_name((cg_coll_t)c)) != 0) {
@@ -132,7 +180,7 @@ int main(int argc, char **argv)
         }
         for (size_t k = 0; k < 3; k++) {
             if (o.size == 0 || k == 0) {
-                info_plan(&s, o.nodes, (cg_coll_t)c, o.size ? o.size : sizes[k]);
+                info_plan(&o, &s, o.nodes, (cg_coll_t)c, o.size ? o.size : sizes[k], 0);
             }
         }
     }

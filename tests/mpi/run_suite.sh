@@ -160,9 +160,50 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
         { grep -q "using safe defaults" "$logdir/topo-bad-file-np2.log" || fail "topo-bad-file-np2: no warning"; }
 fi
 
-# 6. Virtual nodes: with no inter-node path yet, calls across them run staged, correctly.
-run "virtual-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
-    "$check" --mem "$mem" --comms world "${quiet_args[@]}" && proof virtual-nodes-np4 staged
+# 6. Several nodes (virtual: coll_gpu_node_size consecutive ranks per node), over UCX's
+#    shared-memory transports and over loopback TCP, even and uneven layouts (3+3+2,
+#    2+2+2+1...), the staging pipeline forced with small chunks, every hierarchical
+#    algorithm forced.
+hier="hier_ring,hier_rd,hier_leader,hier_tree,staged"
+run "nodes2x2-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
+    "$check" --mem "$mem" --comms world --counts 0,1,7,1000 --large 100003 &&
+    proof nodes2x2-np4 "$hier"
+run "nodes3-uneven-np8" 8 "${dev_mca[@]}" --mca coll_gpu_node_size 3 \
+    "$check" --mem "$mem" --counts 0,1,7,1000 --large 100003 --no-derived
+run "nodes4x2-tcp-np8" 8 -x UCX_TLS=tcp,self "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
+    "$check" --mem "$mem" --counts 1,7,1000 --large 100003 --types MPI_INT,MPI_DOUBLE,MPI_UINT8_T,MPI_DOUBLE_INT,MPI_CHAR
+run "nodes-staging-tcp-np7" 7 -x UCX_TLS=tcp,self "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 --mca coll_gpu_ucx_depth 3 \
+    "$check" --mem "$mem" --comms world --counts 1,1000,70001 --large 0 \
+    --types MPI_INT,MPI_DOUBLE,MPI_UINT8_T,MPI_DOUBLE_INT,MPI_C_DOUBLE_COMPLEX,MPI_CHAR --no-derived
+if [ "$device" = host ]; then
+    run "nodes-zero-copy-np6" 6 "${dev_mca[@]}" --mca coll_gpu_node_size 3 \
+        "$check" --mem shm --counts 1,1000 --large 100003 --no-derived
+fi
+nodes_forced() { # coll alg np node_size
+    run "nodes-forced-$2-$1-np$3" "$3" "${dev_mca[@]}" --mca coll_gpu_node_size "$4" \
+        --mca "coll_gpu_${1}_algorithm" "$2" --mca coll_gpu_scratch_size 65536 --mca coll_gpu_verbose 2 \
+        "$check" --mem "$mem" --comms world --colls "$1" "${forced_args[@]}" &&
+        proof "nodes-forced-$2-$1-np$3" "$2,staged" "$2" "$1"
+}
+# a rules file decides; a malformed one is reported (file:line) and ignored
+rules=$(cd "$(dirname "$0")/../../contrib" && pwd)/coll_gpu_rules.example
+run "nodes-rules-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_rules_file "$rules" \
+    --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world --colls allreduce,bcast "${quiet_args[@]}" &&
+    { grep -q "alg=hier_rd .*why=rule at line 11" "$logdir/nodes-rules-np4.log" ||
+      fail "nodes-rules-np4: the rules file did not decide"; }
+printf 'allreduce 0 1k 1\n' >"$logdir/bad-rules.txt"
+run "nodes-bad-rules-np2" 2 "${dev_mca[@]}" --mca coll_gpu_rules_file "$logdir/bad-rules.txt" \
+    "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
+    { grep -q "bad-rules.txt:1: 4 fields" "$logdir/nodes-bad-rules-np2.log" ||
+      fail "nodes-bad-rules-np2: no message naming the file and line"; }
+nodes_forced allreduce hier_ring 6 2
+nodes_forced allreduce hier_rd 6 3
+nodes_forced allreduce hier_leader 7 3
+nodes_forced bcast hier_tree 5 2
+nodes_forced allgather hier_ring 6 3
+nodes_forced reduce_scatter hier_ring 4 2
+nodes_forced reduce_scatter_block hier_ring 8 4
 
 # 7. Ranks that mix memory kinds: odd ranks pass host buffers, the others device buffers.
 if [ "$device" = cuda ]; then
@@ -199,6 +240,7 @@ runs=$((runs + 1))
 if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param coll gpu --level 9 >"$logdir/ompi_info.log" 2>&1 &&
     for p in priority verbose verbose_subsys device node_size buffer_check staging_cache_max \
              scratch_size intra_sync copy_method timeout allreduce_one_shot_max topo_file \
+             rules_file net_bw net_latency ucx_chunk_size ucx_depth ucx_staging \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1

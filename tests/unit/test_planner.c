@@ -1,0 +1,175 @@
+/*
+ * The planner across nodes: which algorithm applies to which shape, what a forced
+ * algorithm does where it cannot run, the rules file (matching, order, parse errors with
+ * file and line), and the cost model's shape (bandwidth and latency regimes).
+ */
+#include "coll/cg_coll.h"
+#include "tests/unit/unit.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static cg_shape_t nodes(int n, int local, int uniform)
+{
+    cg_shape_t s = {.size = n * local, .num_nodes = n, .local_size = local, .max_local = local,
+                    .intra_ok = 1, .inter_ok = 1, .uniform = uniform,
+                    .topo_class = CG_TOPO_CLASS_NVSWITCH};
+    return s;
+}
+
+static cg_alg_t pick(const cg_planner_config_t *config, cg_coll_t coll, size_t bytes,
+                     cg_shape_t shape, char *reason)
+{
+    cg_plan_t p;
+    cg_call_t call = {.coll = coll, .count = bytes / 4, .bytes = bytes, .dtype = CG_DT_FLOAT,
+                      .op = CG_OP_SUM, .comm_size = shape.size};
+    if (coll == CG_COLL_BCAST || coll == CG_COLL_ALLGATHER) {
+        call.dtype = CG_DT_NONE;
+        call.op    = CG_OP_NONE;
+    }
+    cg_plan_select(config, &call, &shape, &p);
+    if (reason) {
+        strcpy(reason, p.reason);
+    }
+    return p.alg;
+}
+
+static const char *write_rules(const char *text)
+{
+    static char path[64];
+    FILE       *f;
+    snprintf(path, sizeof(path), "/tmp/cg-rules-%d.txt", (int)getpid());
+    f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+START_TEST(test_multi_node_auto)
+{
+    cg_planner_config_t c;
+    char                why[200];
+
+    cg_planner_config_default(&c);
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 256u << 20, nodes(4, 8, 1), why), CG_ALG_HIER_RING);
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 8, nodes(4, 8, 1), why), CG_ALG_HIER_RD);
+    ck_assert_ptr_nonnull(strstr(why, "model"));
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 256u << 20, nodes(3, 3, 0), why), CG_ALG_HIER_LEADER);
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 1u << 20, nodes(3, 3, 0), why), CG_ALG_HIER_TREE);
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLGATHER, 1u << 20, nodes(4, 2, 1), why), CG_ALG_HIER_RING);
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLGATHER, 1u << 20, nodes(3, 3, 0), why), CG_ALG_STAGED);
+    ck_assert_int_eq(pick(&c, CG_COLL_REDUCE_SCATTER_BLOCK, 1u << 20, nodes(2, 4, 1), why), CG_ALG_HIER_RING);
+    cg_shape_t no_ucx = nodes(2, 4, 1);
+    no_ucx.inter_ok   = 0;
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 1u << 20, no_ucx, why), CG_ALG_STAGED);
+    ck_assert_ptr_nonnull(strstr(why, "UCX"));
+}
+END_TEST
+
+START_TEST(test_forced_where_it_cannot_run)
+{
+    cg_planner_config_t c;
+    char                why[200];
+
+    cg_planner_config_default(&c);
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_TWO_SHOT; /* one node only */
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 1u << 20, nodes(2, 4, 1), why), CG_ALG_STAGED);
+    ck_assert_ptr_nonnull(strstr(why, "one node"));
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_HIER_RING; /* several nodes, even layout only */
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 1u << 20, nodes(1, 4, 1), why), CG_ALG_STAGED);
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 1u << 20, nodes(3, 3, 0), why), CG_ALG_STAGED);
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 1u << 20, nodes(3, 3, 1), why), CG_ALG_HIER_RING);
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_HIER_LEADER;
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 8, nodes(3, 3, 0), why), CG_ALG_HIER_LEADER);
+}
+END_TEST
+
+START_TEST(test_rules)
+{
+    cg_planner_config_t c;
+    cg_rules_t         *rules = NULL;
+    char                error[300], why[200];
+    const char         *path = write_rules(
+        "# test rules\n"
+        "allreduce  0    64k  2  *   hier_leader   # small: leaders\n"
+        "allreduce  *    *    1  1   ring\n"
+        "\n"
+        "allgather  *    *    *  *   staged\n"
+        "bcast      1M   *    2  8   auto\n"
+        "bcast      *    *    2  *   staged\n");
+
+    ck_assert_int_eq(cg_rules_load(path, &rules, error, sizeof(error)), CG_OK);
+    ck_assert_int_eq(cg_rules_count(rules), 5);
+    ck_assert_int_eq(cg_rules_get(rules, 0)->line, 2);
+    ck_assert_uint_eq(cg_rules_get(rules, 0)->max_bytes, 65536);
+    cg_planner_config_default(&c);
+    c.rules = rules;
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 4096, nodes(2, 4, 1), why), CG_ALG_HIER_LEADER);
+    ck_assert_str_eq(why, "rule at line 2");
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 64u << 20, nodes(2, 4, 1), why), CG_ALG_HIER_RING);
+    ck_assert_ptr_nonnull(strstr(why, "model")); /* no rule matched: the model */
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 1u << 20, nodes(1, 4, 1), why), CG_ALG_RING);
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLGATHER, 64, nodes(1, 4, 1), why), CG_ALG_STAGED);
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4u << 20, nodes(4, 2, 1), why), CG_ALG_HIER_TREE); /* auto */
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4096, nodes(4, 2, 1), why), CG_ALG_STAGED);
+    cg_rules_free(rules);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_rules_errors)
+{
+    static const struct {
+        const char *text, *expect;
+    } bad[] = {
+        {"allreduce 0 1k 1 1\n", ":1: 5 fields"},
+        {"# ok\nallreduces 0 1k 1 1 one_shot\n", ":2: unknown collective"},
+        {"allreduce 0 12q 1 1 one_shot\n", ":1: bad size"},
+        {"allreduce 0 1k x 1 one_shot\n", ":1: bad node count"},
+        {"allreduce 8k 1k 1 1 one_shot\n", ":1: empty range"},
+        {"bcast 0 1k 1 1 two_shot\n", ":1: \"two_shot\" is not an algorithm of bcast"},
+    };
+    cg_rules_t *rules;
+    char        error[300];
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *path = write_rules(bad[i].text);
+        ck_assert_int_eq(cg_rules_load(path, &rules, error, sizeof(error)), CG_ERR_PARSE);
+        ck_assert_msg(strstr(error, bad[i].expect) && strstr(error, path), "case %zu: %s", i, error);
+        unlink(path);
+    }
+    ck_assert_int_eq(cg_rules_load("/nonexistent/rules", &rules, error, sizeof(error)), CG_ERR_IO);
+}
+END_TEST
+
+START_TEST(test_cost_model)
+{
+    cg_cost_params_t p;
+    double           small_rd, small_ring, big_rd, big_ring, t1, t16, t1024;
+
+    cg_cost_defaults(&p, CG_TOPO_CLASS_NVSWITCH, 8);
+    small_rd   = cg_cost_predict(&p, CG_ALG_HIER_RD, CG_COLL_ALLREDUCE, 8, 16, 8);
+    small_ring = cg_cost_predict(&p, CG_ALG_HIER_RING, CG_COLL_ALLREDUCE, 8, 16, 8);
+    big_rd     = cg_cost_predict(&p, CG_ALG_HIER_RD, CG_COLL_ALLREDUCE, 1 << 30, 16, 8);
+    big_ring   = cg_cost_predict(&p, CG_ALG_HIER_RING, CG_COLL_ALLREDUCE, 1 << 30, 16, 8);
+    ck_assert(small_rd < small_ring); /* latency regime */
+    ck_assert(big_ring < big_rd);     /* bandwidth regime */
+    /* 1 GiB on 16 nodes of 8 x 400G rails: the NICs bound it (8 x 48 GB/s for 2 S), the
+     * intra-node phases add to it (phases are not overlapped) */
+    t16 = cg_cost_predict(&p, CG_ALG_HIER_RING, CG_COLL_ALLREDUCE, 1 << 30, 16, 8);
+    ck_assert(t16 > 2.0 * (1 << 30) * 15 / 16 / (8 * 48e9) && t16 < (1 << 30) / 80e9);
+    /* at 1024 nodes the ring's 2(N-1) latencies show */
+    t1024 = cg_cost_predict(&p, CG_ALG_HIER_RING, CG_COLL_ALLREDUCE, 1 << 30, 1024, 8);
+    ck_assert(t1024 > t16 + 2 * 1000 * 5e-6);
+    t1 = cg_cost_predict(&p, CG_ALG_TWO_SHOT, CG_COLL_ALLREDUCE, 1 << 30, 1, 8);
+    ck_assert(t1 < t16);
+    ck_assert_double_eq_tol(cg_cost_busbw_factor(CG_COLL_ALLREDUCE, 8), 1.75, 1e-12);
+    ck_assert_double_eq_tol(cg_cost_busbw_factor(CG_COLL_ALLGATHER, 4), 0.75, 1e-12);
+}
+END_TEST
+
+CG_UNIT_MAIN("planner", 30, test_multi_node_auto, test_forced_where_it_cannot_run, test_rules,
+             test_rules_errors, test_cost_model)
