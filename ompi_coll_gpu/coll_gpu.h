@@ -99,6 +99,7 @@ typedef struct mca_coll_gpu_module_t {
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
 
 /* component / module */
+int mca_coll_gpu_register_params(void);
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority);
 int mca_coll_gpu_status_to_mpi(cg_status_t status);

@@ -1,0 +1,182 @@
+/* The MCA parameters of coll/gpu, registered from one table (ompi_info lists them). */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_var_enum.h"
+
+#include <stdio.h>
+
+#define CG_C (&mca_coll_gpu_component)
+
+static const mca_base_var_enum_value_t device_values[] = {
+    {MCA_COLL_GPU_DEVICE_AUTO, "auto"}, {MCA_COLL_GPU_DEVICE_CUDA, "cuda"},
+    {MCA_COLL_GPU_DEVICE_HOST, "host"}, {0, NULL}};
+static const mca_base_var_enum_value_t check_values[] = {
+    {MCA_COLL_GPU_CHECK_AGREE, "agree"}, {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
+static const mca_base_var_enum_value_t sync_values[] = {
+    {0, "auto"}, {1, "host"}, {2, "device"}, {0, NULL}};
+static const mca_base_var_enum_value_t copy_values[] = {
+    {0, "auto"}, {1, "engine"}, {2, "kernel"}, {0, NULL}};
+static const mca_base_var_enum_value_t staging_values[] = {
+    {0, "auto"}, {1, "always"}, {2, "never"}, {0, NULL}};
+
+typedef struct {
+    const char                      *name;
+    mca_base_var_type_t              type;
+    const mca_base_var_enum_value_t *values; /* an enumeration, or NULL */
+    void                            *storage;
+    int                              level;
+    int                              flags;
+    mca_base_var_scope_t             scope;
+    const char                      *help;
+} mca_coll_gpu_param_t;
+
+#define INT MCA_BASE_VAR_TYPE_INT
+#define SIZE MCA_BASE_VAR_TYPE_SIZE_T
+#define STR MCA_BASE_VAR_TYPE_STRING
+#define DBL MCA_BASE_VAR_TYPE_DOUBLE
+#define SET MCA_BASE_VAR_FLAG_SETTABLE
+#define LOCAL MCA_BASE_VAR_SCOPE_LOCAL
+#define RO MCA_BASE_VAR_SCOPE_READONLY
+#define EQ MCA_BASE_VAR_SCOPE_ALL_EQ
+
+static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
+    {"priority", INT, NULL, &CG_C->priority, OPAL_INFO_LVL_2, 0, RO,
+     "Priority of the gpu coll component (0 disables it). It sits above the host "
+     "components and passes host buffers down to them untouched"},
+    {"verbose", INT, NULL, &CG_C->verbose, OPAL_INFO_LVL_2, SET, LOCAL,
+     "Verbosity: 0 errors, 1 warnings and fallbacks, 2 one line per intercepted call, "
+     "3 setup and plan details, 5 debug, 9 trace"},
+    {"verbose_subsys", STR, NULL, &CG_C->verbose_subsys, OPAL_INFO_LVL_4, 0, LOCAL,
+     "Subsystems that log at coll_gpu_verbose: all, or a comma list of init, coll, dev, "
+     "ipc, topo, plan, ucx; a leading ^ excludes the listed ones"},
+    {"device", INT, device_values, &CG_C->device_mode, OPAL_INFO_LVL_2, 0, RO,
+     "Device layer: auto (CUDA when a GPU and driver are present, otherwise the component "
+     "disqualifies itself quietly), cuda, or host (host buffers are treated as device "
+     "buffers and run on the host device layer: testing and debugging without a GPU)"},
+    {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, 0, EQ,
+     "0: group ranks by the node they run on. N > 0: group N consecutive ranks of each "
+     "communicator into one virtual node (testing multi-node behaviour on one machine)"},
+    {"buffer_check", INT, check_values, &CG_C->buffer_check, OPAL_INFO_LVL_4, 0, EQ,
+     "agree: ranks agree on the memory kinds of every call that could take a fast path "
+     "(safe when some ranks pass host buffers and others device buffers); local: trust "
+     "the application to pass the same kind of memory on every rank (saves one small "
+     "host allreduce per call)"},
+    {"staging_cache_max", SIZE, NULL, &CG_C->staging_cache_max, OPAL_INFO_LVL_5, 0, LOCAL,
+     "Page-locked staging memory (bytes) kept between calls; larger staging buffers are "
+     "released after the call"},
+    {"scratch_size", SIZE, NULL, &CG_C->scratch_size, OPAL_INFO_LVL_5, 0, EQ,
+     "Device memory (bytes) each rank shares with the ranks of its node for the intra-node "
+     "algorithms; larger messages go through it in pipelined steps"},
+    {"intra_sync", INT, sync_values, &CG_C->intra_sync, OPAL_INFO_LVL_5, 0, EQ,
+     "Barriers between the ranks of a node: host (the host waits for its stream and for "
+     "flags in shared memory; safe when ranks share a GPU without MPS), device (stream "
+     "memory operations on flags in GPU memory; ranks must run concurrently: one GPU "
+     "each, or MPS), auto (device when every rank of the node has its own GPU)"},
+    {"copy_method", INT, copy_values, &CG_C->copy_method, OPAL_INFO_LVL_5, 0, EQ,
+     "How allgather and bcast copy one buffer into several peers' buffers: kernel (one "
+     "kernel reads the source once and writes every destination: the fewest bytes "
+     "through device memory), engine (one copy-engine transfer per destination: no SMs "
+     "used), auto (kernel)"},
+    {"timeout", INT, NULL, &CG_C->timeout, OPAL_INFO_LVL_5, 0, EQ,
+     "Seconds a fast-path collective waits for its peers before it fails with an error "
+     "(0: no limit; peers that died are detected either way)"},
+    {"allreduce_one_shot_max", SIZE, NULL, &CG_C->planner.one_shot_max, OPAL_INFO_LVL_5, SET,
+     EQ, "Largest allreduce (bytes) that auto runs with the one-shot algorithm; larger ones "
+     "run two-shot"},
+    {"topo_file", STR, NULL, &CG_C->topo_file, OPAL_INFO_LVL_4, 0, RO,
+     "hwloc XML topology to use instead of the machine's (like NCCL_TOPO_FILE): every "
+     "topology decision can be reproduced. With coll_gpu_device=host, local rank i plays "
+     "the file's GPU i"},
+    {"rules_file", STR, NULL, &CG_C->rules_file, OPAL_INFO_LVL_4, 0, EQ,
+     "Rules that override the planner's cost model, one per line: collective min_bytes "
+     "max_bytes min_nodes max_nodes algorithm (\"*\": any; first match wins; see README)"},
+    {"net_bw", DBL, NULL, &CG_C->net_bw, OPAL_INFO_LVL_5, 0, EQ,
+     "Cost model: bandwidth of one NIC in GB/s per direction (0: 48, a 400 Gb/s NIC)"},
+    {"net_latency", DBL, NULL, &CG_C->net_latency, OPAL_INFO_LVL_5, 0, EQ,
+     "Cost model: latency of one message between nodes in microseconds (0: 5)"},
+    {"ucx_chunk_size", SIZE, NULL, &CG_C->ucx_chunk_size, OPAL_INFO_LVL_5, 0, EQ,
+     "Inter-node staging: bytes per page-locked chunk when UCX cannot move device memory"},
+    {"ucx_depth", INT, NULL, &CG_C->ucx_depth, OPAL_INFO_LVL_5, 0, EQ,
+     "Inter-node staging: chunks in flight in each direction (copies overlap transfers)"},
+    {"ucx_staging", INT, staging_values, &CG_C->ucx_staging, OPAL_INFO_LVL_5, 0, EQ,
+     "Inter-node data: auto (device memory straight to UCX when it supports CUDA memory, "
+     "otherwise through page-locked host chunks), always (force the staging pipeline), "
+     "never"},
+    {"debug_host_buffer_ranks", STR, NULL, &CG_C->debug_host_buffer_ranks, OPAL_INFO_LVL_9, 0,
+     RO, "Testing with coll_gpu_device=host: comma list of MPI_COMM_WORLD ranks whose "
+     "buffers count as host memory, to exercise ranks that mix memory kinds"},
+};
+
+static int mca_coll_gpu_register_one(const char *name, mca_base_var_type_t type,
+                                     const mca_base_var_enum_value_t *values, void *storage,
+                                     int level, int flags, mca_base_var_scope_t scope,
+                                     const char *help)
+{
+    mca_base_var_enum_t *enumerator = NULL;
+    char                 enum_name[64];
+    int                  rc;
+
+    if (values != NULL) {
+        snprintf(enum_name, sizeof(enum_name), "coll_gpu_%s", name);
+        rc = mca_base_var_enum_create(enum_name, values, &enumerator);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    rc = mca_base_component_var_register(&mca_coll_gpu_component.super.collm_version, name, help,
+                                         type, enumerator, 0, flags, level, scope, storage);
+    if (enumerator != NULL) {
+        OBJ_RELEASE(enumerator);
+    }
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
+/* coll_gpu_<coll>_algorithm: one enumeration per collective, from the planner's tables.
+ * Settable through MPI_T so that a benchmark can compare algorithms in one run. */
+static int mca_coll_gpu_register_algorithms(void)
+{
+    static mca_base_var_enum_value_t values[CG_COLL_COUNT][CG_ALG_COUNT + 1];
+    static char                      help[CG_COLL_COUNT][512];
+    static char                      names[CG_COLL_COUNT][64];
+
+    for (int c = 0; c < CG_COLL_COUNT; c++) {
+        const cg_alg_t *algs = cg_coll_algs((cg_coll_t)c);
+        size_t          used;
+        int             n = 0, rc;
+
+        used = (size_t)snprintf(help[c], sizeof(help[c]),
+                                "Algorithm of MPI_%s on device buffers (auto: the planner "
+                                "chooses by size and topology). Values:",
+                                cg_coll_name((cg_coll_t)c));
+        for (; algs[n] != (cg_alg_t)-1; n++) {
+            values[c][n].value  = algs[n];
+            values[c][n].string = cg_alg_name(algs[n]);
+            used += (size_t)snprintf(help[c] + used, sizeof(help[c]) - used, "%s %s",
+                                     n ? "," : "", cg_alg_name(algs[n]));
+        }
+        values[c][n] = (mca_base_var_enum_value_t){0, NULL};
+        mca_coll_gpu_component.algorithm[c] = CG_ALG_AUTO;
+        snprintf(names[c], sizeof(names[c]), "%s_algorithm", cg_coll_name((cg_coll_t)c));
+        rc = mca_coll_gpu_register_one(names[c], INT, values[c], &mca_coll_gpu_component.algorithm[c],
+                                       OPAL_INFO_LVL_5, SET, EQ, help[c]);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_coll_gpu_register_params(void)
+{
+    cg_planner_config_default(&mca_coll_gpu_component.planner);
+    for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_params); i++) {
+        const mca_coll_gpu_param_t *p = &mca_coll_gpu_params[i];
+        int rc = mca_coll_gpu_register_one(p->name, p->type, p->values, p->storage, p->level,
+                                           p->flags, p->scope, p->help);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return mca_coll_gpu_register_algorithms();
+}
