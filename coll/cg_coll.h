@@ -34,8 +34,10 @@ typedef enum {
     CG_ALG_DIRECT   = 4, /* reduce_scatter: own block from every peer; allgather, bcast:
                             direct peer copies */
     CG_ALG_RING     = 5, /* allreduce: ring along the node's links (GPUs linked in pairs) */
-    CG_ALG_HIER_RING   = 6, /* across nodes: intra reduce-scatter, ring on every rail over
-                               1/L of the data, intra allgather (large messages) */
+    CG_ALG_HIER_RING   = 6, /* across nodes, large messages, phases overlapped chunk by
+                               chunk: intra reduce-scatter, ring on every rail over 1/L of
+                               the data, intra allgather; bcast: every rail relays 1/L of
+                               the message down a chain of nodes, intra allgather */
     CG_ALG_HIER_RD     = 7, /* across nodes: intra allreduce, recursive doubling on every
                                rail (small messages) */
     CG_ALG_HIER_LEADER = 8, /* across nodes: intra allreduce, node leaders exchange, intra
@@ -99,6 +101,7 @@ typedef struct {
     const cg_rules_t *rules;                 /* NULL: none */
     double            net_alpha_us;          /* 0: the model's default */
     double            net_bw_gbs;            /* 0: the model's default */
+    size_t            hier_chunk_bytes;      /* hier_ring pipeline chunk; 0: the model's */
 } cg_planner_config_t;
 
 void cg_planner_config_default(cg_planner_config_t *config);
@@ -121,6 +124,9 @@ typedef struct {
 void   cg_cost_defaults(cg_cost_params_t *params, cg_topo_class_t cls, int local_size);
 double cg_cost_predict(const cg_cost_params_t *params, cg_alg_t alg, cg_coll_t coll, double bytes,
                        int nodes, int local);
+/* The same; for hier_ring also the chunk size it assumes (0: one chunk, no overlap). */
+double cg_cost_predict_chunked(const cg_cost_params_t *params, cg_alg_t alg, cg_coll_t coll,
+                               double bytes, int nodes, int local, size_t *chunk_bytes);
 double cg_cost_busbw_factor(cg_coll_t coll, int nranks);
 
 /*

@@ -10,6 +10,7 @@
  *   4. with several nodes: allgather of the worker addresses
  */
 #include "coll/cg_comm_int.h"
+#include "coll/hier/hier.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ typedef struct {
 
 typedef struct {
     int               ok;
+    int               inter_staged; /* its device data crosses the network through host memory */
     uint32_t          addr_len;
     cg_topo_summary_t topo;
 } cg_rank_result_t;
@@ -208,6 +210,26 @@ static cg_status_t cg_comm_prepare_inter(cg_comm_t *c, uint32_t *addr_len)
                            &config, &c->inter);
 }
 
+/* What the planner's model assumes of the whole communicator, the same on every rank: the
+ * slowest node class (nodes may differ) and staging when any rank stages. */
+static void cg_comm_agree_model(cg_comm_t *c, const cg_rank_result_t *results)
+{
+    double slowest = 0;
+
+    c->model_class  = c->topo.cls;
+    c->model_staged = 0;
+    for (int r = 0; r < c->config.size; r++) {
+        cg_cost_params_t p;
+        cg_cost_defaults(&p, results[r].topo.cls, c->node_size[c->node_of[r]]);
+        if (r == 0 || p.intra_bw_gbs < slowest ||
+            (p.intra_bw_gbs == slowest && results[r].topo.cls < c->model_class)) {
+            slowest        = p.intra_bw_gbs;
+            c->model_class = results[r].topo.cls;
+        }
+        c->model_staged |= results[r].inter_staged;
+    }
+}
+
 /* Every rank's worker address, each slot [length][address]. */
 static cg_status_t cg_comm_exchange_addresses(cg_comm_t *c, const cg_oob_t *oob)
 {
@@ -266,6 +288,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     }
     result.ok   = (exchange == CG_OK && status == CG_OK);
     result.topo = c->topo;
+    result.inter_staged = c->inter != NULL && c->inter->staged;
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {
@@ -286,6 +309,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         return exchange != CG_OK ? exchange : (status != CG_OK ? status : CG_ERR_PEER);
     }
     c->topo = results[leader].topo;
+    cg_comm_agree_model(c, results);
     free(results);
     if (c->intra != NULL) {
         cg_intra_seal(c->intra);
@@ -307,6 +331,7 @@ void cg_comm_destroy(cg_comm_t *c)
     if (c == NULL) {
         return;
     }
+    cg_hier_pipe_destroy(c->pipe); /* its thread may use the transport: first */
     cg_intra_destroy(c->intra);
     cg_inter_destroy(c->inter);
     if (c->work != NULL) {

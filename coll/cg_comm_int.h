@@ -6,6 +6,8 @@
 #include "coll/inter/inter.h"
 #include "coll/intra/intra.h"
 
+typedef struct cg_hier_pipe cg_hier_pipe_t;
+
 struct cg_comm {
     cg_dev_t         *dev;
     cg_comm_config_t  config;
@@ -22,8 +24,11 @@ struct cg_comm {
     cg_intra_t       *intra;        /* NULL with one rank on the node */
     cg_inter_t       *inter;        /* NULL on one node, or without UCX */
     cg_topo_summary_t topo;         /* this node's, as its first rank computed it */
+    cg_topo_class_t   model_class;  /* the slowest node's class (for the planner's model) */
+    int               model_staged; /* some rank stages its network data through the host */
     void             *work;         /* device memory for the hierarchical algorithms */
     size_t            work_bytes;
+    cg_hier_pipe_t   *pipe;         /* helper thread of the overlapped phases, NULL: none yet */
     int               failed;
 };
 

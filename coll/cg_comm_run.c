@@ -6,6 +6,8 @@
 #include "coll/hier/hier.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
 
+#include <math.h>
+
 void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
 {
     shape->size       = c->config.size;
@@ -14,9 +16,10 @@ void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
     shape->max_local  = c->max_local;
     shape->intra_ok   = !c->failed && (c->local_size == 1 || (c->intra && !c->intra->failed));
     shape->inter_ok   = c->inter != NULL && !c->inter->failed;
-    shape->inter_staged = c->inter != NULL && c->inter->staged;
+    shape->inter_staged = c->model_staged;
     shape->uniform    = c->uniform;
-    shape->topo_class = c->topo.cls;
+    /* one node: its own class; several: the slowest, so that every rank plans the same */
+    shape->topo_class = c->num_nodes > 1 ? c->model_class : c->topo.cls;
 }
 
 const cg_topo_summary_t *cg_comm_topo(const cg_comm_t *c)
@@ -58,6 +61,18 @@ static int cg_comm_hier(cg_comm_t *c, cg_alg_t alg)
     return 1;
 }
 
+/* Pieces of a message of bytes (nccl-tests size) for the plan's chunk size. */
+static int cg_comm_chunks(const cg_plan_t *plan, double bytes)
+{
+    double chunks;
+
+    if (plan->chunk_bytes == 0 || bytes <= (double)plan->chunk_bytes) {
+        return 1;
+    }
+    chunks = ceil(bytes / (double)plan->chunk_bytes);
+    return chunks > CG_HIER_MAX_CHUNKS ? CG_HIER_MAX_CHUNKS : (int)chunks;
+}
+
 static cg_status_t cg_comm_done(cg_comm_t *c, cg_status_t status)
 {
     if (status != CG_OK) {
@@ -70,7 +85,8 @@ cg_status_t cg_comm_allreduce(cg_comm_t *c, const cg_plan_t *plan, const void *s
                               size_t count, cg_dtype_t dtype, cg_op_t op)
 {
     if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_done(c, cg_hier_allreduce(c, plan->alg, sbuf, rbuf, count, dtype, op));
+        return cg_comm_done(c, cg_hier_allreduce(c, plan->alg, sbuf, rbuf, count, dtype, op,
+                                                 cg_comm_chunks(plan, (double)count * cg_dtype_size(dtype))));
     }
     switch (plan->alg) {
     case CG_ALG_ONE_SHOT:
@@ -88,7 +104,12 @@ cg_status_t cg_comm_reduce_scatter(cg_comm_t *c, const cg_plan_t *plan, const vo
                                    void *rbuf, const size_t *counts, cg_dtype_t dtype, cg_op_t op)
 {
     if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_done(c, cg_hier_reduce_scatter(c, sbuf, rbuf, counts, dtype, op));
+        double total = 0;
+        for (int r = 0; r < c->config.size; r++) {
+            total += (double)counts[r] * cg_dtype_size(dtype);
+        }
+        return cg_comm_done(c, cg_hier_reduce_scatter(c, sbuf, rbuf, counts, dtype, op,
+                                                      cg_comm_chunks(plan, total)));
     }
     if (plan->alg != CG_ALG_DIRECT) {
         return CG_ERR_UNSUPPORTED;
@@ -100,7 +121,8 @@ cg_status_t cg_comm_allgather(cg_comm_t *c, const cg_plan_t *plan, const void *s
                               size_t bytes)
 {
     if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_done(c, cg_hier_allgather(c, sbuf, rbuf, bytes));
+        return cg_comm_done(c, cg_hier_allgather(c, sbuf, rbuf, bytes,
+                                                 cg_comm_chunks(plan, (double)bytes * c->config.size)));
     }
     if (plan->alg != CG_ALG_DIRECT) {
         return CG_ERR_UNSUPPORTED;
@@ -111,7 +133,8 @@ cg_status_t cg_comm_allgather(cg_comm_t *c, const cg_plan_t *plan, const void *s
 cg_status_t cg_comm_bcast(cg_comm_t *c, const cg_plan_t *plan, void *buf, size_t bytes, int root)
 {
     if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_done(c, cg_hier_bcast(c, buf, bytes, root));
+        return cg_comm_done(c, cg_hier_bcast(c, plan->alg, buf, bytes, root,
+                                             cg_comm_chunks(plan, (double)bytes)));
     }
     if (plan->alg != CG_ALG_DIRECT) {
         return CG_ERR_UNSUPPORTED;

@@ -3,14 +3,18 @@
  * synchronised step and a bandwidth per GPU that depends on the node's class (NVSwitch,
  * NVLink pairs, PCIe, one shared GPU); network: a latency per message and a bandwidth per
  * NIC (each rank drives its own rail), plus host staging when UCX cannot move device memory.
- * It predicts each applicable algorithm and the planner takes the fastest; phases are
- * summed (this implementation does not overlap them).
+ * It predicts each applicable algorithm and the planner takes the fastest. hier_ring
+ * overlaps its phases chunk by chunk: the model predicts it as a pipeline and picks the
+ * number of chunks (the plan's chunk size) that minimises the time.
  */
 #include "coll/cg_coll.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#define CG_COST_MIN_CHUNK   (256.0 * 1024) /* bytes of the message per pipeline chunk */
+#define CG_COST_PIPE_STEP_US 4.0           /* hand-over of a chunk to the helper thread */
 
 void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
 {
@@ -61,28 +65,99 @@ static double cg_cost_intra(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t c
     }
 }
 
-double cg_cost_predict(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S,
-                       int nodes, int local)
+/* A phase of a hierarchical algorithm: fixed seconds per chunk, and seconds of its
+ * bandwidth term for the whole message. */
+typedef struct {
+    double alpha, beta;
+} cg_cost_phase_t;
+
+static cg_cost_phase_t cg_cost_intra_phase(const cg_cost_params_t *p, cg_coll_t coll, double S,
+                                           int L)
+{
+    double a = p->intra_alpha_us * 1e-6, t = cg_cost_intra(p, CG_ALG_DIRECT, coll, S, L);
+    return L > 1 ? (cg_cost_phase_t){2 * a, t - 2 * a} : (cg_cost_phase_t){0, 0};
+}
+
+/* The three phases of hier_ring (pre, network, post). */
+static void cg_cost_hier_ring_phases(const cg_cost_params_t *p, cg_coll_t coll, double S, int N,
+                                     int L, double net_bw, cg_cost_phase_t ph[3])
+{
+    const double an = p->net_alpha_us * 1e-6;
+    const double part = S / L; /* what each rail carries */
+
+    memset(ph, 0, 3 * sizeof(*ph));
+    switch (coll) {
+    case CG_COLL_ALLREDUCE: /* RS inside, ring allreduce on 1/L per rail, AG inside */
+        ph[0] = cg_cost_intra_phase(p, CG_COLL_REDUCE_SCATTER, S, L);
+        ph[1] = (cg_cost_phase_t){2.0 * (N - 1) * an, cg_cost_bw(2.0 * part * (N - 1) / N, net_bw)};
+        ph[2] = cg_cost_intra_phase(p, CG_COLL_ALLGATHER, S, L);
+        break;
+    case CG_COLL_ALLGATHER: /* rail ring, then AG inside */
+        ph[1] = (cg_cost_phase_t){(N - 1) * an, cg_cost_bw(part * (N - 1) / N, net_bw)};
+        ph[2] = cg_cost_intra_phase(p, CG_COLL_ALLGATHER, S, L);
+        break;
+    case CG_COLL_BCAST: /* chain per rail (its N - 1 extra steps below), AG inside */
+        ph[1] = (cg_cost_phase_t){an, cg_cost_bw(part, net_bw)};
+        ph[2] = cg_cost_intra_phase(p, CG_COLL_ALLGATHER, S, L);
+        break;
+    default: /* reduce-scatter: RS inside, rail ring */
+        ph[0] = cg_cost_intra_phase(p, CG_COLL_REDUCE_SCATTER, S, L);
+        ph[1] = (cg_cost_phase_t){(N - 1) * an, cg_cost_bw(part * (N - 1) / N, net_bw)};
+        break;
+    }
+}
+
+/* hier_ring with the message in k chunks: the first chunk goes through every phase, then a
+ * chunk leaves every max-phase time (a pipeline); a chain adds N - 2 steps to fill. */
+static double cg_cost_hier_ring(const cg_cost_params_t *p, cg_coll_t coll, double S, int N,
+                                int L, double net_bw, int k)
+{
+    cg_cost_phase_t ph[3];
+    double          sum = 0, slowest = 0, t;
+
+    cg_cost_hier_ring_phases(p, coll, S, N, L, net_bw, ph);
+    for (int i = 0; i < 3; i++) {
+        double c = ph[i].alpha + ph[i].beta / k;
+        sum += c;
+        slowest = CG_MAX(slowest, c);
+    }
+    t = sum + (k - 1) * slowest;
+    if (coll == CG_COLL_BCAST) { /* the root's node shares the message first */
+        t += (N - 2) * (ph[1].alpha + ph[1].beta / k) +
+             cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
+    }
+    return t + (k > 1 ? k * CG_COST_PIPE_STEP_US * 1e-6 : 0.0);
+}
+
+double cg_cost_predict_chunked(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S,
+                               int nodes, int local, size_t *chunk_bytes)
 {
     const double an = p->net_alpha_us * 1e-6, bn = p->net_bw_gbs;
     const double st = p->stage_bw_gbs; /* staging is pipelined: the slower of the two wins */
     const int    N  = nodes, L = local;
     double       net_bw = (st > 0 && st < bn) ? st : bn;
 
+    if (chunk_bytes != NULL) {
+        *chunk_bytes = 0;
+    }
     if (N <= 1 && alg < CG_ALG_HIER_RING && alg != CG_ALG_STAGED) {
         return cg_cost_intra(p, alg, coll, S, L);
     }
     switch (alg) {
-    case CG_ALG_HIER_RING:
-        if (coll == CG_COLL_ALLREDUCE) { /* RS, ring on 1/L per rail, AG */
-            double part = S / L;
-            return cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_REDUCE_SCATTER, S, L) +
-                   2.0 * (N - 1) * an + cg_cost_bw(2.0 * part * (N - 1) / N, net_bw) +
-                   cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_ALLGATHER, S, L);
+    case CG_ALG_HIER_RING: {
+        /* the best number of chunks, none smaller than CG_COST_MIN_CHUNK */
+        double best = cg_cost_hier_ring(p, coll, S, N, L, net_bw, 1);
+        for (int k = 2; k <= 1024 && S / k >= CG_COST_MIN_CHUNK; k *= 2) {
+            double t = cg_cost_hier_ring(p, coll, S, N, L, net_bw, k);
+            if (t < best) {
+                best = t;
+                if (chunk_bytes != NULL) {
+                    *chunk_bytes = (size_t)ceil(S / k);
+                }
+            }
         }
-        /* allgather / reduce-scatter with S the whole buffer: rail ring then intra */
-        return (N - 1) * an + cg_cost_bw(S * (N - 1) / ((double)N * L), net_bw) +
-               cg_cost_intra(p, CG_ALG_DIRECT, coll, S, L);
+        return best;
+    }
     case CG_ALG_HIER_RD:
         return cg_cost_intra(p, CG_ALG_ONE_SHOT, coll, S, L) +
                (cg_cost_log2(N) + ((N & (N - 1)) ? 2 : 0)) * (an + cg_cost_bw(S, net_bw));
@@ -103,6 +178,12 @@ double cg_cost_predict(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, 
     default:
         return 0.0;
     }
+}
+
+double cg_cost_predict(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S,
+                       int nodes, int local)
+{
+    return cg_cost_predict_chunked(p, alg, coll, S, nodes, local, NULL);
 }
 
 /* nccl-tests' bus bandwidth factor of a collective over n ranks. */

@@ -29,7 +29,7 @@ static const cg_alg_t cg_algs_allreduce[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_
                                              CG_ALG_TWO_SHOT, CG_ALG_RING, CG_ALG_HIER_RING,
                                              CG_ALG_HIER_RD, CG_ALG_HIER_LEADER, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_bcast[]     = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
-                                             CG_ALG_HIER_TREE, (cg_alg_t)-1};
+                                             CG_ALG_HIER_RING, CG_ALG_HIER_TREE, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_allgather[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
                                              CG_ALG_HIER_RING, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_rs[]        = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
@@ -231,8 +231,34 @@ static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_c
     return best;
 }
 
-void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
-                    const cg_shape_t *shape, cg_plan_t *plan)
+/* hier_ring overlaps its phases chunk by chunk: the chunk size a user set, or the model's. */
+static void cg_plan_chunk(const cg_planner_config_t *config, const cg_call_t *call,
+                          const cg_shape_t *shape, cg_plan_t *plan)
+{
+    cg_cost_params_t p;
+    size_t           len = strlen(plan->reason);
+
+    plan->chunk_bytes = 0;
+    if (plan->alg != CG_ALG_HIER_RING) {
+        return;
+    }
+    if (config->hier_chunk_bytes > 0) {
+        plan->chunk_bytes = config->hier_chunk_bytes;
+    } else {
+        cg_plan_cost_params(config, shape, &p);
+        cg_cost_predict_chunked(&p, plan->alg, call->coll, cg_plan_size(call), shape->num_nodes,
+                                shape->local_size, &plan->chunk_bytes);
+    }
+    if (plan->chunk_bytes > 0 && plan->chunk_bytes < (size_t)cg_plan_size(call)) {
+        snprintf(plan->reason + len, sizeof(plan->reason) - len, "; overlapped in chunks of %zu%s",
+                 plan->chunk_bytes, config->hier_chunk_bytes > 0 ? " (set)" : "");
+    } else {
+        plan->chunk_bytes = 0;
+    }
+}
+
+static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_t *call,
+                               const cg_shape_t *shape, cg_plan_t *plan)
 {
     cg_alg_t forced = (cg_alg_t)config->forced[call->coll];
     char     why[128];
@@ -277,4 +303,11 @@ void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
         plan->alg = cg_plan_intra_auto(config, call, shape, why, sizeof(why));
     }
     snprintf(plan->reason, sizeof(plan->reason), "%s", why);
+}
+
+void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
+                    const cg_shape_t *shape, cg_plan_t *plan)
+{
+    cg_plan_select_alg(config, call, shape, plan);
+    cg_plan_chunk(config, call, shape, plan);
 }

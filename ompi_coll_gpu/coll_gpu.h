@@ -23,8 +23,14 @@ enum { MCA_COLL_GPU_DEVICE_AUTO = 0, MCA_COLL_GPU_DEVICE_CUDA = 1, MCA_COLL_GPU_
 enum { MCA_COLL_GPU_CHECK_AGREE = 0, MCA_COLL_GPU_CHECK_LOCAL = 1 };
 
 /* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
- * cannot take the fast path for this call (layout, foreign device, ...). */
-enum { MCA_COLL_GPU_KIND_HOST = 1, MCA_COLL_GPU_KIND_DEVICE = 2, MCA_COLL_GPU_KIND_NOFAST = 4 };
+ * cannot take the fast path for this call (layout, foreign device, ...); RETIRED: this
+ * rank's fast path on the communicator failed earlier and is not used again. */
+enum {
+    MCA_COLL_GPU_KIND_HOST    = 1,
+    MCA_COLL_GPU_KIND_DEVICE  = 2,
+    MCA_COLL_GPU_KIND_NOFAST  = 4,
+    MCA_COLL_GPU_KIND_RETIRED = 8
+};
 
 /* How one call runs. */
 enum { MCA_COLL_GPU_PATH_UNDER = 0, MCA_COLL_GPU_PATH_STAGED = 1, MCA_COLL_GPU_PATH_FAST = 2 };

@@ -276,6 +276,10 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     if (local_nofast) {
         all |= MCA_COLL_GPU_KIND_NOFAST;
     }
+    /* a failure is not always seen by every rank (another node's): agree on it too */
+    if (m->core_failed || (m->core != NULL && cg_comm_failed(m->core))) {
+        all |= MCA_COLL_GPU_KIND_RETIRED;
+    }
     if (mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AGREE) {
         rc = mca_coll_gpu_agree_kinds(m, comm, all, &all);
         if (OMPI_SUCCESS != rc) {
@@ -287,13 +291,15 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     if (!(all & MCA_COLL_GPU_KIND_DEVICE)) {
         route->path = MCA_COLL_GPU_PATH_UNDER;
         snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
-    } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST)) {
+    } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST |
+                      MCA_COLL_GPU_KIND_RETIRED)) {
         if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
             route->path = MCA_COLL_GPU_PATH_UNDER;
         }
         snprintf(route->plan.reason, sizeof(route->plan.reason), "%s",
-                 (all & MCA_COLL_GPU_KIND_HOST) ? "ranks mix host and device buffers"
-                                                : "a rank's datatype layout is not dense");
+                 (all & MCA_COLL_GPU_KIND_HOST)     ? "ranks mix host and device buffers"
+                 : (all & MCA_COLL_GPU_KIND_NOFAST) ? "a rank's datatype layout is not dense"
+                                                    : "a rank's fast path failed earlier");
     } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
         snprintf(route->plan.reason, sizeof(route->plan.reason), "no fast-path context");
     } else {

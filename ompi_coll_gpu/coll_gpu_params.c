@@ -95,6 +95,11 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Cost model: bandwidth of one NIC in GB/s per direction (0: 48, a 400 Gb/s NIC)"},
     {"net_latency", DBL, NULL, &CG_C->net_latency, OPAL_INFO_LVL_5, 0, EQ,
      "Cost model: latency of one message between nodes in microseconds (0: 5)"},
+    {"hier_chunk_size", SIZE, NULL, &CG_C->planner.hier_chunk_bytes, OPAL_INFO_LVL_5, SET, EQ,
+     "Hierarchical hier_ring algorithms cut a message into chunks of this many bytes (of "
+     "the whole message) and overlap the intra-node phases of one chunk with the network "
+     "phase of the next (0: the cost model chooses; a value at least the message size "
+     "runs the phases one after the other)"},
     {"ucx_chunk_size", SIZE, NULL, &CG_C->ucx_chunk_size, OPAL_INFO_LVL_5, 0, EQ,
      "Inter-node staging: bytes per page-locked chunk when UCX cannot move device memory"},
     {"ucx_depth", INT, NULL, &CG_C->ucx_depth, OPAL_INFO_LVL_5, 0, EQ,

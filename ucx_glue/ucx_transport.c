@@ -70,7 +70,10 @@ cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out)
         goto err;
     }
     wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = config->thread_multi ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+    /* serialized: a communicator's pipeline thread drives the worker while the
+     * application's thread waits, never both at once */
+    wparams.thread_mode = config->thread_multi ? UCS_THREAD_MODE_MULTI
+                                               : UCS_THREAD_MODE_SERIALIZED;
     status              = ucp_worker_create(u->context, &wparams, &u->worker);
     if (status != UCS_OK) {
         cg_error(CG_SUB_UCX, "ucp_worker_create failed: %s", ucs_status_string(status));

@@ -7,8 +7,7 @@
 
 #include <stdlib.h>
 
-/* The rail of this rank: the rank of every node with its local index. */
-static cg_status_t cg_hier_rail(const cg_comm_t *c, int local, cg_inter_group_t *g)
+cg_status_t cg_hier_rail(const cg_comm_t *c, int local, cg_inter_group_t *g)
 {
     g->n     = c->num_nodes;
     g->me    = c->my_node;
@@ -33,46 +32,111 @@ cg_status_t cg_hier_place(cg_comm_t *c, const void *sbuf, void *dst, size_t byte
     return status == CG_OK ? c->dev->ops->stream_sync(c->dev, c->inter->stream) : status;
 }
 
+/* hier_ring: chunk i of the message is cut into L blocks; local rank l reduces block l over
+ * the node into a work slot, its rail allreduces it across the nodes, and the node shares
+ * the blocks of the chunk. */
+typedef struct {
+    cg_comm_t        *c;
+    const char       *in;
+    char             *rbuf;
+    size_t            count;
+    int               chunks;
+    cg_dtype_t        dtype;
+    cg_op_t           op;
+    cg_inter_group_t *rail;
+    char             *slot[2];
+} cg_hier_ar_t;
+
+/* The L blocks of chunk i, in elements from the start of the message. */
+static void cg_hier_ar_blocks(const cg_hier_ar_t *a, int i, cg_seg_t *segs)
+{
+    const int    L     = a->c->local_size;
+    const size_t elem  = cg_dtype_size(a->dtype);
+    const size_t align = elem < 256 ? 256 / elem : 1;
+    cg_seg_t     chunk = cg_hier_piece(a->count, a->chunks, i, align);
+
+    for (int l = 0; l < L; l++) {
+        cg_seg_t b = cg_hier_piece(chunk.len, L, l, align);
+        segs[l]    = (cg_seg_t){chunk.off + b.off, b.len};
+    }
+}
+
+static cg_status_t cg_hier_ar_pre(void *ctx, int i, cg_status_t status)
+{
+    cg_hier_ar_t *a = ctx;
+    cg_seg_t      segs[CG_INTRA_MAX];
+
+    cg_hier_ar_blocks(a, i, segs);
+    return cg_reduce_scatter_segments(a->c->intra, a->in, a->slot[i & 1], segs, 1, 0, a->dtype,
+                                      a->op, status);
+}
+
+static cg_status_t cg_hier_ar_mid(void *ctx, int i)
+{
+    cg_hier_ar_t *a = ctx;
+    cg_seg_t      segs[CG_INTRA_MAX];
+    size_t        len;
+
+    cg_hier_ar_blocks(a, i, segs);
+    len = segs[a->c->local_rank].len;
+    cg_inter_begin(a->c->inter); /* each chunk's exchanges have tags of their own */
+    return len > 0 ? cg_inter_allreduce_ring(a->c->inter, a->rail, a->slot[i & 1], len, a->dtype,
+                                             a->op)
+                   : CG_OK;
+}
+
+static cg_status_t cg_hier_ar_post(void *ctx, int i, cg_status_t status)
+{
+    cg_hier_ar_t *a    = ctx;
+    const size_t  elem = cg_dtype_size(a->dtype);
+    cg_seg_t      segs[CG_INTRA_MAX], mine;
+
+    cg_hier_ar_blocks(a, i, segs);
+    mine = segs[a->c->local_rank];
+    if (status == CG_OK) {
+        status = cg_intra_copy_typed(a->c->intra, a->rbuf + mine.off * elem, a->slot[i & 1],
+                                     mine.len, a->dtype);
+    }
+    for (int l = 0; l < a->c->local_size; l++) {
+        segs[l].off *= elem;
+        segs[l].len *= elem;
+    }
+    return cg_allgather_segments(a->c->intra, a->rbuf, segs, 1, status);
+}
+
 /* Rails over 1/L of the data each: the network carries the least. */
 static cg_status_t cg_hier_allreduce_ring(cg_comm_t *c, const void *sbuf, void *rbuf,
                                           size_t count, cg_dtype_t dtype, cg_op_t op,
-                                          cg_inter_group_t *rail)
+                                          cg_inter_group_t *rail, int chunks)
 {
-    const int    L    = c->local_size;
-    const size_t elem = cg_dtype_size(dtype);
-    const size_t blk  = CG_ALIGN_UP((count + (size_t)L - 1) / (size_t)L, elem < 256 ? 256 / elem : 1);
-    cg_seg_t     segs[CG_INTRA_MAX];
-    cg_status_t  status = CG_OK;
-    void        *work;
+    const size_t  elem = cg_dtype_size(dtype);
+    cg_hier_ar_t  a = {c, sbuf ? sbuf : rbuf, rbuf, count, CG_MAX(chunks, 1), dtype, op, rail,
+                       {NULL, NULL}};
+    cg_pipe_job_t job = {a.chunks, cg_hier_ar_pre, cg_hier_ar_mid, cg_hier_ar_post, &a};
+    cg_seg_t      segs[CG_INTRA_MAX];
+    size_t        slot_bytes;
+    void         *work;
+    cg_status_t   status;
 
-    if (L == 1) {
+    if (c->local_size == 1) {
         status = cg_hier_place(c, sbuf, rbuf, count * elem);
         return status == CG_OK ? cg_inter_allreduce_ring(c->inter, rail, rbuf, count, dtype, op)
                                : status;
     }
-    for (int l = 0; l < L; l++) {
-        size_t off = CG_MIN(count, (size_t)l * blk);
-        segs[l]    = (cg_seg_t){off, CG_MIN(count - off, blk)};
+    cg_hier_ar_blocks(&a, 0, segs); /* chunk 0 and block 0 are the largest */
+    slot_bytes = CG_ALIGN_UP(CG_MAX(segs[0].len * elem, (size_t)1), 256);
+    status     = cg_comm_work(c, 2 * slot_bytes, &work);
+    if (status != CG_OK) { /* the phases still run: the failure reaches the node's ranks */
+        status = cg_reduce_scatter_segments(c->intra, a.in, NULL, segs, 1, 0, dtype, op, status);
+        return cg_allgather_segments(c->intra, rbuf, segs, 1, status);
     }
-    status = cg_comm_work(c, CG_MAX(blk * elem, (size_t)1), &work);
-    status = cg_reduce_scatter_segments(c->intra, sbuf ? sbuf : rbuf, work, segs, 1, 0, dtype, op,
-                                        status);
-    if (status == CG_OK && segs[c->local_rank].len > 0) {
-        status = cg_inter_allreduce_ring(c->inter, rail, work, segs[c->local_rank].len, dtype, op);
-    }
-    if (status == CG_OK) {
-        status = cg_intra_copy_typed(c->intra, (char *)rbuf + segs[c->local_rank].off * elem, work,
-                                     segs[c->local_rank].len, dtype);
-    }
-    for (int l = 0; l < L; l++) {
-        segs[l].off *= elem;
-        segs[l].len *= elem;
-    }
-    return cg_allgather_segments(c->intra, rbuf, segs, 1, status);
+    a.slot[0] = work;
+    a.slot[1] = (char *)work + slot_bytes;
+    return cg_hier_pipe_run(c, &job);
 }
 
 cg_status_t cg_hier_allreduce(cg_comm_t *c, cg_alg_t alg, const void *sbuf, void *rbuf,
-                              size_t count, cg_dtype_t dtype, cg_op_t op)
+                              size_t count, cg_dtype_t dtype, cg_op_t op, int chunks)
 {
     const size_t     bytes = count * cg_dtype_size(dtype);
     const int        small = bytes <= c->config.one_shot_max;
@@ -86,7 +150,7 @@ cg_status_t cg_hier_allreduce(cg_comm_t *c, cg_alg_t alg, const void *sbuf, void
     }
     switch (alg) {
     case CG_ALG_HIER_RING:
-        status = cg_hier_allreduce_ring(c, sbuf, rbuf, count, dtype, op, &group);
+        status = cg_hier_allreduce_ring(c, sbuf, rbuf, count, dtype, op, &group, chunks);
         break;
     case CG_ALG_HIER_RD:
     case CG_ALG_HIER_LEADER:

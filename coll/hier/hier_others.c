@@ -1,149 +1,248 @@
-/* Hierarchical bcast, allgather and reduce-scatter. */
+/*
+ * Hierarchical allgather and reduce-scatter on the rails (equal ranks per node). Each
+ * rank's block is cut into pieces; piece i of every block forms chunk i, and the phases of
+ * consecutive chunks overlap (hier_pipe.c).
+ *   allgather       rail ring of the chunk across the nodes, then the node shares the
+ *                   rail's pieces inside
+ *   reduce_scatter  the node reduces the pieces of each rail's blocks inside (local rank l
+ *                   those of rail l, packed into a work slot), the rail ring reduce-scatters
+ *                   them across the nodes, and each rank keeps its own
+ */
 #include "coll/allgather/allgather.h"
-#include "coll/bcast/bcast.h"
 #include "coll/hier/hier.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
 
 #include <stdlib.h>
 
-cg_status_t cg_hier_bcast(cg_comm_t *c, void *buf, size_t bytes, int root)
-{
-    const int        rnode = c->node_of[root];
-    int              rlocal = 0;
-    cg_inter_group_t g = {c->num_nodes, c->my_node, NULL};
-    cg_status_t      status = CG_OK;
+/* ---- allgather ------------------------------------------------------------------------ */
+typedef struct {
+    cg_comm_t        *c;
+    char             *rbuf;
+    size_t            bytes;  /* per rank */
+    int               chunks;
+    cg_inter_group_t *rail;
+    size_t           *offs, *lens; /* mid's, per node */
+    cg_seg_t         *segs;        /* post's, [local l][node n] */
+} cg_hier_ag_t;
 
-    for (int l = 0; l < c->node_size[rnode]; l++) {
-        rlocal = (cg_comm_member(c, rnode, l) == root) ? l : rlocal;
+static cg_status_t cg_hier_ag_mid(void *ctx, int i)
+{
+    cg_hier_ag_t *a     = ctx;
+    cg_seg_t      piece = cg_hier_piece(a->bytes, a->chunks, i, 256);
+
+    for (int n = 0; n < a->rail->n; n++) {
+        a->offs[n] = (size_t)a->rail->ranks[n] * a->bytes + piece.off;
+        a->lens[n] = piece.len;
     }
-    g.ranks = malloc((size_t)c->num_nodes * sizeof(int));
-    if (g.ranks == NULL) {
-        status = CG_ERR_NO_MEMORY;
-    }
-    /* one rank per node: the one with the root's local index (wrapped on smaller nodes) */
-    for (int n = 0; status == CG_OK && n < c->num_nodes; n++) {
-        g.ranks[n] = cg_comm_member(c, n, rlocal);
-    }
-    if (status == CG_OK && g.ranks[c->my_node] == c->config.rank) {
-        status = cg_inter_bcast_binomial(c->inter, &g, buf, bytes, rnode);
-    }
-    free(g.ranks);
-    if (c->local_size > 1) {
-        int from = rlocal % c->local_size;
-        status   = (status == CG_OK) ? cg_bcast_direct(c->intra, buf, bytes, from)
-                                     : cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
-    }
-    return status;
+    cg_inter_begin(a->c->inter);
+    return piece.len > 0 ? cg_inter_allgather_ring(a->c->inter, a->rail, a->rbuf, a->offs, a->lens)
+                         : CG_OK;
 }
 
-/* Rail group and, for every node, where its member's block sits. */
-static cg_status_t cg_hier_rail_blocks(cg_comm_t *c, cg_inter_group_t *g, size_t **offs,
-                                       size_t **lens)
+static cg_status_t cg_hier_ag_post(void *ctx, int i, cg_status_t status)
 {
-    g->n     = c->num_nodes;
-    g->me    = c->my_node;
-    g->ranks = malloc((size_t)c->num_nodes * sizeof(int));
-    *offs    = malloc((size_t)c->num_nodes * sizeof(size_t));
-    *lens    = malloc((size_t)c->num_nodes * sizeof(size_t));
-    if (g->ranks == NULL || *offs == NULL || *lens == NULL) {
-        return CG_ERR_NO_MEMORY;
+    cg_hier_ag_t *a     = ctx;
+    cg_comm_t    *c     = a->c;
+    const int     N     = c->num_nodes;
+    cg_seg_t      piece = cg_hier_piece(a->bytes, a->chunks, i, 256);
+
+    for (int l = 0; l < c->local_size; l++) { /* local rank l brings its rail's pieces */
+        for (int n = 0; n < N; n++) {
+            a->segs[(size_t)l * N + n] =
+                (cg_seg_t){(size_t)cg_comm_member(c, n, l) * a->bytes + piece.off, piece.len};
+        }
     }
-    for (int n = 0; n < c->num_nodes; n++) {
-        g->ranks[n] = cg_comm_member(c, n, c->local_rank);
-    }
-    return CG_OK;
+    return cg_allgather_segments(c->intra, a->rbuf, a->segs, N, status);
 }
 
-cg_status_t cg_hier_allgather(cg_comm_t *c, const void *sbuf, void *rbuf, size_t bytes)
+cg_status_t cg_hier_allgather(cg_comm_t *c, const void *sbuf, void *rbuf, size_t bytes,
+                              int chunks)
 {
     const int        N = c->num_nodes, L = c->local_size;
     cg_inter_group_t g = {0};
-    size_t          *offs = NULL, *lens = NULL;
-    cg_seg_t        *segs = NULL;
+    cg_hier_ag_t     a = {c, rbuf, bytes, CG_MAX(chunks, 1), &g, NULL, NULL, NULL};
+    cg_pipe_job_t    job = {a.chunks, NULL, cg_hier_ag_mid, L > 1 ? cg_hier_ag_post : NULL, &a};
     cg_status_t      status;
 
-    status = cg_hier_rail_blocks(c, &g, &offs, &lens);
-    if (status == CG_OK && (segs = malloc((size_t)N * (size_t)L * sizeof(*segs))) == NULL) {
+    status = cg_hier_rail(c, c->local_rank, &g);
+    if (status == CG_OK && ((a.offs = malloc(2 * (size_t)N * sizeof(size_t))) == NULL ||
+                            (a.segs = malloc((size_t)N * (size_t)L * sizeof(cg_seg_t))) == NULL)) {
         status = CG_ERR_NO_MEMORY;
     }
-    for (int n = 0; status == CG_OK && n < N; n++) {
-        offs[n] = (size_t)g.ranks[n] * bytes;
-        lens[n] = bytes;
-        for (int l = 0; l < L; l++) { /* local rank l brings its rail's blocks */
-            segs[(size_t)l * N + n] = (cg_seg_t){(size_t)cg_comm_member(c, n, l) * bytes, bytes};
-        }
-    }
     if (status == CG_OK) {
+        a.lens = a.offs + N;
         status = cg_hier_place(c, sbuf, (char *)rbuf + (size_t)c->config.rank * bytes, bytes);
     }
     if (status == CG_OK) {
-        status = cg_inter_allgather_ring(c->inter, &g, rbuf, offs, lens);
+        status = cg_hier_pipe_run(c, &job);
+    } else if (L > 1) { /* the node's other ranks learn of the failure at the barrier */
+        status = cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
     }
-    if (L > 1) {
-        status = (segs != NULL) ? cg_allgather_segments(c->intra, rbuf, segs, N, status)
-                                : cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
+    free(g.ranks), free(a.offs), free(a.segs);
+    return status;
+}
+
+/* ---- reduce-scatter ------------------------------------------------------------------- */
+typedef struct {
+    cg_comm_t        *c;
+    const char       *in;
+    char             *rbuf;
+    const size_t     *counts;
+    const size_t     *displ;  /* of every rank's block, elements */
+    size_t            largest;
+    int               chunks;
+    cg_dtype_t        dtype;
+    cg_op_t           op;
+    cg_inter_group_t *rail;
+    char             *slot[2];
+    size_t           *offs, *lens; /* mid's: the rail's pieces packed in the slot */
+    cg_seg_t         *segs;        /* pre's: [local l][node n] */
+} cg_hier_rs_t;
+
+/* Piece i of rank r's block, in elements from the block's start. */
+static cg_seg_t cg_hier_rs_piece(const cg_hier_rs_t *a, int r, int i)
+{
+    const size_t elem  = cg_dtype_size(a->dtype);
+    cg_seg_t     piece = cg_hier_piece(a->largest, a->chunks, i, elem < 256 ? 256 / elem : 1);
+    size_t       off   = CG_MIN(a->counts[r], piece.off);
+    return (cg_seg_t){off, CG_MIN(a->counts[r] - off, piece.len)};
+}
+
+/* Where the pieces of this rank's rail sit in the slot of chunk i (packed, node order). */
+static size_t cg_hier_rs_pack(const cg_hier_rs_t *a, int i, size_t *offs, size_t *lens)
+{
+    size_t packed = 0;
+
+    for (int n = 0; n < a->rail->n; n++) {
+        offs[n] = packed;
+        lens[n] = cg_hier_rs_piece(a, a->rail->ranks[n], i).len;
+        packed += lens[n];
     }
-    free(g.ranks), free(offs), free(lens), free(segs);
+    return packed;
+}
+
+static cg_status_t cg_hier_rs_pre(void *ctx, int i, cg_status_t status)
+{
+    cg_hier_rs_t *a = ctx;
+    cg_comm_t    *c = a->c;
+    const int     N = c->num_nodes;
+
+    /* local rank l reduces, over the node, piece i of the blocks of rail l */
+    for (int l = 0; l < c->local_size; l++) {
+        for (int n = 0; n < N; n++) {
+            int      r = cg_comm_member(c, n, l);
+            cg_seg_t p = cg_hier_rs_piece(a, r, i);
+            a->segs[(size_t)l * N + n] = (cg_seg_t){a->displ[r] + p.off, p.len};
+        }
+    }
+    return cg_reduce_scatter_segments(c->intra, a->in, a->slot[i & 1], a->segs, N, 0, a->dtype,
+                                      a->op, status);
+}
+
+static cg_status_t cg_hier_rs_mid(void *ctx, int i)
+{
+    cg_hier_rs_t *a = ctx;
+
+    cg_hier_rs_pack(a, i, a->offs, a->lens);
+    cg_inter_begin(a->c->inter);
+    return cg_inter_reduce_scatter_ring(a->c->inter, a->rail, a->slot[i & 1], a->offs, a->lens,
+                                        a->dtype, a->op);
+}
+
+static cg_status_t cg_hier_rs_post(void *ctx, int i, cg_status_t status)
+{
+    cg_hier_rs_t *a    = ctx;
+    cg_comm_t    *c    = a->c;
+    const size_t  elem = cg_dtype_size(a->dtype);
+    size_t        packed = 0;
+    cg_seg_t      mine = cg_hier_rs_piece(a, c->config.rank, i);
+
+    /* the rail's pieces before this node's */
+    for (int n = 0; n < c->my_node; n++) {
+        packed += cg_hier_rs_piece(a, a->rail->ranks[n], i).len;
+    }
+    if (status == CG_OK && mine.len > 0) {
+        status = cg_intra_copy_typed(c->intra, a->rbuf + mine.off * elem,
+                                     a->slot[i & 1] + packed * elem, mine.len, a->dtype);
+    }
+    return cg_intra_finish(c->intra, status);
+}
+
+/* One rank per node: pack the rail's blocks, ring, keep this rank's. */
+static cg_status_t cg_hier_rs_single(cg_hier_rs_t *a)
+{
+    cg_comm_t       *c    = a->c;
+    cg_dev_stream_t *s    = c->inter->stream;
+    const size_t     elem = cg_dtype_size(a->dtype);
+    cg_status_t      status = CG_OK;
+
+    cg_hier_rs_pack(a, 0, a->offs, a->lens);
+    for (int n = 0; status == CG_OK && n < c->num_nodes; n++) {
+        status = c->dev->ops->copy(c->dev, a->slot[0] + a->offs[n] * elem,
+                                   a->in + a->displ[a->rail->ranks[n]] * elem, a->lens[n] * elem, s);
+    }
+    status = (status == CG_OK) ? c->dev->ops->stream_sync(c->dev, s) : status;
+    if (status == CG_OK) {
+        status = cg_inter_reduce_scatter_ring(c->inter, a->rail, a->slot[0], a->offs, a->lens,
+                                              a->dtype, a->op);
+    }
+    if (status == CG_OK && a->lens[c->my_node] > 0) { /* this rank's block, fully reduced */
+        cg_reduce_args_t args = {.dtype = a->dtype, .op = CG_OP_MINLOC,
+                                 .count = a->lens[c->my_node], .nsrc = 1, .ndst = 1};
+        args.srcs[0] = a->slot[0] + a->offs[c->my_node] * elem;
+        args.dsts[0] = a->rbuf;
+        /* pair types: a one-source reduction writes the fields, never the padding */
+        status = cg_dtype_has_padding(a->dtype)
+                     ? c->dev->ops->reduce(c->dev, &args, s)
+                     : c->dev->ops->copy(c->dev, a->rbuf, args.srcs[0], args.count * elem, s);
+        status = (status == CG_OK) ? c->dev->ops->stream_sync(c->dev, s) : status;
+    }
     return status;
 }
 
 cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
-                                   const size_t *counts, cg_dtype_t dtype, cg_op_t op)
+                                   const size_t *counts, cg_dtype_t dtype, cg_op_t op,
+                                   int chunks)
 {
     const int        N = c->num_nodes, L = c->local_size;
     const size_t     elem = cg_dtype_size(dtype);
     cg_inter_group_t g = {0};
-    size_t          *offs = NULL, *lens = NULL, *displ = NULL, packed = 0;
-    cg_seg_t        *segs = NULL;
+    size_t          *displ = NULL, slot_bytes = 0;
+    cg_hier_rs_t     a = {c, sbuf ? sbuf : rbuf, rbuf, counts, NULL, 0, L > 1 ? CG_MAX(chunks, 1) : 1,
+                          dtype, op, &g, {NULL, NULL}, NULL, NULL, NULL};
+    cg_pipe_job_t    job = {a.chunks, cg_hier_rs_pre, cg_hier_rs_mid, cg_hier_rs_post, &a};
     void            *work = NULL;
     cg_status_t      status;
 
-    status = cg_hier_rail_blocks(c, &g, &offs, &lens);
-    if (status == CG_OK && ((segs = malloc((size_t)N * (size_t)L * sizeof(*segs))) == NULL ||
-                            (displ = calloc((size_t)c->config.size + 1, sizeof(size_t))) == NULL)) {
+    status = cg_hier_rail(c, c->local_rank, &g);
+    if (status == CG_OK && ((displ = calloc((size_t)c->config.size + 1, sizeof(size_t))) == NULL ||
+                            (a.offs = malloc(2 * (size_t)N * sizeof(size_t))) == NULL ||
+                            (a.segs = malloc((size_t)N * (size_t)L * sizeof(cg_seg_t))) == NULL)) {
         status = CG_ERR_NO_MEMORY;
     }
     for (int r = 0; status == CG_OK && r < c->config.size; r++) {
         displ[r + 1] = displ[r] + counts[r];
-    }
-    /* local rank l reduces, over the node, the blocks of its rail (one per node), packed */
-    for (int n = 0; status == CG_OK && n < N; n++) {
-        for (int l = 0; l < L; l++) {
-            int r = cg_comm_member(c, n, l);
-            segs[(size_t)l * N + n] = (cg_seg_t){displ[r], counts[r]};
-        }
-        offs[n] = packed;
-        lens[n] = counts[g.ranks[n]];
-        packed += lens[n];
+        a.largest    = CG_MAX(a.largest, counts[r]);
     }
     if (status == CG_OK) {
-        status = cg_comm_work(c, CG_MAX(packed * elem, (size_t)1), &work);
-    }
-    if (L > 1) {
-        status = cg_reduce_scatter_segments(c->intra, sbuf ? sbuf : rbuf, work, segs, N, 0, dtype,
-                                            op, status);
-    } else if (status == CG_OK) {
-        for (int n = 0; status == CG_OK && n < N; n++) {
-            status = c->dev->ops->copy(c->dev, (char *)work + offs[n] * elem,
-                                       (const char *)(sbuf ? sbuf : rbuf) + segs[n].off * elem,
-                                       segs[n].len * elem, c->inter->stream);
+        a.displ = displ;
+        a.lens  = a.offs + N;
+        for (int l = 0; l < L; l++) { /* the largest slot: chunk 0 of any rail */
+            size_t packed = 0;
+            for (int n = 0; n < N; n++) {
+                packed += cg_hier_rs_piece(&a, cg_comm_member(c, n, l), 0).len;
+            }
+            slot_bytes = CG_MAX(slot_bytes, CG_ALIGN_UP(packed * elem, 256));
         }
-        status = (status == CG_OK) ? c->dev->ops->stream_sync(c->dev, c->inter->stream) : status;
+        status = cg_comm_work(c, CG_MAX(2 * slot_bytes, (size_t)256), &work);
     }
     if (status == CG_OK) {
-        status = cg_inter_reduce_scatter_ring(c->inter, &g, work, offs, lens, dtype, op);
+        a.slot[0] = work;
+        a.slot[1] = (char *)work + slot_bytes;
+        status    = (L > 1) ? cg_hier_pipe_run(c, &job) : cg_hier_rs_single(&a);
+    } else if (L > 1) { /* the node's other ranks learn of the failure at the barrier */
+        status = cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
     }
-    if (status == CG_OK && lens[c->my_node] > 0) { /* this rank's block, fully reduced */
-        cg_dev_stream_t *s = c->inter->stream;
-        cg_reduce_args_t args = {.dtype = dtype, .op = CG_OP_MINLOC, .count = lens[c->my_node],
-                                 .nsrc = 1, .ndst = 1};
-        args.srcs[0] = (char *)work + offs[c->my_node] * elem;
-        args.dsts[0] = rbuf;
-        status = cg_dtype_has_padding(dtype) ? c->dev->ops->reduce(c->dev, &args, s)
-                                             : c->dev->ops->copy(c->dev, rbuf, args.srcs[0],
-                                                                 lens[c->my_node] * elem, s);
-        status = (status == CG_OK) ? c->dev->ops->stream_sync(c->dev, s) : status;
-    }
-    free(g.ranks), free(offs), free(lens), free(segs), free(displ);
+    free(g.ranks), free(displ), free(a.offs), free(a.segs);
     return status;
 }

@@ -64,6 +64,9 @@ void        cg_inter_begin(cg_inter_t *x);
  * (either may be -1: no send, no receive), both tagged with step. Device buffers. */
 cg_status_t cg_inter_sendrecv(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes, int src,
                               void *rbuf, size_t rbytes, unsigned step);
+/* The same with a step of its own for each direction. */
+cg_status_t cg_inter_exchange(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes,
+                              unsigned sstep, int src, void *rbuf, size_t rbytes, unsigned rstep);
 /* Device scratch of at least bytes for received blocks. */
 cg_status_t cg_inter_tmp(cg_inter_t *x, size_t bytes, void **tmp);
 

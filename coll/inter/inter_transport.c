@@ -176,18 +176,19 @@ static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
 }
 
 static cg_status_t cg_inter_direct(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes,
-                                   int src, void *rbuf, size_t rbytes, unsigned step)
+                                   unsigned sstep, int src, void *rbuf, size_t rbytes,
+                                   unsigned rstep)
 {
     void       *reqs[2] = {NULL, NULL};
     cg_ucx_ep_t *ep;
     cg_status_t status = CG_OK;
 
     if (src >= 0 && rbytes > 0) {
-        status = cg_ucx_irecv(x->ucx, rbuf, rbytes, cg_inter_tag(x, step, src), UINT64_MAX,
+        status = cg_ucx_irecv(x->ucx, rbuf, rbytes, cg_inter_tag(x, rstep, src), UINT64_MAX,
                               x->ucx_device, &reqs[0]);
     }
     if (status == CG_OK && dst >= 0 && sbytes > 0 && (status = cg_inter_ep(x, dst, &ep)) == CG_OK) {
-        status = cg_ucx_isend(x->ucx, ep, sbuf, sbytes, cg_inter_tag(x, step, x->rank),
+        status = cg_ucx_isend(x->ucx, ep, sbuf, sbytes, cg_inter_tag(x, sstep, x->rank),
                               x->ucx_device, &reqs[1]);
     }
     if (status != CG_OK) {
@@ -212,7 +213,8 @@ static size_t cg_inter_chunk_len(const cg_inter_t *x, const cg_inter_flow_t *f, 
 /* Send side: device -> host chunk (copy, event) -> network; receive side: network -> host
  * chunk -> device (copy, event). Each step of the loop advances whatever is ready. */
 static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, size_t sbytes,
-                                   int src, char *rbuf, size_t rbytes, unsigned step)
+                                   unsigned sstep, int src, char *rbuf, size_t rbytes,
+                                   unsigned rstep)
 {
     const size_t    C = x->config.chunk_bytes;
     const int       D = x->config.depth;
@@ -247,7 +249,7 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
             } else if (s.state[k] == 1 &&
                        (status = dev->ops->event_query(dev, x->events[k], &ready)) == CG_OK && ready) {
                 status = cg_ucx_isend(x->ucx, ep, hs, cg_inter_chunk_len(x, &s, s.chunk_of[k]),
-                                      cg_inter_tag(x, step, x->rank), 0, &s.req[k]);
+                                      cg_inter_tag(x, sstep, x->rank), 0, &s.req[k]);
                 s.state[k] = 2, progressed = 1;
             } else if (s.state[k] == 2 && (status = cg_ucx_test(x->ucx, s.req[k], &done)) == CG_OK && done) {
                 s.req[k] = NULL, s.state[k] = 0, s.done++, progressed = 1;
@@ -259,7 +261,7 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
             if (r.state[k] == 0 && r.next < r.chunks) {
                 r.chunk_of[k] = r.next++;
                 status = cg_ucx_irecv(x->ucx, hr, cg_inter_chunk_len(x, &r, r.chunk_of[k]),
-                                      cg_inter_tag(x, step, src), UINT64_MAX, 0, &r.req[k]);
+                                      cg_inter_tag(x, rstep, src), UINT64_MAX, 0, &r.req[k]);
                 r.state[k] = 2, progressed = 1;
             } else if (r.state[k] == 2 && (status = cg_ucx_test(x->ucx, r.req[k], &done)) == CG_OK && done) {
                 r.req[k] = NULL;
@@ -292,13 +294,19 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
 cg_status_t cg_inter_sendrecv(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes, int src,
                               void *rbuf, size_t rbytes, unsigned step)
 {
+    return cg_inter_exchange(x, dst, sbuf, sbytes, step, src, rbuf, rbytes, step);
+}
+
+cg_status_t cg_inter_exchange(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes,
+                              unsigned sstep, int src, void *rbuf, size_t rbytes, unsigned rstep)
+{
     cg_status_t status;
 
     if (x->failed) {
         return CG_ERR_PEER;
     }
-    status = x->staged ? cg_inter_staged(x, dst, sbuf, sbytes, src, rbuf, rbytes, step)
-                       : cg_inter_direct(x, dst, sbuf, sbytes, src, rbuf, rbytes, step);
+    status = x->staged ? cg_inter_staged(x, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep)
+                       : cg_inter_direct(x, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep);
     if (status == CG_OK && x->staged && src >= 0 && rbytes > 0) {
         status = x->dev->ops->stream_sync(x->dev, x->stream); /* data in rbuf for the caller */
     }

@@ -71,6 +71,11 @@ cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine)
                 cg_intra_report(g, epoch);
                 return status;
             }
+            /* a peer that failed may have left the call: never wait for it */
+            if ((spins & 255) == 0 && cg_intra_peer_failed(g)) {
+                g->failed = 1;
+                return mine != CG_OK ? mine : CG_ERR_PEER;
+            }
         }
     }
     if (mine != CG_OK) {

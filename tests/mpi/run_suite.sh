@@ -198,6 +198,29 @@ run "nodes-bad-rules-np2" 2 "${dev_mca[@]}" --mca coll_gpu_rules_file "$logdir/b
     { grep -q "bad-rules.txt:1: 4 fields" "$logdir/nodes-bad-rules-np2.log" ||
       fail "nodes-bad-rules-np2: no message naming the file and line"; }
 nodes_forced allreduce hier_ring 6 2
+nodes_forced bcast hier_ring 6 3
+# hier_ring cut into many chunks whose phases overlap (a helper thread per communicator
+# runs the network phase of chunk i while the node works on chunks i-1 and i+1): every
+# collective, through scratch and zero copy, and over tcp with the staging pipeline.
+overlap_mca=(--mca coll_gpu_hier_chunk_size 65536 --mca coll_gpu_verbose 2)
+for coll in allreduce bcast allgather reduce_scatter reduce_scatter_block; do
+    overlap_mca+=(--mca "coll_gpu_${coll}_algorithm" hier_ring)
+done
+overlap_args=(--comms world --counts 0,1,7,1000,70001 --large 0 --no-derived
+              --types MPI_INT,MPI_DOUBLE,MPI_DOUBLE_INT,MPI_UINT8_T,MPI_C_DOUBLE_COMPLEX)
+overlap_proof() {
+    proof "$1" "hier_ring,staged" hier_ring &&
+        { grep -q "overlapped in chunks of 65536 (set)" "$logdir/$1.log" || fail "$1: no overlapped run"; }
+}
+run "nodes-overlap-np6" 6 "${dev_mca[@]}" --mca coll_gpu_node_size 3 "${overlap_mca[@]}" \
+    "$check" --mem "$mem" "${overlap_args[@]}" && overlap_proof nodes-overlap-np6
+run "nodes-overlap-staging-tcp-np4" 4 -x UCX_TLS=tcp,self "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 "${overlap_mca[@]}" \
+    "$check" --mem "$mem" "${overlap_args[@]}" && overlap_proof nodes-overlap-staging-tcp-np4
+if [ "$device" = host ]; then
+    run "nodes-overlap-zero-copy-np8" 8 "${dev_mca[@]}" --mca coll_gpu_node_size 4 "${overlap_mca[@]}" \
+        "$check" --mem shm "${overlap_args[@]}" && overlap_proof nodes-overlap-zero-copy-np8
+fi
 nodes_forced allreduce hier_rd 6 3
 nodes_forced allreduce hier_leader 7 3
 nodes_forced bcast hier_tree 5 2
@@ -240,7 +263,7 @@ runs=$((runs + 1))
 if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param coll gpu --level 9 >"$logdir/ompi_info.log" 2>&1 &&
     for p in priority verbose verbose_subsys device node_size buffer_check staging_cache_max \
              scratch_size intra_sync copy_method timeout allreduce_one_shot_max topo_file \
-             rules_file net_bw net_latency ucx_chunk_size ucx_depth ucx_staging \
+             rules_file net_bw net_latency hier_chunk_size ucx_chunk_size ucx_depth ucx_staging \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1

@@ -113,7 +113,7 @@ START_TEST(test_rules)
     ck_assert_ptr_nonnull(strstr(why, "model")); /* no rule matched: the model */
     ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 1u << 20, nodes(1, 4, 1), why), CG_ALG_RING);
     ck_assert_int_eq(pick(&c, CG_COLL_ALLGATHER, 64, nodes(1, 4, 1), why), CG_ALG_STAGED);
-    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4u << 20, nodes(4, 2, 1), why), CG_ALG_HIER_TREE); /* auto */
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4u << 20, nodes(4, 2, 1), why), CG_ALG_HIER_RING); /* auto */
     ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4096, nodes(4, 2, 1), why), CG_ALG_STAGED);
     cg_rules_free(rules);
     unlink(path);
@@ -157,8 +157,7 @@ START_TEST(test_cost_model)
     big_ring   = cg_cost_predict(&p, CG_ALG_HIER_RING, CG_COLL_ALLREDUCE, 1 << 30, 16, 8);
     ck_assert(small_rd < small_ring); /* latency regime */
     ck_assert(big_ring < big_rd);     /* bandwidth regime */
-    /* 1 GiB on 16 nodes of 8 x 400G rails: the NICs bound it (8 x 48 GB/s for 2 S), the
-     * intra-node phases add to it (phases are not overlapped) */
+    /* 1 GiB on 16 nodes of 8 x 400G rails: the NICs bound it (8 x 48 GB/s for 2 S) */
     t16 = cg_cost_predict(&p, CG_ALG_HIER_RING, CG_COLL_ALLREDUCE, 1 << 30, 16, 8);
     ck_assert(t16 > 2.0 * (1 << 30) * 15 / 16 / (8 * 48e9) && t16 < (1 << 30) / 80e9);
     /* at 1024 nodes the ring's 2(N-1) latencies show */
@@ -171,5 +170,65 @@ START_TEST(test_cost_model)
 }
 END_TEST
 
+/* hier_ring overlaps its phases: the model picks a chunk size, a user's wins, small
+ * messages run in one piece, and the pipelined prediction lies between the slowest phase
+ * and the sum of the phases. */
+START_TEST(test_pipeline_chunks)
+{
+    const double        S = 1u << 30;
+    cg_planner_config_t c;
+    cg_cost_params_t    p;
+    cg_call_t           call = {.coll = CG_COLL_ALLREDUCE, .count = (1u << 30) / 4, .bytes = 1u << 30,
+                                .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .comm_size = 128};
+    cg_shape_t          shape = nodes(16, 8, 1);
+    cg_plan_t           plan;
+    size_t              chunk = 0;
+    double              t, rs, net, ag;
+
+    cg_planner_config_default(&c);
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_HIER_RING);
+    ck_assert(plan.chunk_bytes >= (256u << 10) && plan.chunk_bytes <= (1u << 29));
+    ck_assert_ptr_nonnull(strstr(plan.reason, "overlapped in chunks of"));
+
+    c.hier_chunk_bytes = 1u << 20; /* the user's */
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_uint_eq(plan.chunk_bytes, 1u << 20);
+    ck_assert_ptr_nonnull(strstr(plan.reason, "(set)"));
+    c.hier_chunk_bytes = 2u << 30; /* larger than the message: no overlap */
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_uint_eq(plan.chunk_bytes, 0);
+
+    c.hier_chunk_bytes = 0; /* too small to cut */
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_HIER_RING;
+    call.count = 16384, call.bytes = 65536;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_HIER_RING);
+    ck_assert_uint_eq(plan.chunk_bytes, 0);
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_HIER_LEADER; /* other algorithms: never cut */
+    call.count = (1u << 30) / 4, call.bytes = 1u << 30;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_uint_eq(plan.chunk_bytes, 0);
+
+    /* by hand: RS and AG inside at 370 GB/s, the rails' ring at 8 x 48 GB/s */
+    cg_cost_defaults(&p, CG_TOPO_CLASS_NVSWITCH, 8);
+    t   = cg_cost_predict_chunked(&p, CG_ALG_HIER_RING, CG_COLL_ALLREDUCE, S, 16, 8, &chunk);
+    rs  = S * 7 / 8 / 370e9;
+    ag  = rs;
+    net = 2 * (S / 8) * 15 / 16 / 48e9;
+    ck_assert_msg(t > net && t < rs + net + ag, "t %g net %g sum %g", t, net, rs + net + ag);
+    ck_assert(t < 0.8 * (rs + net + ag)); /* the intra-node phases hide behind the network */
+    ck_assert(chunk > 0);
+
+    /* bcast: large and even, the rails' chains; small or uneven, the tree */
+    cg_planner_config_default(&c);
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 64u << 20, nodes(8, 8, 1), NULL), CG_ALG_HIER_RING);
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4096, nodes(8, 8, 1), NULL), CG_ALG_HIER_TREE);
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 64u << 20, nodes(3, 3, 0), NULL), CG_ALG_HIER_TREE);
+    ck_assert(cg_cost_predict(&p, CG_ALG_HIER_RING, CG_COLL_BCAST, 256.0 * (1 << 20), 64, 8) <
+              cg_cost_predict(&p, CG_ALG_HIER_TREE, CG_COLL_BCAST, 256.0 * (1 << 20), 64, 8) / 5);
+}
+END_TEST
+
 CG_UNIT_MAIN("planner", 30, test_multi_node_auto, test_forced_where_it_cannot_run, test_rules,
-             test_rules_errors, test_cost_model)
+             test_rules_errors, test_cost_model, test_pipeline_chunks)
