@@ -43,8 +43,17 @@ typedef enum {
     CG_ALG_HIER_LEADER = 8, /* across nodes: intra allreduce, node leaders exchange, intra
                                bcast (any number of ranks per node) */
     CG_ALG_HIER_TREE   = 9, /* bcast across nodes: binomial tree between nodes, intra bcast */
+    CG_ALG_SCATTER_ALLGATHER = 10, /* bcast on one node: the root hands each rank a part,
+                                      the ranks share the parts (large messages, GPUs with
+                                      links of their own) */
     CG_ALG_COUNT
 } cg_alg_t;
+
+/* Does alg run across nodes (an intra-node and an inter-node phase)? */
+static inline int cg_alg_is_hier(cg_alg_t alg)
+{
+    return alg >= CG_ALG_HIER_RING && alg <= CG_ALG_HIER_TREE;
+}
 
 const char *cg_coll_name(cg_coll_t coll);
 const char *cg_alg_name(cg_alg_t alg);
@@ -77,6 +86,8 @@ typedef struct {
     double net_alpha_us;   /* one message between nodes */
     double net_bw_gbs;     /* per NIC (per rail), per direction */
     double stage_bw_gbs;   /* device <-> host staging for the network; 0: not needed */
+    int    lanes;          /* network phases of chunks in flight at once (>= 1) */
+    int    shared_gpu;     /* one memory for the node's ranks (a shared GPU, the host) */
 } cg_cost_params_t;
 
 /* Rules file (cg_rules.c): overrides by collective, size range and node range. */
@@ -116,6 +127,7 @@ typedef struct {
     int inter_ok;    /* the inter-node transport is up (UCX) */
     int inter_staged;/* device data crosses the network through host memory */
     int uniform;     /* every node has the same number of ranks */
+    int lanes;       /* inter-node lanes (network phases of chunks run concurrently) */
     cg_topo_class_t topo_class; /* how the GPUs of this node are connected */
 } cg_shape_t;
 
@@ -137,6 +149,8 @@ int  cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call,
 /* With the communicator's shape: the algorithm that runs, and why. */
 void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
                     const cg_shape_t *shape, cg_plan_t *plan);
+
+#define CG_MAX_LANES 8
 
 /* ---- per-communicator context -------------------------------------------------------- */
 typedef struct cg_comm cg_comm_t;
@@ -162,6 +176,8 @@ typedef struct {
     size_t      chunk_bytes;   /* inter-node staging chunk */
     int         depth;         /* inter-node staging chunks in flight */
     int         staging;       /* 0 auto, 1 always, 2 never */
+    int         lanes;         /* inter-node lanes (helper threads with a UCX worker each)
+                                  that run the network phases of chunks concurrently */
 } cg_comm_config_t;
 
 /* Collective over the communicator (through oob). On failure every rank gets an error. */

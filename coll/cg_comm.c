@@ -28,7 +28,7 @@ typedef struct {
 typedef struct {
     int               ok;
     int               inter_staged; /* its device data crosses the network through host memory */
-    uint32_t          addr_len;
+    int               lanes;        /* inter-node lanes it could set up */
     cg_topo_summary_t topo;
 } cg_rank_result_t;
 
@@ -38,6 +38,7 @@ static cg_topo_t      *cg_process_topo;
 static int             cg_process_topo_tried;
 static cg_ucx_t       *cg_process_ucx;
 static int             cg_process_ucx_tried;
+static cg_ucx_t       *cg_process_lane_ucx[CG_MAX_LANES]; /* [0]: cg_process_ucx */
 
 const cg_topo_t *cg_topo_process(const char *topo_file)
 {
@@ -74,9 +75,25 @@ static cg_ucx_t *cg_ucx_process(const cg_comm_config_t *config, const char *rail
     return cg_process_ucx;
 }
 
+/* The worker of lane m (> 0): another worker on the process's UCX context. */
+static cg_ucx_t *cg_ucx_process_lane(int m)
+{
+    pthread_mutex_lock(&cg_process_lock);
+    if (cg_process_lane_ucx[m] == NULL && cg_process_ucx != NULL &&
+        cg_ucx_create_lane(cg_process_ucx, &cg_process_lane_ucx[m]) != CG_OK) {
+        cg_process_lane_ucx[m] = NULL;
+    }
+    pthread_mutex_unlock(&cg_process_lock);
+    return cg_process_lane_ucx[m];
+}
+
 void cg_comm_process_cleanup(void)
 {
     pthread_mutex_lock(&cg_process_lock);
+    for (int m = 1; m < CG_MAX_LANES; m++) {
+        cg_ucx_destroy(cg_process_lane_ucx[m]);
+        cg_process_lane_ucx[m] = NULL;
+    }
     cg_ucx_destroy(cg_process_ucx);
     cg_topo_free(cg_process_topo);
     cg_process_ucx        = NULL;
@@ -183,12 +200,11 @@ static cg_status_t cg_comm_connect_local(cg_comm_t *c, const cg_rank_info_t *inf
                             (cg_sync_mode_t)c->config.sync);
 }
 
-/* UCX and this communicator's inter-node transport (the addresses come later). */
-static cg_status_t cg_comm_prepare_inter(cg_comm_t *c, uint32_t *addr_len)
+/* The inter-node transport of one lane on a worker (the addresses come later). */
+static cg_status_t cg_comm_prepare_lane(cg_comm_t *c, cg_ucx_t *ucx, cg_inter_t **lane)
 {
     cg_inter_config_t config = {c->config.chunk_bytes, c->config.depth, c->config.staging,
                                 c->config.timeout_s};
-    cg_ucx_t         *ucx    = cg_ucx_process(&c->config, c->topo.rail[c->local_rank]);
     const void       *addr;
     size_t            len;
     char             *addrs;
@@ -204,10 +220,45 @@ static cg_status_t cg_comm_prepare_inter(cg_comm_t *c, uint32_t *addr_len)
     if (addrs == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    *addr_len = (uint32_t)len;
     return cg_inter_create(ucx, c->dev, c->config.rank, c->config.size,
                            (uint16_t)c->config.comm_id, addrs, CG_UCX_ADDR_MAX + sizeof(uint64_t),
-                           &config, &c->inter);
+                           &config, lane);
+}
+
+/* UCX and this communicator's inter-node lanes: lane 0 (c->inter) is required, the others
+ * are set up as far as they go (the ranks agree on the count afterwards). */
+static cg_status_t cg_comm_prepare_inter(cg_comm_t *c, int *lanes)
+{
+    cg_status_t status;
+
+    status = cg_comm_prepare_lane(c, cg_ucx_process(&c->config, c->topo.rail[c->local_rank]),
+                                  &c->inter);
+    if (status != CG_OK) {
+        c->inter = NULL;
+        return status;
+    }
+    c->lane[0] = c->inter;
+    for (*lanes = 1; *lanes < CG_MIN(c->config.lanes, CG_MAX_LANES); (*lanes)++) {
+        if (cg_comm_prepare_lane(c, cg_ucx_process_lane(*lanes), &c->lane[*lanes]) != CG_OK) {
+            c->lane[*lanes] = NULL;
+            cg_warn(CG_SUB_UCX, "inter-node lane %d could not be set up: %d lanes", *lanes, *lanes);
+            break;
+        }
+    }
+    return CG_OK;
+}
+
+/* Keep the lanes every rank has. */
+static void cg_comm_agree_lanes(cg_comm_t *c, const cg_rank_result_t *results)
+{
+    c->num_lanes = c->inter != NULL ? CG_MAX_LANES : 0;
+    for (int r = 0; r < c->config.size; r++) {
+        c->num_lanes = CG_MIN(c->num_lanes, results[r].lanes);
+    }
+    for (int m = CG_MAX(c->num_lanes, 1); m < CG_MAX_LANES; m++) {
+        cg_inter_destroy(c->lane[m]);
+        c->lane[m] = NULL;
+    }
 }
 
 /* What the planner's model assumes of the whole communicator, the same on every rank: the
@@ -233,19 +284,18 @@ static void cg_comm_agree_model(cg_comm_t *c, const cg_rank_result_t *results)
 /* Every rank's worker address, each slot [length][address]. */
 static cg_status_t cg_comm_exchange_addresses(cg_comm_t *c, const cg_oob_t *oob)
 {
-    char       *mine = calloc(1, c->inter->addr_stride);
+    char        mine[CG_UCX_ADDR_MAX + sizeof(uint64_t)];
     const void *addr;
     size_t      len;
-    cg_status_t status;
+    cg_status_t status = CG_OK;
 
-    if (mine == NULL) {
-        return CG_ERR_NO_MEMORY; /* every other rank fails its exchange with this one */
+    for (int m = 0; m < c->num_lanes && status == CG_OK; m++) {
+        cg_inter_t *lane = c->lane[m];
+        cg_ucx_address(lane->ucx, &addr, &len);
+        memcpy(mine, &(uint64_t){len}, sizeof(uint64_t));
+        memcpy(mine + sizeof(uint64_t), addr, len);
+        status = oob->allgather(oob->ctx, mine, lane->addrs, lane->addr_stride);
     }
-    cg_ucx_address(c->inter->ucx, &addr, &len);
-    memcpy(mine, &(uint64_t){len}, sizeof(uint64_t));
-    memcpy(mine + sizeof(uint64_t), addr, len);
-    status = oob->allgather(oob->ctx, mine, c->inter->addrs, c->inter->addr_stride);
-    free(mine);
     return status;
 }
 
@@ -283,7 +333,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         cg_comm_summarize(c, infos);
         status = cg_comm_connect_local(c, infos);
         if (status == CG_OK && c->num_nodes > 1) {
-            status = cg_comm_prepare_inter(c, &result.addr_len);
+            status = cg_comm_prepare_inter(c, &result.lanes);
         }
     }
     result.ok   = (exchange == CG_OK && status == CG_OK);
@@ -298,6 +348,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         }
     }
     if (exchange == CG_OK && ok && c->num_nodes > 1) {
+        cg_comm_agree_lanes(c, results);
         exchange = cg_comm_exchange_addresses(c, oob);
     }
     free(infos);
@@ -319,9 +370,10 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         }
     }
     cg_detail(CG_SUB_INIT, "context: %d ranks on %d nodes%s, %d here (local rank %d), topology %s "
-              "(%s), rail %s", config->size, c->num_nodes, c->uniform ? "" : " (uneven)",
-              c->local_size, c->local_rank, cg_topo_class_name(c->topo.cls), c->topo.reason,
-              c->topo.rail[c->local_rank][0] ? c->topo.rail[c->local_rank] : "none");
+              "(%s), rail %s, %d inter-node lanes", config->size, c->num_nodes,
+              c->uniform ? "" : " (uneven)", c->local_size, c->local_rank,
+              cg_topo_class_name(c->topo.cls), c->topo.reason,
+              c->topo.rail[c->local_rank][0] ? c->topo.rail[c->local_rank] : "none", c->num_lanes);
     *comm_out = c;
     return CG_OK;
 }
@@ -331,8 +383,11 @@ void cg_comm_destroy(cg_comm_t *c)
     if (c == NULL) {
         return;
     }
-    cg_hier_pipe_destroy(c->pipe); /* its thread may use the transport: first */
+    cg_hier_pipe_destroy(c->pipe); /* its threads use the transport: first */
     cg_intra_destroy(c->intra);
+    for (int m = 1; m < CG_MAX_LANES; m++) {
+        cg_inter_destroy(c->lane[m]);
+    }
     cg_inter_destroy(c->inter);
     if (c->work != NULL) {
         c->dev->ops->mem_free(c->dev, c->work);

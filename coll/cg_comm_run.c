@@ -17,6 +17,7 @@ void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
     shape->intra_ok   = !c->failed && (c->local_size == 1 || (c->intra && !c->intra->failed));
     shape->inter_ok   = c->inter != NULL && !c->inter->failed;
     shape->inter_staged = c->model_staged;
+    shape->lanes      = CG_MAX(c->num_lanes, 1);
     shape->uniform    = c->uniform;
     /* one node: its own class; several: the slowest, so that every rank plans the same */
     shape->topo_class = c->num_nodes > 1 ? c->model_class : c->topo.cls;
@@ -54,7 +55,7 @@ cg_status_t cg_comm_work(cg_comm_t *c, size_t bytes, void **work)
 /* Hierarchical algorithms advance the tag sequence on every rank, in or out of a rail. */
 static int cg_comm_hier(cg_comm_t *c, cg_alg_t alg)
 {
-    if (alg < CG_ALG_HIER_RING || c->inter == NULL) {
+    if (!cg_alg_is_hier(alg) || c->inter == NULL) {
         return 0;
     }
     cg_inter_begin(c->inter);
@@ -136,8 +137,12 @@ cg_status_t cg_comm_bcast(cg_comm_t *c, const cg_plan_t *plan, void *buf, size_t
         return cg_comm_done(c, cg_hier_bcast(c, plan->alg, buf, bytes, root,
                                              cg_comm_chunks(plan, (double)bytes)));
     }
-    if (plan->alg != CG_ALG_DIRECT) {
+    switch (plan->alg) {
+    case CG_ALG_DIRECT:
+        return cg_comm_done(c, cg_bcast_direct(c->intra, buf, bytes, root));
+    case CG_ALG_SCATTER_ALLGATHER:
+        return cg_comm_done(c, cg_bcast_scatter_allgather(c->intra, buf, bytes, root));
+    default:
         return CG_ERR_UNSUPPORTED;
     }
-    return cg_comm_done(c, cg_bcast_direct(c->intra, buf, bytes, root));
 }

@@ -23,12 +23,18 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
     p->net_bw_gbs     = 48.0;  /* 400 Gb/s NIC, per direction */
     p->stage_bw_gbs   = 0.0;   /* UCX moves device memory (GPUDirect RDMA) */
     p->intra_alpha_us = 8.0;   /* one barrier of the local group, host synchronised */
+    p->lanes          = 4;     /* coll_gpu_hier_lanes' default */
     switch (cls) {
     case CG_TOPO_CLASS_NVSWITCH:       p->intra_bw_gbs = 370.0; break; /* H100 NV18, achieved */
     case CG_TOPO_CLASS_NVLINK_PARTIAL: p->intra_bw_gbs = 40.0; break;
     case CG_TOPO_CLASS_PCIE_P2P:       p->intra_bw_gbs = 20.0; break;
-    case CG_TOPO_CLASS_SHARED_GPU:     p->intra_bw_gbs = 2000.0 / CG_MAX(local_size, 1); break;
-    case CG_TOPO_CLASS_HOST:           p->intra_bw_gbs = 4.0; p->intra_alpha_us = 3.0; break;
+    case CG_TOPO_CLASS_SHARED_GPU: /* one memory: every byte any rank moves shares it */
+        p->intra_bw_gbs = 2000.0 / CG_MAX(local_size, 1);
+        p->shared_gpu   = 1;
+        break;
+    case CG_TOPO_CLASS_HOST:
+        p->intra_bw_gbs = 4.0, p->intra_alpha_us = 3.0;
+        break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
 }
@@ -57,10 +63,15 @@ static double cg_cost_intra(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t c
     case CG_ALG_TWO_SHOT: return 3 * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     case CG_ALG_RING:     return 2.0 * (L - 1) * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     case CG_ALG_DIRECT:
-        if (coll == CG_COLL_BCAST) {
-            return 2 * a + cg_cost_bw(S, b);
+        if (coll == CG_COLL_BCAST) { /* the root writes the message into every peer */
+            return 2 * a + cg_cost_bw(p->shared_gpu ? S : S * (L - 1), b);
         }
         return 2 * a + cg_cost_bw(S * (L - 1) / L, b); /* reduce-scatter, allgather */
+    case CG_ALG_SCATTER_ALLGATHER: /* every GPU sends about the message once */
+        if (p->shared_gpu) { /* one memory: as much traffic as direct, twice the steps */
+            return 2 * a + cg_cost_intra(p, CG_ALG_DIRECT, coll, S, L);
+        }
+        return 4 * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     default:              return 0.0;
     }
 }
@@ -96,7 +107,9 @@ static void cg_cost_hier_ring_phases(const cg_cost_params_t *p, cg_coll_t coll, 
         ph[1] = (cg_cost_phase_t){(N - 1) * an, cg_cost_bw(part * (N - 1) / N, net_bw)};
         ph[2] = cg_cost_intra_phase(p, CG_COLL_ALLGATHER, S, L);
         break;
-    case CG_COLL_BCAST: /* chain per rail (its N - 1 extra steps below), AG inside */
+    case CG_COLL_BCAST: /* the root's node: scatter to the rails; chain per rail (its N - 2
+                           extra steps below); AG inside */
+        ph[0] = cg_cost_intra_phase(p, CG_COLL_REDUCE_SCATTER, S, L);
         ph[1] = (cg_cost_phase_t){an, cg_cost_bw(part, net_bw)};
         ph[2] = cg_cost_intra_phase(p, CG_COLL_ALLGATHER, S, L);
         break;
@@ -107,24 +120,27 @@ static void cg_cost_hier_ring_phases(const cg_cost_params_t *p, cg_coll_t coll, 
     }
 }
 
-/* hier_ring with the message in k chunks: the first chunk goes through every phase, then a
- * chunk leaves every max-phase time (a pipeline); a chain adds N - 2 steps to fill. */
+/* hier_ring with the message in k chunks, a pipeline: the first chunk goes through every
+ * phase; then a chunk leaves every steady-state step, the slower of the calling thread (pre
+ * and post of a chunk, one after the other) and the network (M lanes carry M chunks at once:
+ * their latencies overlap, their bytes share the NIC). bcast: one lane, and the chain adds
+ * N - 2 steps to fill. */
 static double cg_cost_hier_ring(const cg_cost_params_t *p, cg_coll_t coll, double S, int N,
                                 int L, double net_bw, int k)
 {
+    const int       M = coll == CG_COLL_BCAST ? 1 : CG_MAX(p->lanes, 1);
     cg_cost_phase_t ph[3];
-    double          sum = 0, slowest = 0, t;
+    double          c[3], host, net, t;
 
     cg_cost_hier_ring_phases(p, coll, S, N, L, net_bw, ph);
     for (int i = 0; i < 3; i++) {
-        double c = ph[i].alpha + ph[i].beta / k;
-        sum += c;
-        slowest = CG_MAX(slowest, c);
+        c[i] = ph[i].alpha + ph[i].beta / k;
     }
-    t = sum + (k - 1) * slowest;
-    if (coll == CG_COLL_BCAST) { /* the root's node shares the message first */
-        t += (N - 2) * (ph[1].alpha + ph[1].beta / k) +
-             cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
+    host = c[0] + c[2];
+    net  = CG_MAX(c[1] / M, ph[1].beta / k);
+    t    = c[0] + c[1] + c[2] + (k - 1) * CG_MAX(host, net);
+    if (coll == CG_COLL_BCAST) { /* the chain fills */
+        t += (N - 2) * c[1];
     }
     return t + (k > 1 ? k * CG_COST_PIPE_STEP_US * 1e-6 : 0.0);
 }
@@ -140,7 +156,7 @@ double cg_cost_predict_chunked(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_
     if (chunk_bytes != NULL) {
         *chunk_bytes = 0;
     }
-    if (N <= 1 && alg < CG_ALG_HIER_RING && alg != CG_ALG_STAGED) {
+    if (N <= 1 && !cg_alg_is_hier(alg) && alg != CG_ALG_STAGED) {
         return cg_cost_intra(p, alg, coll, S, L);
     }
     switch (alg) {

@@ -23,13 +23,15 @@ static const char *const cg_alg_names[CG_ALG_COUNT] = {
     [CG_ALG_HIER_RD]     = "hier_rd",
     [CG_ALG_HIER_LEADER] = "hier_leader",
     [CG_ALG_HIER_TREE]   = "hier_tree",
+    [CG_ALG_SCATTER_ALLGATHER] = "scatter_allgather",
 };
 
 static const cg_alg_t cg_algs_allreduce[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_ONE_SHOT,
                                              CG_ALG_TWO_SHOT, CG_ALG_RING, CG_ALG_HIER_RING,
                                              CG_ALG_HIER_RD, CG_ALG_HIER_LEADER, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_bcast[]     = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
-                                             CG_ALG_HIER_RING, CG_ALG_HIER_TREE, (cg_alg_t)-1};
+                                             CG_ALG_SCATTER_ALLGATHER, CG_ALG_HIER_RING,
+                                             CG_ALG_HIER_TREE, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_allgather[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
                                              CG_ALG_HIER_RING, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_rs[]        = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
@@ -135,7 +137,7 @@ static int cg_plan_applicable(const cg_call_t *call, const cg_shape_t *shape, cg
     if (alg == CG_ALG_STAGED || alg == CG_ALG_AUTO) {
         return 1;
     }
-    if (alg < CG_ALG_HIER_RING) {
+    if (!cg_alg_is_hier(alg)) {
         if (shape->num_nodes > 1) {
             snprintf(why, len, "%s runs on one node, the communicator spans %d", cg_alg_name(alg),
                      shape->num_nodes);
@@ -162,6 +164,7 @@ static void cg_plan_cost_params(const cg_planner_config_t *config, const cg_shap
                                 cg_cost_params_t *p)
 {
     cg_cost_defaults(p, shape->topo_class, shape->local_size);
+    p->lanes = CG_MAX(shape->lanes, 1);
     if (config->net_alpha_us > 0) {
         p->net_alpha_us = config->net_alpha_us;
     }
@@ -193,6 +196,17 @@ static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_c
         snprintf(why, len, "topology %s, %zu bytes > one-shot limit %zu", cls, call->bytes,
                  config->one_shot_max);
         return CG_ALG_TWO_SHOT;
+    }
+    if (call->coll == CG_COLL_BCAST) { /* the root's links, or every GPU's */
+        cg_cost_params_t p;
+        double           direct, split;
+        cg_plan_cost_params(config, shape, &p);
+        direct = cg_cost_predict(&p, CG_ALG_DIRECT, call->coll, (double)call->bytes, 1,
+                                 shape->local_size);
+        split  = cg_cost_predict(&p, CG_ALG_SCATTER_ALLGATHER, call->coll, (double)call->bytes, 1,
+                                 shape->local_size);
+        snprintf(why, len, "topology %s, one node: model %.1f us", cls, CG_MIN(direct, split) * 1e6);
+        return split < direct ? CG_ALG_SCATTER_ALLGATHER : CG_ALG_DIRECT;
     }
     snprintf(why, len, "topology %s, one node", cls);
     return CG_ALG_DIRECT;

@@ -214,6 +214,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max,
         .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,
         .depth         = mca_coll_gpu_component.ucx_depth,
+        .lanes         = mca_coll_gpu_component.hier_lanes,
         .staging       = mca_coll_gpu_component.ucx_staging,
     };
     cg_status_t status;

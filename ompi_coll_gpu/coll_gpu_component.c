@@ -51,6 +51,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .scratch_size      = 16u << 20,
     .ucx_chunk_size    = 1u << 20,
     .ucx_depth         = 4,
+    .hier_lanes        = 4,
     .intra_sync        = 0,
     .timeout           = 0,
 };

@@ -100,6 +100,10 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "the whole message) and overlap the intra-node phases of one chunk with the network "
      "phase of the next (0: the cost model chooses; a value at least the message size "
      "runs the phases one after the other)"},
+    {"hier_lanes", INT, NULL, &CG_C->hier_lanes, OPAL_INFO_LVL_5, 0, EQ,
+     "Inter-node lanes (1 to 8): each lane is a helper thread with a UCX worker of its own, "
+     "and the network phases of that many chunks of a hier_ring call run at once, so their "
+     "latencies overlap (1: one chunk at a time)"},
     {"ucx_chunk_size", SIZE, NULL, &CG_C->ucx_chunk_size, OPAL_INFO_LVL_5, 0, EQ,
      "Inter-node staging: bytes per page-locked chunk when UCX cannot move device memory"},
     {"ucx_depth", INT, NULL, &CG_C->ucx_depth, OPAL_INFO_LVL_5, 0, EQ,

@@ -3,7 +3,8 @@
  * would do there: the build, the GPU/NIC matrix (like nvidia-smi topo -m), the node's
  * classification, the rail map and ring order, and the plan for a collective and size.
  *
- *   coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] [--size BYTES]
+ *   coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] [--size BYTES] [--scale]
+ *                 [--net-bw GBS] [--lanes N]
  */
 #include "coll/cg_coll.h"
 
@@ -26,24 +27,26 @@ typedef struct {
     size_t      size;
     int         scale;
     double      net_bw;
+    int         lanes;
 } info_opts_t;
 
 static void info_usage(void)
 {
     fprintf(stderr, "usage: coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] "
-                    "[--size BYTES] [--verbose N]\n"
+                    "[--size BYTES] [--scale] [--net-bw GBS] [--lanes N] [--verbose N]\n"
                     "  --xml    an hwloc XML topology instead of this machine\n"
                     "  --ranks  ranks per node (default: one per GPU); rank r drives GPU r mod GPUs\n"
                     "  --nodes  nodes for the plans (default 1)\n"
                     "  --coll   allreduce|bcast|allgather|reduce_scatter|reduce_scatter_block\n"
                     "  --size   message size in bytes (k, M, G suffixes)\n"
                     "  --scale  predicted time and bandwidth from 1 to 1024 nodes\n"
-                    "  --net-bw NIC bandwidth for the model, GB/s per direction (default 48)\n");
+                    "  --net-bw NIC bandwidth for the model, GB/s per direction (default 48)\n"
+                    "  --lanes  inter-node lanes (coll_gpu_hier_lanes, default 4)\n");
 }
 
 static int info_parse(int argc, char **argv, info_opts_t *o)
 {
-    *o = (info_opts_t){"", 0, 1, NULL, 0, 0, 0};
+    *o = (info_opts_t){"", 0, 1, NULL, 0, 0, 0, 4};
     for (int i = 1; i < argc; i++) {
         const char *v = (i + 1 < argc) ? argv[i + 1] : "";
         if (!strcmp(argv[i], "--xml")) {
@@ -63,6 +66,8 @@ static int info_parse(int argc, char **argv, info_opts_t *o)
             continue;
         } else if (!strcmp(argv[i], "--net-bw")) {
             o->net_bw = atof(v);
+        } else if (!strcmp(argv[i], "--lanes")) {
+            o->lanes = atoi(v);
         } else if (!strcmp(argv[i], "--verbose")) {
             cg_log_configure(atoi(v), "all");
         } else {
@@ -70,7 +75,8 @@ static int info_parse(int argc, char **argv, info_opts_t *o)
         }
         i++;
     }
-    return (o->ranks < 0 || o->ranks > CG_TOPO_MAX_RANKS || o->nodes < 1) ? -1 : 0;
+    return (o->ranks < 0 || o->ranks > CG_TOPO_MAX_RANKS || o->nodes < 1 || o->lanes < 1 ||
+            o->lanes > CG_MAX_LANES) ? -1 : 0;
 }
 
 /* Plan of a collective of bytes (nccl-tests size) on nodes x the summary's ranks, and the
@@ -83,7 +89,8 @@ static void info_plan(const info_opts_t *o, const cg_topo_summary_t *s, int node
     cg_plan_t           plan;
     cg_shape_t          shape = {.size = s->local_size * nodes, .num_nodes = nodes,
                                  .local_size = s->local_size, .max_local = s->local_size,
-                                 .intra_ok = 1, .inter_ok = 1, .uniform = 1, .topo_class = s->cls};
+                                 .intra_ok = 1, .inter_ok = 1, .uniform = 1, .lanes = o->lanes,
+                                 .topo_class = s->cls};
     cg_call_t           call = {.coll = coll, .bytes = bytes, .dtype = CG_DT_FLOAT, .op = CG_OP_SUM,
                                 .comm_size = shape.size};
     double              t, algbw;
@@ -99,14 +106,20 @@ static void info_plan(const info_opts_t *o, const cg_topo_summary_t *s, int node
     config.net_bw_gbs = o->net_bw;
     cg_plan_select(&config, &call, &shape, &plan);
     cg_cost_defaults(&p, s->cls, s->local_size);
+    p.lanes = o->lanes;
     if (o->net_bw > 0) {
         p.net_bw_gbs = o->net_bw;
     }
     t     = cg_cost_predict(&p, plan.alg, coll, (double)bytes, nodes, s->local_size);
     algbw = t > 0 ? (double)bytes / t / 1e9 : 0;
     if (table) {
-        printf("  %6d %8d  %-11s %12.1f %9.1f %9.1f\n", nodes, shape.size, cg_alg_name(plan.alg),
-               t * 1e6, algbw, algbw * cg_cost_busbw_factor(coll, shape.size));
+        char chunk[32] = "-";
+        if (plan.chunk_bytes > 0) {
+            snprintf(chunk, sizeof(chunk), "%zu", plan.chunk_bytes);
+        }
+        printf("  %6d %8d  %-11s %12.1f %9.1f %9.1f %12s\n", nodes, shape.size,
+               cg_alg_name(plan.alg), t * 1e6, algbw, algbw * cg_cost_busbw_factor(coll, shape.size),
+               chunk);
     } else {
         printf("  %-21s %10zu B  %-11s %10.1f us  %s\n", cg_coll_name(coll), bytes,
                cg_alg_name(plan.alg), t * 1e6, plan.reason);
@@ -161,10 +174,10 @@ int main(int argc, char **argv)
         for (int c = 0; o.coll && c < CG_COLL_COUNT; c++) {
             coll = strcmp(o.coll, cg_coll_name((cg_coll_t)c)) == 0 ? (cg_coll_t)c : coll;
         }
-        printf("\npredicted %s of %zu bytes (model: phases one after the other):\n",
-               cg_coll_name(coll), size);
-        printf("  %6s %8s  %-11s %12s %9s %9s\n", "nodes", "ranks", "algorithm", "time (us)",
-               "algbw", "busbw");
+        printf("\npredicted %s of %zu bytes (model: hier_ring overlaps its phases in chunks, "
+               "%d inter-node lanes):\n", cg_coll_name(coll), size, o.lanes);
+        printf("  %6s %8s  %-11s %12s %9s %9s %12s\n", "nodes", "ranks", "algorithm", "time (us)",
+               "algbw", "busbw", "chunk (B)");
         for (int nodes = 1; nodes <= 1024; nodes *= 2) {
             info_plan(&o, &s, nodes, coll, size, 1);
         }

@@ -25,6 +25,9 @@ typedef struct {
 
 int         cg_ucx_built(void);
 cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out);
+/* Another worker on ucx's context (a lane: one more thread may drive the network at the
+ * same time, with endpoints and tags of its own). Destroy lanes before their parent. */
+cg_status_t cg_ucx_create_lane(cg_ucx_t *parent, cg_ucx_t **lane_out);
 void        cg_ucx_destroy(cg_ucx_t *ucx);
 /* Can UCX move CUDA device memory itself (GPUDirect RDMA or its own staging)? */
 int         cg_ucx_supports_cuda(const cg_ucx_t *ucx);

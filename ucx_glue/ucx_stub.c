@@ -13,6 +13,13 @@ cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out)
     return CG_ERR_UNSUPPORTED;
 }
 
+cg_status_t cg_ucx_create_lane(cg_ucx_t *parent, cg_ucx_t **lane_out)
+{
+    (void)parent;
+    (void)lane_out;
+    return CG_ERR_UNSUPPORTED;
+}
+
 void cg_ucx_destroy(cg_ucx_t *ucx)
 {
     (void)ucx;

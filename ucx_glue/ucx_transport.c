@@ -7,6 +7,8 @@
 #include <ucp/api/ucp.h>
 
 struct cg_ucx {
+    cg_ucx_t      *parent;  /* a lane: another worker on the parent's context */
+    int            thread_multi;
     ucp_context_h  context;
     ucp_worker_h   worker;
     ucp_address_t *address;
@@ -61,8 +63,11 @@ cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out)
                     config->net_devices);
         }
     }
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features   = UCP_FEATURE_TAG;
+    /* lanes: several workers on this context, driven by different threads */
+    params.field_mask        = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features          = UCP_FEATURE_TAG;
+    params.mt_workers_shared = 1;
+    u->thread_multi          = config->thread_multi;
     status            = ucp_init(&params, ucp_config, &u->context);
     ucp_config_release(ucp_config);
     if (status != UCS_OK) {
@@ -105,6 +110,36 @@ err:
     return CG_ERR_TRANSPORT;
 }
 
+cg_status_t cg_ucx_create_lane(cg_ucx_t *parent, cg_ucx_t **lane_out)
+{
+    ucp_worker_params_t wparams = {0};
+    ucs_status_t        status;
+    cg_ucx_t           *u = calloc(1, sizeof(*u));
+
+    if (u == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    *u        = *parent;
+    u->parent = parent;
+    wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = parent->thread_multi ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SERIALIZED;
+    status              = ucp_worker_create(parent->context, &wparams, &u->worker);
+    if (status != UCS_OK) {
+        cg_error(CG_SUB_UCX, "ucp_worker_create (lane) failed: %s", ucs_status_string(status));
+        free(u);
+        return CG_ERR_TRANSPORT;
+    }
+    status = ucp_worker_get_address(u->worker, &u->address, &u->address_len);
+    if (status != UCS_OK) {
+        cg_error(CG_SUB_UCX, "ucp_worker_get_address (lane) failed: %s", ucs_status_string(status));
+        ucp_worker_destroy(u->worker);
+        free(u);
+        return CG_ERR_TRANSPORT;
+    }
+    *lane_out = u;
+    return CG_OK;
+}
+
 void cg_ucx_destroy(cg_ucx_t *u)
 {
     if (u == NULL) {
@@ -112,7 +147,9 @@ void cg_ucx_destroy(cg_ucx_t *u)
     }
     ucp_worker_release_address(u->worker, u->address);
     ucp_worker_destroy(u->worker);
-    ucp_cleanup(u->context);
+    if (u->parent == NULL) {
+        ucp_cleanup(u->context);
+    }
     free(u);
 }
 

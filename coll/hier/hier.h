@@ -9,22 +9,26 @@
 #include "coll/allgather/allgather.h"
 #include "coll/cg_comm_int.h"
 
+#define CG_HIER_MAX_CHUNKS 1024
+
 /* Phases of a hierarchical collective, overlapped chunk by chunk (hier_pipe.c): pre and
  * post are the intra-node phases of chunk i, run by the calling thread in the same order on
  * every rank of a node (status: the rank's status so far, carried through the phases'
- * barriers); mid is the inter-node phase, run by the communicator's helper thread while the
- * caller works on the neighbouring chunks. Any of the three may be NULL. */
-#define CG_HIER_MAX_CHUNKS 1024
-
+ * barriers); mid is the inter-node phase, run by a lane thread on its lane's transport while
+ * the caller works on other chunks. Any of the three may be NULL. Chunks between their pre
+ * and their post use work slot i % cg_hier_pipe_window(). */
 typedef struct {
     int chunks;
+    int max_lanes; /* 0: every lane; 1: mids strictly in order, one at a time */
     cg_status_t (*pre)(void *ctx, int chunk, cg_status_t status);
-    cg_status_t (*mid)(void *ctx, int chunk);
+    cg_status_t (*mid)(void *ctx, int chunk, cg_inter_t *lane);
     cg_status_t (*post)(void *ctx, int chunk, cg_status_t status);
     void *ctx;
 } cg_pipe_job_t;
 
 cg_status_t cg_hier_pipe_run(cg_comm_t *c, const cg_pipe_job_t *job);
+/* Chunks in flight (work slots) of a job with max_lanes. */
+int         cg_hier_pipe_window(const cg_comm_t *c, int max_lanes);
 void        cg_hier_pipe_destroy(cg_hier_pipe_t *pipe);
 
 /* The hierarchical algorithms. chunks: pieces the message is cut into so that the phases

@@ -44,7 +44,8 @@ typedef struct {
     cg_dtype_t        dtype;
     cg_op_t           op;
     cg_inter_group_t *rail;
-    char             *slot[2];
+    int               window;
+    char             *slot[CG_MAX_LANES + 1]; /* chunk i: slot i % window */
 } cg_hier_ar_t;
 
 /* The L blocks of chunk i, in elements from the start of the message. */
@@ -67,11 +68,11 @@ static cg_status_t cg_hier_ar_pre(void *ctx, int i, cg_status_t status)
     cg_seg_t      segs[CG_INTRA_MAX];
 
     cg_hier_ar_blocks(a, i, segs);
-    return cg_reduce_scatter_segments(a->c->intra, a->in, a->slot[i & 1], segs, 1, 0, a->dtype,
-                                      a->op, status);
+    return cg_reduce_scatter_segments(a->c->intra, a->in, a->slot[i % a->window], segs, 1, 0,
+                                      a->dtype, a->op, status);
 }
 
-static cg_status_t cg_hier_ar_mid(void *ctx, int i)
+static cg_status_t cg_hier_ar_mid(void *ctx, int i, cg_inter_t *lane)
 {
     cg_hier_ar_t *a = ctx;
     cg_seg_t      segs[CG_INTRA_MAX];
@@ -79,9 +80,9 @@ static cg_status_t cg_hier_ar_mid(void *ctx, int i)
 
     cg_hier_ar_blocks(a, i, segs);
     len = segs[a->c->local_rank].len;
-    cg_inter_begin(a->c->inter); /* each chunk's exchanges have tags of their own */
-    return len > 0 ? cg_inter_allreduce_ring(a->c->inter, a->rail, a->slot[i & 1], len, a->dtype,
-                                             a->op)
+    cg_inter_begin(lane); /* each chunk's exchanges have tags of their own */
+    return len > 0 ? cg_inter_allreduce_ring(lane, a->rail, a->slot[i % a->window], len,
+                                             a->dtype, a->op)
                    : CG_OK;
 }
 
@@ -94,8 +95,8 @@ static cg_status_t cg_hier_ar_post(void *ctx, int i, cg_status_t status)
     cg_hier_ar_blocks(a, i, segs);
     mine = segs[a->c->local_rank];
     if (status == CG_OK) {
-        status = cg_intra_copy_typed(a->c->intra, a->rbuf + mine.off * elem, a->slot[i & 1],
-                                     mine.len, a->dtype);
+        status = cg_intra_copy_typed(a->c->intra, a->rbuf + mine.off * elem,
+                                     a->slot[i % a->window], mine.len, a->dtype);
     }
     for (int l = 0; l < a->c->local_size; l++) {
         segs[l].off *= elem;
@@ -111,8 +112,8 @@ static cg_status_t cg_hier_allreduce_ring(cg_comm_t *c, const void *sbuf, void *
 {
     const size_t  elem = cg_dtype_size(dtype);
     cg_hier_ar_t  a = {c, sbuf ? sbuf : rbuf, rbuf, count, CG_MAX(chunks, 1), dtype, op, rail,
-                       {NULL, NULL}};
-    cg_pipe_job_t job = {a.chunks, cg_hier_ar_pre, cg_hier_ar_mid, cg_hier_ar_post, &a};
+                       cg_hier_pipe_window(c, 0), {NULL}};
+    cg_pipe_job_t job = {a.chunks, 0, cg_hier_ar_pre, cg_hier_ar_mid, cg_hier_ar_post, &a};
     cg_seg_t      segs[CG_INTRA_MAX];
     size_t        slot_bytes;
     void         *work;
@@ -125,13 +126,14 @@ static cg_status_t cg_hier_allreduce_ring(cg_comm_t *c, const void *sbuf, void *
     }
     cg_hier_ar_blocks(&a, 0, segs); /* chunk 0 and block 0 are the largest */
     slot_bytes = CG_ALIGN_UP(CG_MAX(segs[0].len * elem, (size_t)1), 256);
-    status     = cg_comm_work(c, 2 * slot_bytes, &work);
+    status     = cg_comm_work(c, (size_t)a.window * slot_bytes, &work);
     if (status != CG_OK) { /* the phases still run: the failure reaches the node's ranks */
         status = cg_reduce_scatter_segments(c->intra, a.in, NULL, segs, 1, 0, dtype, op, status);
         return cg_allgather_segments(c->intra, rbuf, segs, 1, status);
     }
-    a.slot[0] = work;
-    a.slot[1] = (char *)work + slot_bytes;
+    for (int w = 0; w < a.window; w++) {
+        a.slot[w] = (char *)work + (size_t)w * slot_bytes;
+    }
     return cg_hier_pipe_run(c, &job);
 }
 

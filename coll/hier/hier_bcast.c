@@ -2,11 +2,12 @@
  * Hierarchical bcast.
  *   hier_tree  one rank per node (the root's local index) forms a binomial tree across the
  *              nodes, then every node broadcasts inside. Any layout; small messages.
- *   hier_ring  the root's node shares the message inside; the message is cut into L slices
- *              and rail l relays slice l from node to node down a chain, piece by piece, so
- *              that every link carries 1/L of the message at once; each node then shares
- *              the slices inside, piece by piece as they arrive (overlapped with the chain).
- *              Equal ranks per node; large messages.
+ *   hier_ring  the message is cut into chunks and each chunk into L parts; on the root's
+ *              node the root hands local rank l part l, rail l relays part l from node to
+ *              node down a chain, and every node shares the parts inside: each GPU's links
+ *              carry about the message once, and the chunks keep the chain and the
+ *              intra-node phases busy at the same time. Equal ranks per node; large
+ *              messages.
  */
 #include "coll/allgather/allgather.h"
 #include "coll/bcast/bcast.h"
@@ -39,68 +40,87 @@ typedef struct {
     cg_comm_t *c;
     char      *buf;
     size_t     bytes;
-    int        pieces; /* of each slice */
-    int        pos;    /* this node's place in the chain (0: the root's node) */
+    int        chunks;
+    int        pos;        /* this node's place in the chain (0: the root's node) */
     int        prev, next; /* comm ranks on this rail; -1: none */
+    int        rlocal;     /* the root's local rank (on the root's node) */
 } cg_hier_chain_t;
 
-/* Piece i of slice l, in bytes from the start of the message. */
-static cg_seg_t cg_hier_chain_piece(const cg_hier_chain_t *h, int l, int i)
+/* Chunk i cut into the L parts the rails carry, in bytes from the start of the message. */
+static void cg_hier_chain_parts(const cg_hier_chain_t *h, int i, cg_seg_t *parts)
 {
-    cg_seg_t slice = cg_hier_piece(h->bytes, h->c->local_size, l, 256);
-    cg_seg_t piece = cg_hier_piece(slice.len, h->pieces, i, 256);
-    return (cg_seg_t){slice.off + piece.off, piece.len};
+    cg_seg_t chunk = cg_hier_piece(h->bytes, h->chunks, i, 256);
+
+    for (int l = 0; l < h->c->local_size; l++) {
+        cg_seg_t part = cg_hier_piece(chunk.len, h->c->local_size, l, 256);
+        parts[l]      = (cg_seg_t){chunk.off + part.off, part.len};
+    }
 }
 
-/* Step i: pass piece i-1 on, receive piece i from the previous node of the chain. A piece
- * is received at step i and passed on at step i+1: its tag names the piece. */
-static cg_status_t cg_hier_chain_mid(void *ctx, int i)
+/* The root's node: the root hands each local rank its part of chunk i. */
+static cg_status_t cg_hier_chain_pre(void *ctx, int i, cg_status_t status)
+{
+    cg_hier_chain_t *h = ctx;
+    cg_seg_t         parts[CG_INTRA_MAX];
+
+    if (i >= h->chunks) {
+        return status;
+    }
+    cg_hier_chain_parts(h, i, parts);
+    return cg_scatter_segments(h->c->intra, h->buf, parts, h->rlocal, status);
+}
+
+/* Step i: pass this rail's part of chunk i-1 on, receive its part of chunk i from the
+ * previous node of the chain. A part is received at step i and passed on at step i+1: the
+ * tag names the chunk. */
+static cg_status_t cg_hier_chain_mid(void *ctx, int i, cg_inter_t *lane)
 {
     cg_hier_chain_t *h  = ctx;
     const int        me = h->c->local_rank;
-    cg_seg_t         out = {0, 0}, in = {0, 0};
+    cg_seg_t         parts[CG_INTRA_MAX], out = {0, 0}, in = {0, 0};
     int              dst = -1, src = -1;
 
     if (i > 0 && h->next >= 0) {
-        out = cg_hier_chain_piece(h, me, i - 1);
+        cg_hier_chain_parts(h, i - 1, parts);
+        out = parts[me];
         dst = out.len > 0 ? h->next : -1;
     }
-    if (i < h->pieces && h->prev >= 0) {
-        in  = cg_hier_chain_piece(h, me, i);
+    if (i < h->chunks && h->prev >= 0) {
+        cg_hier_chain_parts(h, i, parts);
+        in  = parts[me];
         src = in.len > 0 ? h->prev : -1;
     }
     if (dst < 0 && src < 0) {
         return CG_OK;
     }
-    return cg_inter_exchange(h->c->inter, dst, h->buf + out.off, out.len,
+    return cg_inter_exchange(lane, dst, h->buf + out.off, out.len,
                              CG_HIER_BCAST_STEP + (unsigned)(i - 1), src, h->buf + in.off, in.len,
                              CG_HIER_BCAST_STEP + (unsigned)i);
 }
 
-/* Piece i of every slice has arrived on this node: share it (not on the root's node, which
- * has the whole message already). */
+/* Every part of chunk i is on this node (one per local rank): share them. */
 static cg_status_t cg_hier_chain_post(void *ctx, int i, cg_status_t status)
 {
     cg_hier_chain_t *h = ctx;
-    cg_seg_t         segs[CG_INTRA_MAX];
+    cg_seg_t         parts[CG_INTRA_MAX];
 
-    if (h->pos == 0 || h->c->local_size == 1 || i >= h->pieces) {
+    if (i >= h->chunks) {
         return status;
     }
-    for (int l = 0; l < h->c->local_size; l++) {
-        segs[l] = cg_hier_chain_piece(h, l, i);
-    }
-    return cg_allgather_segments(h->c->intra, h->buf, segs, 1, status);
+    cg_hier_chain_parts(h, i, parts);
+    return cg_allgather_segments(h->c->intra, h->buf, parts, 1, status);
 }
 
 static cg_status_t cg_hier_bcast_ring(cg_comm_t *c, void *buf, size_t bytes, int rnode,
                                       int rlocal, int chunks)
 {
     const int       N = c->num_nodes;
-    cg_hier_chain_t h = {c, buf, bytes, CG_MAX(chunks, 1), (c->my_node - rnode + N) % N, -1, -1};
-    /* pieces + 1 steps: the last one passes the last piece on */
-    cg_pipe_job_t   job = {h.pieces + 1, NULL, cg_hier_chain_mid, cg_hier_chain_post, &h};
-    cg_status_t     status = CG_OK;
+    cg_hier_chain_t h = {c, buf, bytes, CG_MAX(chunks, 1), (c->my_node - rnode + N) % N, -1, -1,
+                         rlocal};
+    /* chunks + 1 steps on one lane (a step passes on what the previous one received; the
+     * last passes the last chunk on). The root's node scatters each chunk to its rails
+     * first; every node shares the parts as they arrive. */
+    cg_pipe_job_t   job = {h.chunks + 1, 1, NULL, cg_hier_chain_mid, NULL, &h};
 
     if (h.pos > 0) {
         h.prev = cg_comm_member(c, (c->my_node - 1 + N) % N, c->local_rank);
@@ -108,12 +128,9 @@ static cg_status_t cg_hier_bcast_ring(cg_comm_t *c, void *buf, size_t bytes, int
     if (h.pos < N - 1) {
         h.next = cg_comm_member(c, (c->my_node + 1) % N, c->local_rank);
     }
-    if (h.pos == 0 && c->local_size > 1) {
-        status  = cg_bcast_direct(c->intra, buf, bytes, rlocal);
-        job.post = NULL; /* the root's node only sends */
-    }
-    if (status != CG_OK) {
-        return status; /* the whole node failed together: its rails send nothing */
+    if (c->local_size > 1) {
+        job.pre  = (h.pos == 0) ? cg_hier_chain_pre : NULL;
+        job.post = cg_hier_chain_post;
     }
     return cg_hier_pipe_run(c, &job);
 }

@@ -21,22 +21,24 @@ typedef struct {
     size_t            bytes;  /* per rank */
     int               chunks;
     cg_inter_group_t *rail;
-    size_t           *offs, *lens; /* mid's, per node */
+    int               window;
+    size_t           *offs;        /* mid's: chunk i's at offs + (i % window) * 2N, lens after */
     cg_seg_t         *segs;        /* post's, [local l][node n] */
 } cg_hier_ag_t;
 
-static cg_status_t cg_hier_ag_mid(void *ctx, int i)
+static cg_status_t cg_hier_ag_mid(void *ctx, int i, cg_inter_t *lane)
 {
     cg_hier_ag_t *a     = ctx;
+    const int     N     = a->rail->n;
     cg_seg_t      piece = cg_hier_piece(a->bytes, a->chunks, i, 256);
+    size_t       *offs  = a->offs + (size_t)(i % a->window) * 2 * N, *lens = offs + N;
 
-    for (int n = 0; n < a->rail->n; n++) {
-        a->offs[n] = (size_t)a->rail->ranks[n] * a->bytes + piece.off;
-        a->lens[n] = piece.len;
+    for (int n = 0; n < N; n++) {
+        offs[n] = (size_t)a->rail->ranks[n] * a->bytes + piece.off;
+        lens[n] = piece.len;
     }
-    cg_inter_begin(a->c->inter);
-    return piece.len > 0 ? cg_inter_allgather_ring(a->c->inter, a->rail, a->rbuf, a->offs, a->lens)
-                         : CG_OK;
+    cg_inter_begin(lane);
+    return piece.len > 0 ? cg_inter_allgather_ring(lane, a->rail, a->rbuf, offs, lens) : CG_OK;
 }
 
 static cg_status_t cg_hier_ag_post(void *ctx, int i, cg_status_t status)
@@ -60,17 +62,18 @@ cg_status_t cg_hier_allgather(cg_comm_t *c, const void *sbuf, void *rbuf, size_t
 {
     const int        N = c->num_nodes, L = c->local_size;
     cg_inter_group_t g = {0};
-    cg_hier_ag_t     a = {c, rbuf, bytes, CG_MAX(chunks, 1), &g, NULL, NULL, NULL};
-    cg_pipe_job_t    job = {a.chunks, NULL, cg_hier_ag_mid, L > 1 ? cg_hier_ag_post : NULL, &a};
+    cg_hier_ag_t     a = {c, rbuf, bytes, CG_MAX(chunks, 1), &g, cg_hier_pipe_window(c, 0), NULL,
+                          NULL};
+    cg_pipe_job_t    job = {a.chunks, 0, NULL, cg_hier_ag_mid, L > 1 ? cg_hier_ag_post : NULL, &a};
     cg_status_t      status;
 
     status = cg_hier_rail(c, c->local_rank, &g);
-    if (status == CG_OK && ((a.offs = malloc(2 * (size_t)N * sizeof(size_t))) == NULL ||
-                            (a.segs = malloc((size_t)N * (size_t)L * sizeof(cg_seg_t))) == NULL)) {
+    if (status == CG_OK &&
+        ((a.offs = malloc((size_t)a.window * 2 * (size_t)N * sizeof(size_t))) == NULL ||
+         (a.segs = malloc((size_t)N * (size_t)L * sizeof(cg_seg_t))) == NULL)) {
         status = CG_ERR_NO_MEMORY;
     }
     if (status == CG_OK) {
-        a.lens = a.offs + N;
         status = cg_hier_place(c, sbuf, (char *)rbuf + (size_t)c->config.rank * bytes, bytes);
     }
     if (status == CG_OK) {
@@ -94,8 +97,10 @@ typedef struct {
     cg_dtype_t        dtype;
     cg_op_t           op;
     cg_inter_group_t *rail;
-    char             *slot[2];
-    size_t           *offs, *lens; /* mid's: the rail's pieces packed in the slot */
+    int               window;
+    char             *slot[CG_MAX_LANES + 1]; /* chunk i: slot i % window */
+    size_t           *offs;        /* mid's: the rail's pieces packed in chunk i's slot, at
+                                      offs + (i % window) * 2N, lens after */
     cg_seg_t         *segs;        /* pre's: [local l][node n] */
 } cg_hier_rs_t;
 
@@ -135,17 +140,19 @@ static cg_status_t cg_hier_rs_pre(void *ctx, int i, cg_status_t status)
             a->segs[(size_t)l * N + n] = (cg_seg_t){a->displ[r] + p.off, p.len};
         }
     }
-    return cg_reduce_scatter_segments(c->intra, a->in, a->slot[i & 1], a->segs, N, 0, a->dtype,
-                                      a->op, status);
+    return cg_reduce_scatter_segments(c->intra, a->in, a->slot[i % a->window], a->segs, N, 0,
+                                      a->dtype, a->op, status);
 }
 
-static cg_status_t cg_hier_rs_mid(void *ctx, int i)
+static cg_status_t cg_hier_rs_mid(void *ctx, int i, cg_inter_t *lane)
 {
-    cg_hier_rs_t *a = ctx;
+    cg_hier_rs_t *a    = ctx;
+    size_t       *offs = a->offs + (size_t)(i % a->window) * 2 * a->rail->n;
+    size_t       *lens = offs + a->rail->n;
 
-    cg_hier_rs_pack(a, i, a->offs, a->lens);
-    cg_inter_begin(a->c->inter);
-    return cg_inter_reduce_scatter_ring(a->c->inter, a->rail, a->slot[i & 1], a->offs, a->lens,
+    cg_hier_rs_pack(a, i, offs, lens);
+    cg_inter_begin(lane);
+    return cg_inter_reduce_scatter_ring(lane, a->rail, a->slot[i % a->window], offs, lens,
                                         a->dtype, a->op);
 }
 
@@ -163,7 +170,7 @@ static cg_status_t cg_hier_rs_post(void *ctx, int i, cg_status_t status)
     }
     if (status == CG_OK && mine.len > 0) {
         status = cg_intra_copy_typed(c->intra, a->rbuf + mine.off * elem,
-                                     a->slot[i & 1] + packed * elem, mine.len, a->dtype);
+                                     a->slot[i % a->window] + packed * elem, mine.len, a->dtype);
     }
     return cg_intra_finish(c->intra, status);
 }
@@ -176,20 +183,22 @@ static cg_status_t cg_hier_rs_single(cg_hier_rs_t *a)
     const size_t     elem = cg_dtype_size(a->dtype);
     cg_status_t      status = CG_OK;
 
-    cg_hier_rs_pack(a, 0, a->offs, a->lens);
+    size_t          *offs = a->offs, *lens = a->offs + c->num_nodes;
+
+    cg_hier_rs_pack(a, 0, offs, lens);
     for (int n = 0; status == CG_OK && n < c->num_nodes; n++) {
-        status = c->dev->ops->copy(c->dev, a->slot[0] + a->offs[n] * elem,
-                                   a->in + a->displ[a->rail->ranks[n]] * elem, a->lens[n] * elem, s);
+        status = c->dev->ops->copy(c->dev, a->slot[0] + offs[n] * elem,
+                                   a->in + a->displ[a->rail->ranks[n]] * elem, lens[n] * elem, s);
     }
     status = (status == CG_OK) ? c->dev->ops->stream_sync(c->dev, s) : status;
     if (status == CG_OK) {
-        status = cg_inter_reduce_scatter_ring(c->inter, a->rail, a->slot[0], a->offs, a->lens,
-                                              a->dtype, a->op);
+        status = cg_inter_reduce_scatter_ring(c->inter, a->rail, a->slot[0], offs, lens, a->dtype,
+                                              a->op);
     }
-    if (status == CG_OK && a->lens[c->my_node] > 0) { /* this rank's block, fully reduced */
+    if (status == CG_OK && lens[c->my_node] > 0) { /* this rank's block, fully reduced */
         cg_reduce_args_t args = {.dtype = a->dtype, .op = CG_OP_MINLOC,
-                                 .count = a->lens[c->my_node], .nsrc = 1, .ndst = 1};
-        args.srcs[0] = a->slot[0] + a->offs[c->my_node] * elem;
+                                 .count = lens[c->my_node], .nsrc = 1, .ndst = 1};
+        args.srcs[0] = a->slot[0] + offs[c->my_node] * elem;
         args.dsts[0] = a->rbuf;
         /* pair types: a one-source reduction writes the fields, never the padding */
         status = cg_dtype_has_padding(a->dtype)
@@ -209,14 +218,14 @@ cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
     cg_inter_group_t g = {0};
     size_t          *displ = NULL, slot_bytes = 0;
     cg_hier_rs_t     a = {c, sbuf ? sbuf : rbuf, rbuf, counts, NULL, 0, L > 1 ? CG_MAX(chunks, 1) : 1,
-                          dtype, op, &g, {NULL, NULL}, NULL, NULL, NULL};
-    cg_pipe_job_t    job = {a.chunks, cg_hier_rs_pre, cg_hier_rs_mid, cg_hier_rs_post, &a};
+                          dtype, op, &g, cg_hier_pipe_window(c, 0), {NULL}, NULL, NULL};
+    cg_pipe_job_t    job = {a.chunks, 0, cg_hier_rs_pre, cg_hier_rs_mid, cg_hier_rs_post, &a};
     void            *work = NULL;
     cg_status_t      status;
 
     status = cg_hier_rail(c, c->local_rank, &g);
     if (status == CG_OK && ((displ = calloc((size_t)c->config.size + 1, sizeof(size_t))) == NULL ||
-                            (a.offs = malloc(2 * (size_t)N * sizeof(size_t))) == NULL ||
+                            (a.offs = malloc((size_t)a.window * 2 * N * sizeof(size_t))) == NULL ||
                             (a.segs = malloc((size_t)N * (size_t)L * sizeof(cg_seg_t))) == NULL)) {
         status = CG_ERR_NO_MEMORY;
     }
@@ -226,7 +235,6 @@ cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
     }
     if (status == CG_OK) {
         a.displ = displ;
-        a.lens  = a.offs + N;
         for (int l = 0; l < L; l++) { /* the largest slot: chunk 0 of any rail */
             size_t packed = 0;
             for (int n = 0; n < N; n++) {
@@ -234,11 +242,12 @@ cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
             }
             slot_bytes = CG_MAX(slot_bytes, CG_ALIGN_UP(packed * elem, 256));
         }
-        status = cg_comm_work(c, CG_MAX(2 * slot_bytes, (size_t)256), &work);
+        status = cg_comm_work(c, CG_MAX((size_t)a.window * slot_bytes, (size_t)256), &work);
     }
     if (status == CG_OK) {
-        a.slot[0] = work;
-        a.slot[1] = (char *)work + slot_bytes;
+        for (int w = 0; w < a.window; w++) {
+            a.slot[w] = (char *)work + (size_t)w * slot_bytes;
+        }
         status    = (L > 1) ? cg_hier_pipe_run(c, &job) : cg_hier_rs_single(&a);
     } else if (L > 1) { /* the node's other ranks learn of the failure at the barrier */
         status = cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));

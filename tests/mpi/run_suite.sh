@@ -86,7 +86,7 @@ else
     full_args=(--counts 0,1,7,1000 --large 1048579)
     nps="1 2 3 4 5 6 7 8"
 fi
-fast="one_shot,two_shot,direct,staged"
+fast="one_shot,two_shot,direct,scatter_allgather,staged"
 
 echo "run_suite: device layer $device, memory $mem, logs in $logdir"
 
@@ -125,6 +125,7 @@ forced_run allreduce ring 5
 for coll in bcast allgather reduce_scatter reduce_scatter_block; do
     forced_run "$coll" direct 4
 done
+forced_run bcast scatter_allgather 5
 
 # 4. The intra-node machinery in its other modes: device-side barriers, zero copy through
 #    shared user buffers (the host layer exports POSIX shared memory like CUDA IPC), both.
@@ -137,6 +138,8 @@ if [ "$device" = host ]; then
         "$check" --mem shm --counts 1,1000 --large 200003 --no-derived
     run "zero-copy-copy-engine-np5" 5 "${dev_mca[@]}" --mca coll_gpu_copy_method engine \
         "$check" --mem shm --colls bcast,allgather --counts 0,1,7,1000 --large 200003
+    run "zero-copy-scatter-allgather-np6" 6 "${dev_mca[@]}" --mca coll_gpu_bcast_algorithm scatter_allgather \
+        "$check" --mem shm --colls bcast "${forced_args[@]}"
     run "zero-copy-forced-two-shot-np7" 7 "${dev_mca[@]}" --mca coll_gpu_allreduce_algorithm two_shot \
         "$check" --mem shm --colls allreduce "${forced_args[@]}"
 fi
@@ -199,10 +202,17 @@ run "nodes-bad-rules-np2" 2 "${dev_mca[@]}" --mca coll_gpu_rules_file "$logdir/b
       fail "nodes-bad-rules-np2: no message naming the file and line"; }
 nodes_forced allreduce hier_ring 6 2
 nodes_forced bcast hier_ring 6 3
-# hier_ring cut into many chunks whose phases overlap (a helper thread per communicator
-# runs the network phase of chunk i while the node works on chunks i-1 and i+1): every
-# collective, through scratch and zero copy, and over tcp with the staging pipeline.
-overlap_mca=(--mca coll_gpu_hier_chunk_size 65536 --mca coll_gpu_verbose 2)
+nodes_forced allreduce hier_rd 6 3
+nodes_forced allreduce hier_leader 7 3
+nodes_forced bcast hier_tree 5 2
+nodes_forced allgather hier_ring 6 3
+nodes_forced reduce_scatter hier_ring 4 2
+nodes_forced reduce_scatter_block hier_ring 8 4
+# hier_ring cut into many chunks whose phases overlap (lane threads run the network phases
+# of several chunks at once while the node works on the next and previous ones): every
+# collective, with 3 lanes, with 1, and the default 4 through zero copy; over tcp with the
+# staging pipeline.
+overlap_mca=(--mca coll_gpu_hier_chunk_size 65536)
 for coll in allreduce bcast allgather reduce_scatter reduce_scatter_block; do
     overlap_mca+=(--mca "coll_gpu_${coll}_algorithm" hier_ring)
 done
@@ -212,21 +222,19 @@ overlap_proof() {
     proof "$1" "hier_ring,staged" hier_ring &&
         { grep -q "overlapped in chunks of 65536 (set)" "$logdir/$1.log" || fail "$1: no overlapped run"; }
 }
-run "nodes-overlap-np6" 6 "${dev_mca[@]}" --mca coll_gpu_node_size 3 "${overlap_mca[@]}" \
-    "$check" --mem "$mem" "${overlap_args[@]}" && overlap_proof nodes-overlap-np6
-run "nodes-overlap-staging-tcp-np4" 4 -x UCX_TLS=tcp,self "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
-    --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 "${overlap_mca[@]}" \
-    "$check" --mem "$mem" "${overlap_args[@]}" && overlap_proof nodes-overlap-staging-tcp-np4
+run "nodes-overlap-lanes3-np6" 6 "${dev_mca[@]}" --mca coll_gpu_node_size 3 "${overlap_mca[@]}" \
+    --mca coll_gpu_hier_lanes 3 --mca coll_gpu_verbose 3 "$check" --mem "$mem" "${overlap_args[@]}" &&
+    overlap_proof nodes-overlap-lanes3-np6 &&
+    { grep -q "3 inter-node lanes" "$logdir/nodes-overlap-lanes3-np6.log" || fail "nodes-overlap-lanes3-np6: not 3 lanes"; }
+run "nodes-overlap-lanes1-staging-tcp-np4" 4 -x UCX_TLS=tcp,self "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 --mca coll_gpu_hier_lanes 1 \
+    "${overlap_mca[@]}" --mca coll_gpu_verbose 2 "$check" --mem "$mem" "${overlap_args[@]}" &&
+    overlap_proof nodes-overlap-lanes1-staging-tcp-np4
 if [ "$device" = host ]; then
     run "nodes-overlap-zero-copy-np8" 8 "${dev_mca[@]}" --mca coll_gpu_node_size 4 "${overlap_mca[@]}" \
-        "$check" --mem shm "${overlap_args[@]}" && overlap_proof nodes-overlap-zero-copy-np8
+        --mca coll_gpu_verbose 2 "$check" --mem shm "${overlap_args[@]}" &&
+        overlap_proof nodes-overlap-zero-copy-np8
 fi
-nodes_forced allreduce hier_rd 6 3
-nodes_forced allreduce hier_leader 7 3
-nodes_forced bcast hier_tree 5 2
-nodes_forced allgather hier_ring 6 3
-nodes_forced reduce_scatter hier_ring 4 2
-nodes_forced reduce_scatter_block hier_ring 8 4
 
 # 7. Ranks that mix memory kinds: odd ranks pass host buffers, the others device buffers.
 if [ "$device" = cuda ]; then
@@ -263,7 +271,7 @@ runs=$((runs + 1))
 if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param coll gpu --level 9 >"$logdir/ompi_info.log" 2>&1 &&
     for p in priority verbose verbose_subsys device node_size buffer_check staging_cache_max \
              scratch_size intra_sync copy_method timeout allreduce_one_shot_max topo_file \
-             rules_file net_bw net_latency hier_chunk_size ucx_chunk_size ucx_depth ucx_staging \
+             rules_file net_bw net_latency hier_chunk_size hier_lanes ucx_chunk_size ucx_depth ucx_staging \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1

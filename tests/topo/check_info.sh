@@ -8,7 +8,7 @@ failures=0
 expect() { # fixture ranks pattern...: every pattern must appear in coll_gpu_info's output
     local fixture=$1 ranks=$2 out
     shift 2
-    out=$("$info" --xml "$dir/$fixture" --ranks "$ranks" 2>&1)
+    out=$("$info" --xml "$dir/$fixture" --ranks "$ranks" ${info_args:-} 2>&1)
     for pattern in "$@"; do
         if ! grep -qE -- "$pattern" <<<"$out"; then
             echo "FAIL $fixture ($ranks ranks): no line matching '$pattern'"
@@ -28,6 +28,19 @@ expect pcie-2gpu-2socket.xml 2 "node of 2 ranks: no-p2p" " 1 -> 0000:af:00.0 +->
 expect fewer-nics-4gpu.xml 4 "node of 4 ranks: pcie-p2p" " 3 -> 0000:85:00.0 +-> mlx5_0"
 expect gpuless.xml 2 "node of 2 ranks: host" " 1 -> host +-> mlx5_0"
 expect bad-truncated.xml 2 "topology: unavailable" "node of 2 ranks: host"
+
+# across nodes: the plans the cost model picks (rails, overlapped chunks, bcast chains), and
+# the predicted scaling table
+info_args="--nodes 16" expect dgx-h100.xml 8 "allreduce +1024 B  hier_rd" \
+    "allreduce +67108864 B  hier_ring .*overlapped in chunks of [0-9]+" \
+    "bcast +1024 B  hier_tree" "bcast +67108864 B  hier_ring" "allgather +67108864 B  hier_ring"
+info_args="--scale --size 8G" expect dgx-h100.xml 8 "4 inter-node lanes" \
+    "^ +1 +8  two_shot" "^ +16 +128  hier_ring .* [0-9]+$"
+info_args="--scale --lanes 1" expect dgx-h100.xml 8 "1 inter-node lanes"
+if "$info" --lanes 9 >/dev/null 2>&1; then
+    echo "FAIL coll_gpu_info accepted --lanes 9"
+    failures=$((failures + 1))
+fi
 
 if [ "$failures" -eq 0 ]; then
     echo "check_info: every fixture classified as expected"

@@ -219,6 +219,19 @@ START_TEST(test_pipeline_chunks)
     ck_assert_msg(t > net && t < rs + net + ag, "t %g net %g sum %g", t, net, rs + net + ag);
     ck_assert(t < 0.8 * (rs + net + ag)); /* the intra-node phases hide behind the network */
     ck_assert(chunk > 0);
+    p.lanes = 1; /* one chunk on the network at a time: its ring's latencies add up */
+    ck_assert(cg_cost_predict(&p, CG_ALG_HIER_RING, CG_COLL_ALLREDUCE, S, 16, 8) > 1.1 * t);
+
+    /* bcast on one node: the root's links carry it L - 1 times with direct, about once with
+     * scatter_allgather; on one GPU, direct moves no more and takes fewer steps */
+    shape = nodes(1, 8, 1);
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 64u << 20, shape, NULL), CG_ALG_SCATTER_ALLGATHER);
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4096, shape, NULL), CG_ALG_DIRECT);
+    shape.topo_class = CG_TOPO_CLASS_SHARED_GPU;
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 64u << 20, shape, NULL), CG_ALG_DIRECT);
+    c.forced[CG_COLL_BCAST] = CG_ALG_SCATTER_ALLGATHER; /* one node only */
+    ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 64u << 20, nodes(2, 4, 1), NULL), CG_ALG_STAGED);
+    c.forced[CG_COLL_BCAST] = CG_ALG_AUTO;
 
     /* bcast: large and even, the rails' chains; small or uneven, the tree */
     cg_planner_config_default(&c);

@@ -72,8 +72,11 @@ START_TEST(test_dgx_h100)
     ck_assert_int_eq(plan(&s, CG_COLL_ALLREDUCE, 64u << 20), CG_ALG_TWO_SHOT);
     ck_assert_int_eq(plan(&s, CG_COLL_ALLREDUCE, 1024), CG_ALG_ONE_SHOT);
     ck_assert_int_eq(plan(&s, CG_COLL_ALLGATHER, 64u << 20), CG_ALG_DIRECT);
+    ck_assert_int_eq(plan(&s, CG_COLL_BCAST, 64u << 20), CG_ALG_SCATTER_ALLGATHER);
+    ck_assert_int_eq(plan(&s, CG_COLL_BCAST, 1024), CG_ALG_DIRECT);
     summarize(t, shared, 4, &s);
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_SHARED_GPU);
+    ck_assert_int_eq(plan(&s, CG_COLL_BCAST, 64u << 20), CG_ALG_DIRECT); /* one memory */
     ck_assert_str_eq(s.rail[3], "mlx5_2");
     summarize(t, far, 2, &s);
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_NVSWITCH);
@@ -123,7 +126,8 @@ START_TEST(test_workstation_pairs)
     }
     ck_assert_int_eq(plan(&s, CG_COLL_ALLREDUCE, 64u << 20), CG_ALG_RING);
     ck_assert_int_eq(plan(&s, CG_COLL_ALLREDUCE, 1024), CG_ALG_ONE_SHOT);
-    ck_assert_int_eq(plan(&s, CG_COLL_BCAST, 64u << 20), CG_ALG_DIRECT);
+    /* the root's two links would carry a direct bcast three times */
+    ck_assert_int_eq(plan(&s, CG_COLL_BCAST, 64u << 20), CG_ALG_SCATTER_ALLGATHER);
     cg_topo_free(t);
 }
 END_TEST
