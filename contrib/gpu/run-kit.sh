@@ -55,6 +55,12 @@ phase_bench() {
     done
     "${mpi[@]}" -np 4 --mca coll_gpu_device cuda "$kit/coll_gpu_bench" -C allreduce -b 8 -e 8 \
         -n 1000 -w 100 -c 1 >"$out/bench-latency-np4.txt" 2>&1
+    # two virtual nodes of 2 ranks: the hierarchical path (overlapped chunks, lanes, UCX
+    # staging through host memory) side by side with the staged path
+    for coll in allreduce bcast; do
+        "${mpi[@]}" -np 4 --mca coll_gpu_device cuda --mca coll_gpu_node_size 2 "$kit/coll_gpu_bench" \
+            -C "$coll" -b 8 -e 256M -f 8 -n 10 -w 3 -c 1 >"$out/bench-$coll-2nodes-np4.txt" 2>&1
+    done
     echo "bench: done" >>"$out/summary.txt"
 }
 
