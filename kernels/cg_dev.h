@@ -115,6 +115,9 @@ typedef struct cg_dev_ops {
                               cg_dev_stream_t *stream);
     cg_status_t (*flag_wait)(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                              cg_dev_stream_t *stream);
+    /* Set *flag to value now, from the host, ordered with no stream: releases stream waits
+     * that a failed peer would leave blocked for ever. */
+    cg_status_t (*flag_release)(cg_dev_t *dev, uint64_t *flag, uint64_t value);
 } cg_dev_ops_t;
 
 struct cg_dev {

@@ -361,6 +361,13 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
     return CG_OK;
 }
 
+static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
+{
+    (void)dev;
+    __atomic_store_n(flag, value, __ATOMIC_RELEASE);
+    return CG_OK;
+}
+
 static void cg_host_close(cg_dev_t *dev)
 {
     cg_dev_host_t *h = cg_host_impl(dev);
@@ -395,6 +402,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .ipc_close      = cg_host_ipc_close,
     .flag_write     = cg_host_flag_write,
     .flag_wait      = cg_host_flag_wait,
+    .flag_release   = cg_host_flag_release,
 };
 
 cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_out)

@@ -71,6 +71,11 @@ int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
     if (mca_coll_gpu_component.dev == NULL && mca_coll_gpu_device_open(attr.device) == NULL) {
         return MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_DEVICE; /* cannot stage: error */
     }
+    if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_CUDA &&
+        attr.device != mca_coll_gpu_component.dev->ordinal) {
+        /* another GPU's memory: the kernels on ours cannot read it, the copies can */
+        return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
+    }
     return MCA_COLL_GPU_KIND_DEVICE;
 }
 
@@ -299,7 +304,8 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         }
         snprintf(route->plan.reason, sizeof(route->plan.reason), "%s",
                  (all & MCA_COLL_GPU_KIND_HOST)     ? "ranks mix host and device buffers"
-                 : (all & MCA_COLL_GPU_KIND_NOFAST) ? "a rank's datatype layout is not dense"
+                 : (all & MCA_COLL_GPU_KIND_NOFAST) ? "a rank's buffers cannot take a fast path "
+                                                      "(datatype layout, another GPU)"
                                                     : "a rank's fast path failed earlier");
     } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
         snprintf(route->plan.reason, sizeof(route->plan.reason), "no fast-path context");

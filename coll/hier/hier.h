@@ -27,6 +27,9 @@ typedef struct {
 } cg_pipe_job_t;
 
 cg_status_t cg_hier_pipe_run(cg_comm_t *c, const cg_pipe_job_t *job);
+/* Device scratch of every lane for received blocks, allocated before the lanes run (an
+ * allocation on a lane thread could wait for the caller's stream). */
+cg_status_t cg_hier_lanes_reserve(cg_comm_t *c, size_t bytes);
 /* Chunks in flight (work slots) of a job with max_lanes. */
 int         cg_hier_pipe_window(const cg_comm_t *c, int max_lanes);
 void        cg_hier_pipe_destroy(cg_hier_pipe_t *pipe);

@@ -127,6 +127,9 @@ static cg_status_t cg_hier_allreduce_ring(cg_comm_t *c, const void *sbuf, void *
     cg_hier_ar_blocks(&a, 0, segs); /* chunk 0 and block 0 are the largest */
     slot_bytes = CG_ALIGN_UP(CG_MAX(segs[0].len * elem, (size_t)1), 256);
     status     = cg_comm_work(c, (size_t)a.window * slot_bytes, &work);
+    if (status == CG_OK) { /* a ring block of a chunk is at most its slot */
+        status = cg_hier_lanes_reserve(c, slot_bytes);
+    }
     if (status != CG_OK) { /* the phases still run: the failure reaches the node's ranks */
         status = cg_reduce_scatter_segments(c->intra, a.in, NULL, segs, 1, 0, dtype, op, status);
         return cg_allgather_segments(c->intra, rbuf, segs, 1, status);

@@ -243,6 +243,9 @@ cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
             slot_bytes = CG_MAX(slot_bytes, CG_ALIGN_UP(packed * elem, 256));
         }
         status = cg_comm_work(c, CG_MAX((size_t)a.window * slot_bytes, (size_t)256), &work);
+        if (status == CG_OK) { /* a ring block of a chunk is at most its slot */
+            status = cg_hier_lanes_reserve(c, slot_bytes);
+        }
     }
     if (status == CG_OK) {
         for (int w = 0; w < a.window; w++) {

@@ -162,6 +162,17 @@ static cg_status_t cg_hier_pipe_wait(cg_hier_pipe_t *p, int i)
     return status;
 }
 
+cg_status_t cg_hier_lanes_reserve(cg_comm_t *c, size_t bytes)
+{
+    void       *tmp;
+    cg_status_t status = CG_OK;
+
+    for (int m = 0; m < CG_MAX(c->num_lanes, 1) && status == CG_OK; m++) {
+        status = cg_inter_tmp(m == 0 ? c->inter : c->lane[m], CG_MAX(bytes, (size_t)1), &tmp);
+    }
+    return status;
+}
+
 int cg_hier_pipe_window(const cg_comm_t *c, int max_lanes)
 {
     return CG_MAX(1, CG_MIN(c->num_lanes, max_lanes > 0 ? max_lanes : CG_MAX_LANES)) + 1;

@@ -122,6 +122,18 @@ cg_status_t cg_intra_barrier(cg_intra_t *g, cg_status_t mine)
     return status;
 }
 
+/* This rank's stream may wait for flags that a failed peer will never write: set them from
+ * the host so that the stream drains (the group is retired; what runs after is moot). */
+static void cg_intra_release_waits(cg_intra_t *g)
+{
+    for (int p = 0; p < g->size; p++) {
+        if (p != g->rank) {
+            (void)g->dev->ops->flag_release(g->dev, &cg_intra_flags(g, g->rank)[p],
+                                            g->dev_epoch + (1ull << 32));
+        }
+    }
+}
+
 cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine)
 {
     cg_dev_t   *dev = g->dev;
@@ -152,12 +164,14 @@ cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine)
         sched_yield();
         if (cg_intra_peer_failed(g)) {
             g->failed = 1;
+            cg_intra_release_waits(g);
             return CG_ERR_PEER;
         }
         status = cg_intra_watch(g, &t0);
     }
     if (status != CG_OK) {
         cg_intra_report(g, g->host_epoch + 1);
+        cg_intra_release_waits(g);
     }
     return status;
 }

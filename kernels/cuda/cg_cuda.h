@@ -29,6 +29,13 @@ typedef struct {
                                      unsigned int flags);
     CUresult (*cuStreamWaitValue64)(CUstream stream, CUdeviceptr addr, cuuint64_t value,
                                     unsigned int flags);
+    CUresult (*cuDeviceGet)(CUdevice *device, int ordinal);
+    CUresult (*cuDeviceGetAttribute)(int *value, CUdevice_attribute attr, CUdevice device);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice device);
+    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
+    CUresult (*cuCtxGetCurrent)(CUcontext *ctx);
+    CUresult (*cuCtxSetCurrent)(CUcontext ctx);
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
 } cg_cu_driver_t;
 
 /* Load libcuda and initialise the driver; fills reason when it cannot. Idempotent. */

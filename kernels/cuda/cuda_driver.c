@@ -52,6 +52,13 @@ static void cg_cu_load_once(void)
     CG_CU_SYM(cuMemGetAddressRange, "cuMemGetAddressRange_v2");
     CG_CU_SYM(cuStreamWriteValue64, "cuStreamWriteValue64_v2");
     CG_CU_SYM(cuStreamWaitValue64, "cuStreamWaitValue64_v2");
+    CG_CU_SYM(cuDeviceGet, "cuDeviceGet");
+    CG_CU_SYM(cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    CG_CU_SYM(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    CG_CU_SYM(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    CG_CU_SYM(cuCtxGetCurrent, "cuCtxGetCurrent");
+    CG_CU_SYM(cuCtxSetCurrent, "cuCtxSetCurrent");
+    CG_CU_SYM(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
 #undef CG_CU_SYM
 
     res = cg_cu.cuInit(0);
@@ -60,10 +67,12 @@ static void cg_cu_load_once(void)
                  cg_cu_error_string(res));
         return;
     }
-    cg_cu.cuDriverGetVersion(&version);
-    if (version < 12000) {
+    /* the runtime linked in needs a driver of at least its major version */
+    res = cg_cu.cuDriverGetVersion(&version);
+    if (res != CUDA_SUCCESS || version < CUDART_VERSION / 1000 * 1000) {
         snprintf(cg_cu_load_reason, sizeof(cg_cu_load_reason),
-                 "CUDA driver version %d is older than 12.0", version);
+                 "CUDA driver version %d is older than the CUDA %d.%d runtime built in", version,
+                 CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
         return;
     }
     cg_cu_load_status = CG_OK;

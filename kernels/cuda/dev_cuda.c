@@ -23,6 +23,9 @@ typedef struct cg_cuda_mapping {
 typedef struct {
     int                ordinal;
     int                sm_count;
+    CUdevice           cudev;
+    CUcontext          ctx;        /* the device's primary context, retained while open */
+    unsigned           wait_flags; /* flag waits: flush remote writes where supported */
     pthread_mutex_t    lock;
     cg_cuda_mapping_t *mappings;
 } cg_dev_cuda_t;
@@ -39,20 +42,24 @@ static cg_dev_cuda_t *cg_cuda_impl(cg_dev_t *dev)
     return (cg_dev_cuda_t *)dev->impl;
 }
 
-/* Make the layer's device current for the scope of one operation. */
+/* Make the layer's context current for the scope of one operation, and give the thread
+ * back whatever it had (another context, or none: a helper thread that never used CUDA
+ * stays without one, and no context is created on another device). */
 typedef struct {
-    int previous;
-    int switched;
+    CUcontext previous;
+    int       switched;
 } cg_cuda_guard_t;
 
 static cg_status_t cg_cuda_guard_enter(cg_dev_t *dev, cg_cuda_guard_t *g)
 {
+    CUcontext ctx = cg_cuda_impl(dev)->ctx;
+
     g->switched = 0;
-    if (CG_CUDART_CALL(cudaGetDevice(&g->previous)) != CG_OK) {
+    if (CG_CU_CALL(cuCtxGetCurrent, &g->previous) != CG_OK) {
         return CG_ERR_DEVICE;
     }
-    if (g->previous != dev->ordinal) {
-        if (CG_CUDART_CALL(cudaSetDevice(dev->ordinal)) != CG_OK) {
+    if (g->previous != ctx) {
+        if (CG_CU_CALL(cuCtxSetCurrent, ctx) != CG_OK) {
             return CG_ERR_DEVICE;
         }
         g->switched = 1;
@@ -63,7 +70,7 @@ static cg_status_t cg_cuda_guard_enter(cg_dev_t *dev, cg_cuda_guard_t *g)
 static void cg_cuda_guard_exit(cg_cuda_guard_t *g)
 {
     if (g->switched) {
-        (void)cudaSetDevice(g->previous);
+        (void)cg_cu.cuCtxSetCurrent(g->previous);
     }
 }
 
@@ -135,20 +142,18 @@ static cg_status_t cg_cuda_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
 
 static void cg_cuda_mem_free(cg_dev_t *dev, void *ptr)
 {
-    (void)dev;
-    (void)CG_CUDART_CALL(cudaFree(ptr));
+    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaFree(ptr)));
 }
 
 static cg_status_t cg_cuda_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
 {
-    (void)dev;
-    return CG_CUDART_CALL(cudaHostAlloc(ptr, size ? size : 1, cudaHostAllocPortable));
+    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaHostAlloc(ptr, size ? size : 1,
+                                                             cudaHostAllocPortable)));
 }
 
 static void cg_cuda_host_free(cg_dev_t *dev, void *ptr)
 {
-    (void)dev;
-    (void)CG_CUDART_CALL(cudaFreeHost(ptr));
+    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaFreeHost(ptr)));
 }
 
 static cg_status_t cg_cuda_stream_create_guarded(cg_dev_stream_t *s)
@@ -175,15 +180,13 @@ static cg_status_t cg_cuda_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream
 
 static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    (void)dev;
-    (void)CG_CUDART_CALL(cudaStreamDestroy(stream->stream));
+    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(stream->stream)));
     free(stream);
 }
 
 static cg_status_t cg_cuda_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    (void)dev;
-    return CG_CUDART_CALL(cudaStreamSynchronize(stream->stream));
+    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamSynchronize(stream->stream)));
 }
 
 static cg_status_t cg_cuda_event_create(cg_dev_t *dev, cg_dev_event_t **event)
@@ -206,33 +209,38 @@ static cg_status_t cg_cuda_event_create(cg_dev_t *dev, cg_dev_event_t **event)
 
 static void cg_cuda_event_destroy(cg_dev_t *dev, cg_dev_event_t *event)
 {
-    (void)dev;
-    (void)CG_CUDART_CALL(cudaEventDestroy(event->event));
+    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(event->event)));
     free(event);
 }
 
 static cg_status_t cg_cuda_event_record(cg_dev_t *dev, cg_dev_event_t *event,
                                         cg_dev_stream_t *stream)
 {
-    (void)dev;
-    return CG_CUDART_CALL(cudaEventRecord(event->event, stream->stream));
+    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventRecord(event->event, stream->stream)));
 }
 
-static cg_status_t cg_cuda_event_query(cg_dev_t *dev, cg_dev_event_t *event, int *done)
+static cg_status_t cg_cuda_event_query_guarded(cg_dev_event_t *event, int *done)
 {
     cudaError_t err = cudaEventQuery(event->event);
 
-    (void)dev;
     if (err == cudaSuccess) {
         *done = 1;
         return CG_OK;
     }
     if (err == cudaErrorNotReady) {
+        /* not an error, but the runtime keeps it as the thread's last error: clear it, or
+         * the next launch check reports it */
+        (void)cudaGetLastError();
         *done = 0;
         return CG_OK;
     }
     cg_error(CG_SUB_DEV, "cudaEventQuery failed: %s", cudaGetErrorString(err));
     return CG_ERR_DEVICE;
+}
+
+static cg_status_t cg_cuda_event_query(cg_dev_t *dev, cg_dev_event_t *event, int *done)
+{
+    return CG_CUDA_GUARDED(dev, cg_cuda_event_query_guarded(event, done));
 }
 
 static cg_status_t cg_cuda_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
@@ -260,21 +268,19 @@ static cg_status_t cg_cuda_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
                                     args, cg_cuda_impl(dev)->sm_count, stream->stream)));
 }
 
-static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
-                                      cg_ipc_handle_t *handle)
+static cg_status_t cg_cuda_ipc_export_guarded(const void *ptr, size_t size,
+                                              cg_ipc_handle_t *handle)
 {
-    CUpointer_attribute names[3] = {CU_POINTER_ATTRIBUTE_BUFFER_ID,
-                                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                    CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    CUpointer_attribute names[1] = {CU_POINTER_ATTRIBUTE_BUFFER_ID};
     unsigned long long  buffer_id = 0;
+    void               *data[1]   = {&buffer_id};
     CUdeviceptr         start     = 0;
     size_t              range     = 0;
-    void               *data[3]   = {&buffer_id, &start, &range};
     cudaIpcMemHandle_t  mem;
 
-    (void)dev;
-    memset(handle, 0, sizeof(*handle));
-    if (cg_cu.cuPointerGetAttributes(3, names, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS ||
+    /* legacy IPC exports whole cudaMalloc allocations: the mapped region's base */
+    if (cg_cu.cuMemGetAddressRange(&start, &range, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS ||
+        cg_cu.cuPointerGetAttributes(1, names, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS ||
         start == 0 || (uintptr_t)ptr + size > (uintptr_t)start + range) {
         return CG_ERR_UNSUPPORTED;
     }
@@ -291,6 +297,13 @@ static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t siz
     handle->offset    = (uint64_t)((uintptr_t)ptr - (uintptr_t)start);
     memcpy(handle->opaque, &mem, sizeof(mem));
     return CG_OK;
+}
+
+static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
+                                      cg_ipc_handle_t *handle)
+{
+    memset(handle, 0, sizeof(*handle));
+    return CG_CUDA_GUARDED(dev, cg_cuda_ipc_export_guarded(ptr, size, handle));
 }
 
 static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle_t *handle,
@@ -346,25 +359,38 @@ static void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
     }
     pthread_mutex_unlock(&c->lock);
     if (m != NULL) {
-        (void)CG_CUDART_CALL(cudaIpcCloseMemHandle(m->base));
+        (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaIpcCloseMemHandle(m->base)));
         free(m);
     }
 }
 
+/* The default write flag orders the write after the stream's earlier work, its memory
+ * included (a system-wide fence before the flag). */
 static cg_status_t cg_cuda_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                       cg_dev_stream_t *stream)
 {
-    (void)dev;
-    return CG_CU_CALL(cuStreamWriteValue64, (CUstream)stream->stream,
-                      (CUdeviceptr)(uintptr_t)flag, value, CU_STREAM_WRITE_VALUE_DEFAULT);
+    return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuStreamWriteValue64, (CUstream)stream->stream,
+                                           (CUdeviceptr)(uintptr_t)flag, value,
+                                           CU_STREAM_WRITE_VALUE_DEFAULT));
 }
 
+/* GEQ, and a flush of remote writes where the device can: data a peer pushed into this
+ * GPU's memory before its flag is visible to the work after the wait. */
 static cg_status_t cg_cuda_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                      cg_dev_stream_t *stream)
 {
-    (void)dev;
-    return CG_CU_CALL(cuStreamWaitValue64, (CUstream)stream->stream,
-                      (CUdeviceptr)(uintptr_t)flag, value, CU_STREAM_WAIT_VALUE_GEQ);
+    unsigned flags = CU_STREAM_WAIT_VALUE_GEQ | cg_cuda_impl(dev)->wait_flags;
+
+    return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuStreamWaitValue64, (CUstream)stream->stream,
+                                           (CUdeviceptr)(uintptr_t)flag, value, flags));
+}
+
+/* Now, from the host, outside every stream: a stream waiting for a flag that a failed peer
+ * will never write drains (nothing else, not even cudaFree, can wait for it for ever). */
+static cg_status_t cg_cuda_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
+{
+    return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuMemcpyHtoD, (CUdeviceptr)(uintptr_t)flag, &value,
+                                           sizeof(value)));
 }
 
 static void cg_cuda_close(cg_dev_t *dev)
@@ -374,6 +400,7 @@ static void cg_cuda_close(cg_dev_t *dev)
     while (c->mappings != NULL) {
         cg_cuda_ipc_close(dev, c->mappings->base);
     }
+    (void)cg_cu.cuDevicePrimaryCtxRelease(c->cudev);
     pthread_mutex_destroy(&c->lock);
     free(c);
     free(dev);
@@ -401,6 +428,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .ipc_close      = cg_cuda_ipc_close,
     .flag_write     = cg_cuda_flag_write,
     .flag_wait      = cg_cuda_flag_wait,
+    .flag_release   = cg_cuda_flag_release,
 };
 
 cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
@@ -408,6 +436,7 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     char           reason[200];
     cg_dev_t      *dev = NULL;
     cg_dev_cuda_t *c   = NULL;
+    int            memops = 0, flush = 0;
     cg_status_t    status;
 
     status = cg_dev_cuda_probe(reason, sizeof(reason));
@@ -428,29 +457,48 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
             goto err;
         }
     }
-    status = CG_CUDART_CALL(
-        cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, c->ordinal));
+    status = CG_CU_CALL(cuDeviceGet, &c->cudev, c->ordinal);
+    if (status == CG_OK) {
+        status = CG_CU_CALL(cuDevicePrimaryCtxRetain, &c->ctx, c->cudev);
+    }
     if (status != CG_OK) {
         goto err;
     }
     status = CG_CUDART_CALL(
+        cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, c->ordinal));
+    if (status != CG_OK) {
+        goto err_ctx;
+    }
+    /* device-side barriers need 64-bit stream memory operations */
+    if (cg_cu.cuDeviceGetAttribute(&memops, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
+                                   c->cudev) != CUDA_SUCCESS) {
+        memops = 0;
+    }
+    if (cg_cu.cuDeviceGetAttribute(&flush, CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES,
+                                   c->cudev) == CUDA_SUCCESS && flush) {
+        c->wait_flags = CU_STREAM_WAIT_VALUE_FLUSH;
+    }
+    status = CG_CUDART_CALL(
         cudaDeviceGetPCIBusId(dev->pci_bus_id, (int)sizeof(dev->pci_bus_id), c->ordinal));
     if (status != CG_OK) {
-        goto err;
+        goto err_ctx;
     }
     pthread_mutex_init(&c->lock, NULL);
     dev->ops                   = &cg_dev_cuda_ops;
     dev->kind                  = CG_DEV_KIND_CUDA;
     dev->ordinal               = c->ordinal;
     dev->caps.ipc_user_buffers = 1;
-    dev->caps.device_flags     = 1;
+    dev->caps.device_flags     = memops != 0;
     dev->caps.async            = 1;
     dev->impl                  = c;
-    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs", c->ordinal, dev->pci_bus_id,
-              c->sm_count);
+    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s", c->ordinal,
+              dev->pci_bus_id, c->sm_count, memops ? "available" : "unavailable (no 64-bit "
+              "stream memory operations)", c->wait_flags ? ", remote writes flushed" : "");
     *dev_out = dev;
     return CG_OK;
 
+err_ctx:
+    (void)cg_cu.cuDevicePrimaryCtxRelease(c->cudev);
 err:
     free(c);
     free(dev);

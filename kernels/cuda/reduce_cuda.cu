@@ -187,6 +187,9 @@ CG_REDUCE_TABLE(CG_X_FUNCTOR)
 extern "C" cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
                                              cudaStream_t stream)
 {
+    /* the launch check below reads the thread's last error: start from a clean one (an
+     * error that sticks to the context makes the launch itself fail) */
+    (void)cudaGetLastError();
 #define CG_X_DISPATCH(DT, OP, T, FN, STORE)                                               \
     if (args->dtype == (DT) && args->op == (OP)) {                                        \
         return launch<T, Fn_##FN, STORE>(args, sm_count, stream);                         \
