@@ -180,7 +180,8 @@ typedef struct {
                                   that run the network phases of chunks concurrently */
 } cg_comm_config_t;
 
-/* Collective over the communicator (through oob). On failure every rank gets an error. */
+/* Collective over the communicator (through oob, which the context keeps: its ctx must
+ * live as long as the context). On failure every rank gets an error. */
 cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
                            cg_comm_t **comm_out);
 void        cg_comm_destroy(cg_comm_t *comm);

@@ -317,11 +317,13 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     }
     c->dev     = dev;
     c->config  = *config;
+    c->oob     = *oob;
     c->node_of = calloc((size_t)config->size, sizeof(int));
+    c->votes   = calloc((size_t)config->size, sizeof(int));
     infos      = calloc((size_t)config->size, sizeof(*infos));
     results    = calloc((size_t)config->size, sizeof(*results));
     gethostname(mine.host, sizeof(mine.host) - 1);
-    status = (c->node_of && infos && results) ? CG_OK : CG_ERR_NO_MEMORY;
+    status = (c->node_of && c->votes && infos && results) ? CG_OK : CG_ERR_NO_MEMORY;
     if (status == CG_OK) {
         status = cg_intra_prepare(dev, &intra_config, &c->intra, &mine.intra);
     }
@@ -393,6 +395,7 @@ void cg_comm_destroy(cg_comm_t *c)
         c->dev->ops->mem_free(c->dev, c->work);
     }
     free(c->node_of);
+    free(c->votes);
     free(c->node_start);
     free(c->node_size);
     free(c->members);

@@ -30,7 +30,10 @@ struct cg_comm {
     int               model_staged; /* some rank stages its network data through the host */
     void             *work;         /* device memory for the hierarchical algorithms */
     size_t            work_bytes;
-    cg_hier_pipe_t   *pipe;         /* helper thread of the overlapped phases, NULL: none yet */
+    cg_hier_pipe_t   *pipe;         /* lane threads of the overlapped phases, NULL: none yet */
+    int               pipe_state;   /* 0 not tried, 1 threads on every rank, -1 serial */
+    cg_oob_t          oob;          /* the communicator's host exchange, for agreements */
+    int              *votes;        /* room for one int per rank (agreements) */
     int               failed;
 };
 

@@ -82,11 +82,22 @@ static cg_status_t cg_comm_done(cg_comm_t *c, cg_status_t status)
     return status;
 }
 
+/* A hierarchical call returns only when what it sent has left this process: eager data
+ * can wait in a transport's buffer for the sender's progress, which the next call on
+ * this worker may be too late to give (the peer may need it first). */
+static cg_status_t cg_comm_hier_done(cg_comm_t *c, cg_status_t status)
+{
+    for (int m = 0; status == CG_OK && m < CG_MAX(c->num_lanes, 1); m++) {
+        status = cg_ucx_flush((m == 0 ? c->inter : c->lane[m])->ucx);
+    }
+    return cg_comm_done(c, status);
+}
+
 cg_status_t cg_comm_allreduce(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf, void *rbuf,
                               size_t count, cg_dtype_t dtype, cg_op_t op)
 {
     if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_done(c, cg_hier_allreduce(c, plan->alg, sbuf, rbuf, count, dtype, op,
+        return cg_comm_hier_done(c, cg_hier_allreduce(c, plan->alg, sbuf, rbuf, count, dtype, op,
                                                  cg_comm_chunks(plan, (double)count * cg_dtype_size(dtype))));
     }
     switch (plan->alg) {
@@ -109,7 +120,7 @@ cg_status_t cg_comm_reduce_scatter(cg_comm_t *c, const cg_plan_t *plan, const vo
         for (int r = 0; r < c->config.size; r++) {
             total += (double)counts[r] * cg_dtype_size(dtype);
         }
-        return cg_comm_done(c, cg_hier_reduce_scatter(c, sbuf, rbuf, counts, dtype, op,
+        return cg_comm_hier_done(c, cg_hier_reduce_scatter(c, sbuf, rbuf, counts, dtype, op,
                                                       cg_comm_chunks(plan, total)));
     }
     if (plan->alg != CG_ALG_DIRECT) {
@@ -122,7 +133,7 @@ cg_status_t cg_comm_allgather(cg_comm_t *c, const cg_plan_t *plan, const void *s
                               size_t bytes)
 {
     if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_done(c, cg_hier_allgather(c, sbuf, rbuf, bytes,
+        return cg_comm_hier_done(c, cg_hier_allgather(c, sbuf, rbuf, bytes,
                                                  cg_comm_chunks(plan, (double)bytes * c->config.size)));
     }
     if (plan->alg != CG_ALG_DIRECT) {
@@ -134,7 +145,7 @@ cg_status_t cg_comm_allgather(cg_comm_t *c, const cg_plan_t *plan, const void *s
 cg_status_t cg_comm_bcast(cg_comm_t *c, const cg_plan_t *plan, void *buf, size_t bytes, int root)
 {
     if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_done(c, cg_hier_bcast(c, plan->alg, buf, bytes, root,
+        return cg_comm_hier_done(c, cg_hier_bcast(c, plan->alg, buf, bytes, root,
                                              cg_comm_chunks(plan, (double)bytes)));
     }
     switch (plan->alg) {

@@ -176,6 +176,32 @@ void em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind)
     memcpy(dst, src, bytes);
 }
 
+void em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind)
+{
+#ifdef CG_HAVE_CUDA
+    if (EM_ON_GPU(kind)) {
+        const size_t busy = (size_t)64 << 20;
+        void        *tmp = NULL, *a = NULL, *b = NULL;
+        /* the data to a temporary first (synchronously), then work the default stream
+         * for milliseconds before the copy to dst; stream-ordered frees never block */
+        EM_CUDA(cudaMalloc(&tmp, bytes ? bytes : 1));
+        EM_CUDA(cudaMemcpy(tmp, src, bytes, cudaMemcpyHostToDevice));
+        EM_CUDA(cudaMallocAsync(&a, busy, 0));
+        EM_CUDA(cudaMallocAsync(&b, busy, 0));
+        for (int i = 0; i < 40; i++) {
+            EM_CUDA(cudaMemcpyAsync(i % 2 ? a : b, i % 2 ? b : a, busy,
+                                    cudaMemcpyDeviceToDevice, 0));
+        }
+        EM_CUDA(cudaMemcpyAsync(dst, tmp, bytes, cudaMemcpyDeviceToDevice, 0));
+        EM_CUDA(cudaFreeAsync(a, 0));
+        EM_CUDA(cudaFreeAsync(b, 0));
+        EM_CUDA(cudaFreeAsync(tmp, 0));
+        return;
+    }
+#endif
+    em_to_dev(dst, src, bytes, kind);
+}
+
 void em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind)
 {
 #ifdef CG_HAVE_CUDA

@@ -19,6 +19,10 @@ const char *em_describe(void);
 void       *em_alloc(size_t bytes, em_kind_t kind);
 void        em_free(void *p, em_kind_t kind);
 void        em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind);
+/* Like em_to_dev, but on a GPU the copy is queued on the default stream behind a few
+ * milliseconds of other work and the call returns at once: MPI must wait for it (a
+ * CUDA-aware MPI orders its work after the application's default stream). */
+void        em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind);
 void        em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind);
 /* Device-to-device copy bandwidth in GB/s over bytes (the hardware floor of the benchmark). */
 double      em_copy_bandwidth(size_t bytes, em_kind_t kind);

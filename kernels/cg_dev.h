@@ -118,6 +118,17 @@ typedef struct cg_dev_ops {
     /* Set *flag to value now, from the host, ordered with no stream: releases stream waits
      * that a failed peer would leave blocked for ever. */
     cg_status_t (*flag_release)(cg_dev_t *dev, uint64_t *flag, uint64_t value);
+
+    /* Make the layer's device current on the calling thread for good (a helper thread:
+     * what it calls besides this table, UCX's CUDA transports, finds the device current). */
+    cg_status_t (*thread_bind)(cg_dev_t *dev);
+
+    /* Wait for the work the application queued on the device before the call, on the
+     * legacy default stream and every blocking stream ordered with it (what a CUDA-aware
+     * MPI's copies on the default stream would wait for): the layer's own streams are
+     * non-blocking and would not. Work on the application's non-blocking streams is its to
+     * synchronise, as with any CUDA-aware MPI. */
+    cg_status_t (*app_wait)(cg_dev_t *dev);
 } cg_dev_ops_t;
 
 struct cg_dev {

@@ -368,6 +368,18 @@ static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t 
     return CG_OK;
 }
 
+static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
+{
+    (void)dev;
+    return CG_OK;
+}
+
+static cg_status_t cg_host_app_wait(cg_dev_t *dev)
+{
+    (void)dev; /* every host operation completes before it returns */
+    return CG_OK;
+}
+
 static void cg_host_close(cg_dev_t *dev)
 {
     cg_dev_host_t *h = cg_host_impl(dev);
@@ -403,6 +415,8 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .flag_write     = cg_host_flag_write,
     .flag_wait      = cg_host_flag_wait,
     .flag_release   = cg_host_flag_release,
+    .thread_bind    = cg_host_thread_bind,
+    .app_wait       = cg_host_app_wait,
 };
 
 cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_out)

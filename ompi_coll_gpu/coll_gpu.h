@@ -97,6 +97,7 @@ typedef struct {
 typedef struct mca_coll_gpu_module_t {
     mca_coll_gpu_base_module_t super;
     mca_coll_gpu_underlying_t  under;
+    struct ompi_communicator_t *comm;   /* the module's communicator (set at enable) */
     cg_dev_stream_t           *stream;  /* for staging copies; created at first use */
     cg_comm_t                 *core;    /* fast-path context; created at first use */
     int                        core_failed;

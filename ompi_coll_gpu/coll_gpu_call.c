@@ -190,21 +190,19 @@ void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, siz
                 reason && *reason ? " why=" : "", reason ? reason : "");
 }
 
-/* Exchange through the layer underneath (host memory, MPI_BYTE). */
+/* Exchange through the layer underneath (host memory, MPI_BYTE) on the module's
+ * communicator; the context keeps it for exchanges during later calls. */
 static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
 {
-    void                      **args = ctx;
-    mca_coll_gpu_module_t      *m    = args[0];
-    struct ompi_communicator_t *comm = args[1];
+    mca_coll_gpu_module_t *m = ctx;
 
-    return m->under.allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, comm,
+    return m->under.allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm,
                               m->under.allgather_module) == OMPI_SUCCESS ? CG_OK : CG_ERR_TRANSPORT;
 }
 
 cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
 {
-    void            *args[2] = {m, comm};
-    cg_oob_t         oob     = {mca_coll_gpu_oob_allgather, args};
+    cg_oob_t         oob     = {mca_coll_gpu_oob_allgather, m};
     cg_comm_config_t config  = {
         .rank          = ompi_comm_rank(comm),
         .size          = ompi_comm_size(comm),
@@ -257,6 +255,21 @@ int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, cg_coll_t coll, cg_
  *   everyone has device buffers only   -> the fast path the planner picks for the shape
  *   anything else                      -> staged (which the layer underneath pairs with)
  */
+/* The component's copies and kernels run on streams of its own that do not wait for the
+ * application's: before they touch this rank's device buffers, wait for what the
+ * application queued on its default stream (the data it just produced). A failure there
+ * (a fault in the application's kernel) is logged where it is detected and fails the
+ * call's own device operations, which report it through the call's usual paths. */
+static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    if (route->path != MCA_COLL_GPU_PATH_UNDER && (route->kinds & MCA_COLL_GPU_KIND_DEVICE) &&
+        dev != NULL) {
+        (void)dev->ops->app_wait(dev);
+    }
+}
+
 int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                        const cg_call_t *call, int local_kinds, int local_nofast,
                        mca_coll_gpu_route_t *route)
@@ -277,6 +290,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         if (route->path == MCA_COLL_GPU_PATH_UNDER) {
             snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
         }
+        mca_coll_gpu_route_app_wait(route);
         return OMPI_SUCCESS;
     }
     if (local_nofast) {
@@ -316,6 +330,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
             route->path = MCA_COLL_GPU_PATH_FAST;
         }
     }
+    mca_coll_gpu_route_app_wait(route);
     return OMPI_SUCCESS;
 }
 

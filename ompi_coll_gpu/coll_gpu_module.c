@@ -13,6 +13,7 @@
 static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
 {
     memset(&m->under, 0, sizeof(m->under));
+    m->comm        = NULL;
     m->stream      = NULL;
     m->core        = NULL;
     m->core_failed = 0;
@@ -62,6 +63,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
     mca_coll_gpu_module_t *m       = (mca_coll_gpu_module_t *)module;
     const char            *missing = NULL;
 
+    m->comm = comm;
 #define CG_SAVE(_name)                                                                    \
     do {                                                                                  \
         m->under._name         = MCA_COLL_GPU_COMM_TABLE(comm)->coll_##_name;             \

@@ -47,6 +47,12 @@ cg_status_t cg_ucx_irecv(cg_ucx_t *ucx, void *buf, size_t len, uint64_t tag, uin
  * the operation (peer failure, transport error) is returned as CG_ERR_PEER/TRANSPORT. */
 cg_status_t cg_ucx_test(cg_ucx_t *ucx, void *req, int *done);
 void        cg_ucx_progress(cg_ucx_t *ucx);
+/* Cancel an operation that will not be waited for (an error path): it must not write into
+ * memory that is released afterwards. Bounded: gives up after a second. */
+void        cg_ucx_cancel(cg_ucx_t *ucx, void *req);
+/* Complete every operation of this worker remotely (eager data left in a transport's
+ * buffer needs the sender's progress: done before a collective returns). */
+cg_status_t cg_ucx_flush(cg_ucx_t *ucx);
 
 #ifdef __cplusplus
 }

@@ -85,3 +85,15 @@ void cg_ucx_progress(cg_ucx_t *ucx)
 {
     (void)ucx;
 }
+
+void cg_ucx_cancel(cg_ucx_t *ucx, void *req)
+{
+    (void)ucx;
+    (void)req;
+}
+
+cg_status_t cg_ucx_flush(cg_ucx_t *ucx)
+{
+    (void)ucx;
+    return CG_ERR_UNSUPPORTED;
+}

@@ -204,25 +204,70 @@ cg_status_t cg_ucx_ep_create(cg_ucx_t *u, const void *peer_addr, cg_ucx_ep_t **e
     return CG_OK;
 }
 
+/* Progress until req completes or seconds pass; release it either way (UCX frees a
+ * request released early when it completes). */
+static ucs_status_t cg_ucx_wait_bounded(cg_ucx_t *u, ucs_status_ptr_t req, double seconds)
+{
+    ucs_status_t status;
+    double       t0 = cg_time_now();
+
+    if (!UCS_PTR_IS_PTR(req)) {
+        return UCS_PTR_STATUS(req);
+    }
+    while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS &&
+           cg_time_now() - t0 < seconds) {
+        ucp_worker_progress(u->worker);
+    }
+    ucp_request_free(req);
+    return status;
+}
+
 void cg_ucx_ep_destroy(cg_ucx_t *u, cg_ucx_ep_t *e)
 {
     ucp_request_param_t params = {0};
-    ucs_status_ptr_t    req;
 
     if (e == NULL) {
         return;
     }
-    /* Force: a peer that already left must not make the teardown wait. */
-    params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    params.flags        = UCP_EP_CLOSE_FLAG_FORCE;
-    req                 = ucp_ep_close_nbx(e->ep, &params);
-    if (UCS_PTR_IS_PTR(req)) {
-        while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+    /* Flush what is still in flight (eager data may sit in a transport's buffer), but a
+     * peer that already left must not hold the teardown: force after an error. */
+    if (e->failed != UCS_OK) {
+        params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        params.flags        = UCP_EP_CLOSE_FLAG_FORCE;
+    }
+    if (cg_ucx_wait_bounded(u, ucp_ep_close_nbx(e->ep, &params), 10.0) == UCS_INPROGRESS) {
+        cg_warn(CG_SUB_UCX, "an endpoint did not close within 10 s: left behind");
+    }
+    free(e);
+}
+
+cg_status_t cg_ucx_flush(cg_ucx_t *u)
+{
+    ucp_request_param_t params = {0};
+    ucs_status_ptr_t    req    = ucp_worker_flush_nbx(u->worker, &params);
+    ucs_status_t        status;
+
+    if (!UCS_PTR_IS_PTR(req)) {
+        status = UCS_PTR_STATUS(req);
+    } else {
+        while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
             ucp_worker_progress(u->worker);
         }
         ucp_request_free(req);
     }
-    free(e);
+    if (status != UCS_OK) {
+        cg_error(CG_SUB_UCX, "flushing the worker failed: %s", ucs_status_string(status));
+    }
+    return cg_ucx_status(status);
+}
+
+void cg_ucx_cancel(cg_ucx_t *u, void *req)
+{
+    if (req == NULL) {
+        return;
+    }
+    ucp_request_cancel(u->worker, req);
+    (void)cg_ucx_wait_bounded(u, req, 1.0);
 }
 
 static cg_status_t cg_ucx_started(ucs_status_ptr_t req, const char *what, void **req_out)

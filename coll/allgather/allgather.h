@@ -12,6 +12,12 @@ typedef struct {
     size_t len;
 } cg_seg_t;
 
+/* Copy units [first, first + len) of the concatenation of segs (offsets and lengths in
+ * units of unit bytes) between buf, where the segments live, and packed (contiguous), on
+ * the group's stream. */
+cg_status_t cg_segs_pack(cg_intra_t *g, const cg_seg_t *segs, int nseg, size_t unit,
+                         size_t first, size_t len, char *buf, char *packed, int to_packed);
+
 /* Every rank's segments of rbuf, already in place in that rank's rbuf, end up in every
  * rank's rbuf at the same offsets. Zero copy (each rank writes its segments into every
  * peer's buffer, one kernel per segment) when every buffer can be shared, otherwise in

@@ -1,10 +1,8 @@
 /* Allgather inside a node: every rank's segments land in every rank's buffer. */
 #include "coll/allgather/allgather.h"
 
-/* Copy bytes [first, first + len) of the concatenation of segs between rbuf (where the
- * segments live) and packed (contiguous). */
-static cg_status_t cg_segs_copy(cg_intra_t *g, const cg_seg_t *segs, int nseg, size_t first,
-                                size_t len, char *rbuf, char *packed, int to_packed)
+cg_status_t cg_segs_pack(cg_intra_t *g, const cg_seg_t *segs, int nseg, size_t unit,
+                         size_t first, size_t len, char *buf, char *packed, int to_packed)
 {
     cg_status_t status = CG_OK;
     size_t      pos    = 0; /* start of segment k in the concatenation */
@@ -14,11 +12,17 @@ static cg_status_t cg_segs_copy(cg_intra_t *g, const cg_seg_t *segs, int nseg, s
         if (lo >= hi) {
             continue;
         }
-        char *user = rbuf + segs[k].off + (lo - pos), *p = packed + (lo - first);
-        status     = g->dev->ops->copy(g->dev, to_packed ? p : user, to_packed ? user : p, hi - lo,
-                                       g->stream);
+        char *user = buf + (segs[k].off + (lo - pos)) * unit, *p = packed + (lo - first) * unit;
+        status     = g->dev->ops->copy(g->dev, to_packed ? p : user, to_packed ? user : p,
+                                       (hi - lo) * unit, g->stream);
     }
     return status;
+}
+
+static cg_status_t cg_segs_copy(cg_intra_t *g, const cg_seg_t *segs, int nseg, size_t first,
+                                size_t len, char *rbuf, char *packed, int to_packed)
+{
+    return cg_segs_pack(g, segs, nseg, 1, first, len, rbuf, packed, to_packed);
 }
 
 static size_t cg_segs_total(const cg_seg_t *segs, int nseg)

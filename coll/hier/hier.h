@@ -59,6 +59,14 @@ cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
                                    int chunks);
 /* The rail of local index local: node n's rank with that index, for every node. */
 cg_status_t cg_hier_rail(const cg_comm_t *c, int local, cg_inter_group_t *rail);
+/* At most the number of pieces of len units that leaves none smaller than unit (no empty
+ * chunks, each costing its phases' barriers). */
+static inline int cg_hier_chunks_cap(int chunks, size_t len, size_t unit)
+{
+    size_t most = unit > 0 ? len / unit : len;
+    return (int)CG_MAX((size_t)1, CG_MIN((size_t)CG_MAX(chunks, 1), most));
+}
+
 /* Piece i of k of len units (the same cut on every rank): its offset and length. */
 static inline cg_seg_t cg_hier_piece(size_t len, int k, int i, size_t align)
 {

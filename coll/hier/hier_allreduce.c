@@ -111,7 +111,9 @@ static cg_status_t cg_hier_allreduce_ring(cg_comm_t *c, const void *sbuf, void *
                                           cg_inter_group_t *rail, int chunks)
 {
     const size_t  elem = cg_dtype_size(dtype);
-    cg_hier_ar_t  a = {c, sbuf ? sbuf : rbuf, rbuf, count, CG_MAX(chunks, 1), dtype, op, rail,
+    const size_t  align = elem < 256 ? 256 / elem : 1;
+    cg_hier_ar_t  a = {c, sbuf ? sbuf : rbuf, rbuf, count,
+                       cg_hier_chunks_cap(chunks, count, align * (size_t)c->local_size), dtype, op, rail,
                        cg_hier_pipe_window(c, 0), {NULL}};
     cg_pipe_job_t job = {a.chunks, 0, cg_hier_ar_pre, cg_hier_ar_mid, cg_hier_ar_post, &a};
     cg_seg_t      segs[CG_INTRA_MAX];
@@ -150,8 +152,9 @@ cg_status_t cg_hier_allreduce(cg_comm_t *c, cg_alg_t alg, const void *sbuf, void
 
     /* the rail of local rank 0 is the leaders' group */
     status = cg_hier_rail(c, alg == CG_ALG_HIER_LEADER ? 0 : c->local_rank, &group);
-    if (status != CG_OK) {
-        return status;
+    if (status != CG_OK) { /* the node's other ranks learn of it at the barrier */
+        return c->local_size > 1 ? cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status))
+                                 : status;
     }
     switch (alg) {
     case CG_ALG_HIER_RING:

@@ -115,7 +115,8 @@ static cg_status_t cg_hier_bcast_ring(cg_comm_t *c, void *buf, size_t bytes, int
                                       int rlocal, int chunks)
 {
     const int       N = c->num_nodes;
-    cg_hier_chain_t h = {c, buf, bytes, CG_MAX(chunks, 1), (c->my_node - rnode + N) % N, -1, -1,
+    cg_hier_chain_t h = {c, buf, bytes, cg_hier_chunks_cap(chunks, bytes, 256 * (size_t)c->local_size),
+                         (c->my_node - rnode + N) % N, -1, -1,
                          rlocal};
     /* chunks + 1 steps on one lane (a step passes on what the previous one received; the
      * last passes the last chunk on). The root's node scatters each chunk to its rails

@@ -62,7 +62,8 @@ cg_status_t cg_hier_allgather(cg_comm_t *c, const void *sbuf, void *rbuf, size_t
 {
     const int        N = c->num_nodes, L = c->local_size;
     cg_inter_group_t g = {0};
-    cg_hier_ag_t     a = {c, rbuf, bytes, CG_MAX(chunks, 1), &g, cg_hier_pipe_window(c, 0), NULL,
+    cg_hier_ag_t     a = {c, rbuf, bytes, cg_hier_chunks_cap(chunks, bytes, 256), &g,
+                          cg_hier_pipe_window(c, 0), NULL,
                           NULL};
     cg_pipe_job_t    job = {a.chunks, 0, NULL, cg_hier_ag_mid, L > 1 ? cg_hier_ag_post : NULL, &a};
     cg_status_t      status;
@@ -234,7 +235,9 @@ cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
         a.largest    = CG_MAX(a.largest, counts[r]);
     }
     if (status == CG_OK) {
-        a.displ = displ;
+        a.displ    = displ;
+        a.chunks   = cg_hier_chunks_cap(a.chunks, a.largest, elem < 256 ? 256 / elem : 1);
+        job.chunks = a.chunks;
         for (int l = 0; l < L; l++) { /* the largest slot: chunk 0 of any rail */
             size_t packed = 0;
             for (int n = 0; n < N; n++) {

@@ -51,6 +51,8 @@ static void *cg_hier_lane_main(void *arg)
     cg_hier_lane_t *l = arg;
     cg_hier_pipe_t *p = l->pipe;
 
+    /* the device current for the thread's life (UCX's CUDA transports need a context) */
+    (void)p->comm->dev->ops->thread_bind(p->comm->dev);
     pthread_mutex_lock(&p->lock);
     for (;;) {
         /* this lane's next chunk */
@@ -199,6 +201,37 @@ static cg_status_t cg_hier_pipe_serial(cg_comm_t *c, const cg_pipe_job_t *job)
     return status != CG_OK ? status : mid;
 }
 
+/* At the first pipelined call of the communicator (every rank gets there in the same call):
+ * start the lane threads and agree that every rank has them; otherwise every rank runs its
+ * pipelines one phase after the other (a rank alone doing so would pair its exchanges and
+ * barriers with the wrong ones). */
+static int cg_hier_pipe_ready(cg_comm_t *c)
+{
+    cg_status_t status;
+    int         ok;
+
+    if (c->pipe_state != 0) {
+        return c->pipe_state > 0;
+    }
+    ok = cg_hier_pipe_create(c, &c->pipe) == CG_OK;
+    if (!ok) {
+        c->pipe = NULL;
+    }
+    status = c->oob.allgather(c->oob.ctx, &ok, c->votes, sizeof(int));
+    for (int r = 0; status == CG_OK && r < c->config.size; r++) {
+        ok &= c->votes[r];
+    }
+    ok &= (status == CG_OK);
+    if (!ok) {
+        cg_warn(CG_SUB_COLL, "lane threads unavailable on some rank: the phases of hierarchical "
+                "collectives run one after the other on this communicator");
+        cg_hier_pipe_destroy(c->pipe);
+        c->pipe = NULL;
+    }
+    c->pipe_state = ok ? 1 : -1;
+    return ok;
+}
+
 /* The caller's part: post of chunk i, after its mid. */
 static cg_status_t cg_hier_pipe_post(cg_hier_pipe_t *p, const cg_pipe_job_t *job, int i,
                                      cg_status_t status)
@@ -218,13 +251,14 @@ cg_status_t cg_hier_pipe_run(cg_comm_t *c, const cg_pipe_job_t *job)
     cg_status_t     status = CG_OK;
     int             posted = 0;
 
-    /* nothing to overlap: one chunk, or no intra-node phase (one rank per node) */
+    /* nothing to overlap: one chunk, or no intra-node phase (one rank per node). The callers
+     * run on equal layouts with an agreed plan, so these hold alike on every rank, as
+     * cg_hier_pipe_ready's agreement requires. */
     if (job->chunks <= 1 || job->mid == NULL || c->local_size == 1 ||
         (job->pre == NULL && job->post == NULL)) {
         return cg_hier_pipe_serial(c, job);
     }
-    if (c->pipe == NULL && cg_hier_pipe_create(c, &c->pipe) != CG_OK) {
-        c->pipe = NULL;
+    if (!cg_hier_pipe_ready(c)) {
         return cg_hier_pipe_serial(c, job); /* no threads: still correct, not overlapped */
     }
     p = c->pipe;

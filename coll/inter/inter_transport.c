@@ -139,7 +139,17 @@ static cg_status_t cg_inter_ep(cg_inter_t *x, int peer, cg_ucx_ep_t **ep)
     return CG_OK;
 }
 
-/* Wait for n requests, progressing UCX; give up on a transport error or the timeout. */
+/* Cancel what is still posted: the buffers may be released once the caller returns. */
+static void cg_inter_cancel(cg_inter_t *x, void **reqs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        cg_ucx_cancel(x->ucx, reqs[i]);
+        reqs[i] = NULL;
+    }
+}
+
+/* Wait for n requests, progressing UCX; give up on a transport error or the timeout (and
+ * cancel the rest). */
 static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
 {
     unsigned    idle   = 0;
@@ -160,6 +170,7 @@ static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
             pending += !done;
         }
         if (!pending || status != CG_OK) {
+            cg_inter_cancel(x, reqs, n);
             return status;
         }
         if (++idle % 1024 == 0) {
@@ -168,6 +179,7 @@ static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
             if (x->config.timeout_s > 0 && now - t0 > x->config.timeout_s) {
                 cg_error(CG_SUB_UCX, "an inter-node exchange waited more than %.0f s "
                          "(coll_gpu_timeout)", x->config.timeout_s);
+                cg_inter_cancel(x, reqs, n);
                 return CG_ERR_TIMEOUT;
             }
             sched_yield();
@@ -192,7 +204,8 @@ static cg_status_t cg_inter_direct(cg_inter_t *x, int dst, const void *sbuf, siz
                               x->ucx_device, &reqs[1]);
     }
     if (status != CG_OK) {
-        return status; /* a posted receive stays with UCX until the worker goes */
+        cg_inter_cancel(x, reqs, 2);
+        return status;
     }
     return cg_inter_wait(x, reqs, 2);
 }
@@ -200,6 +213,7 @@ static cg_status_t cg_inter_direct(cg_inter_t *x, int dst, const void *sbuf, siz
 /* One direction of the staged pipeline: chunk i of the message, its slot and its state. */
 typedef struct {
     size_t bytes, chunks, next, done;
+    size_t sent;                      /* chunks handed to UCX, in order */
     int    state[CG_INTER_MAX_DEPTH]; /* 0 free, 1 copying, 2 on the network */
     size_t chunk_of[CG_INTER_MAX_DEPTH];
     void  *req[CG_INTER_MAX_DEPTH];
@@ -246,13 +260,19 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
                     status = dev->ops->event_record(dev, x->events[k], x->stream);
                 }
                 s.state[k] = 1, progressed = 1;
-            } else if (s.state[k] == 1 &&
+            } else if (s.state[k] == 1 && s.chunk_of[k] == s.sent &&
                        (status = dev->ops->event_query(dev, x->events[k], &ready)) == CG_OK && ready) {
+                /* every chunk has the same tag and the receiver posts its receives in
+                 * chunk order: send in chunk order too, whatever slot holds the chunk */
                 status = cg_ucx_isend(x->ucx, ep, hs, cg_inter_chunk_len(x, &s, s.chunk_of[k]),
                                       cg_inter_tag(x, sstep, x->rank), 0, &s.req[k]);
-                s.state[k] = 2, progressed = 1;
-            } else if (s.state[k] == 2 && (status = cg_ucx_test(x->ucx, s.req[k], &done)) == CG_OK && done) {
-                s.req[k] = NULL, s.state[k] = 0, s.done++, progressed = 1;
+                s.state[k] = 2, s.sent++, progressed = 1;
+            } else if (s.state[k] == 2) {
+                status = cg_ucx_test(x->ucx, s.req[k], &done);
+                s.req[k] = done ? NULL : s.req[k]; /* a finished request is released */
+                if (status == CG_OK && done) {
+                    s.state[k] = 0, s.done++, progressed = 1;
+                }
             }
             if (status != CG_OK) {
                 break;
@@ -263,14 +283,17 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
                 status = cg_ucx_irecv(x->ucx, hr, cg_inter_chunk_len(x, &r, r.chunk_of[k]),
                                       cg_inter_tag(x, rstep, src), UINT64_MAX, 0, &r.req[k]);
                 r.state[k] = 2, progressed = 1;
-            } else if (r.state[k] == 2 && (status = cg_ucx_test(x->ucx, r.req[k], &done)) == CG_OK && done) {
-                r.req[k] = NULL;
-                status = dev->ops->copy(dev, rbuf + r.chunk_of[k] * C, hr,
-                                        cg_inter_chunk_len(x, &r, r.chunk_of[k]), x->stream);
-                if (status == CG_OK) {
-                    status = dev->ops->event_record(dev, x->events[D + k], x->stream);
+            } else if (r.state[k] == 2) {
+                status = cg_ucx_test(x->ucx, r.req[k], &done);
+                r.req[k] = done ? NULL : r.req[k];
+                if (status == CG_OK && done) {
+                    status = dev->ops->copy(dev, rbuf + r.chunk_of[k] * C, hr,
+                                            cg_inter_chunk_len(x, &r, r.chunk_of[k]), x->stream);
+                    if (status == CG_OK) {
+                        status = dev->ops->event_record(dev, x->events[D + k], x->stream);
+                    }
+                    r.state[k] = 1, progressed = 1;
                 }
-                r.state[k] = 1, progressed = 1;
             } else if (r.state[k] == 1 &&
                        (status = dev->ops->event_query(dev, x->events[D + k], &ready)) == CG_OK && ready) {
                 r.state[k] = 0, r.done++, progressed = 1;
@@ -287,6 +310,10 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
             }
             sched_yield();
         }
+    }
+    if (status != CG_OK) { /* nothing may land in the chunks after this */
+        cg_inter_cancel(x, s.req, D);
+        cg_inter_cancel(x, r.req, D);
     }
     return status;
 }

@@ -116,6 +116,9 @@ static inline char *cg_intra_half(const cg_intra_t *g, int r, unsigned h)
 cg_status_t cg_intra_barrier(cg_intra_t *g, cg_status_t mine);
 /* Host barrier whatever the mode (for data the host reads: published handles). */
 cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine);
+/* Device barriers: set this rank's flags from the host so that its stream never stays
+ * blocked on a peer that failed (at a failure, and at teardown). */
+void        cg_intra_release_waits(cg_intra_t *g);
 /* Wait for this rank's stream, watching for peers that failed or died. */
 cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine);
 /* Zero copy: export in/out (NULL: not needed from this rank), exchange, map the peers'.

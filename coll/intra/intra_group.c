@@ -183,6 +183,12 @@ void cg_intra_destroy(cg_intra_t *g)
     if (g->size > 0 && g->ctl[g->rank] != NULL) {
         cg_intra_wait_closing(g);
     }
+    if (g->sync == CG_SYNC_DEVICE && g->size > 0 && g->scratch[g->rank] != NULL) {
+        /* a healthy peer's flag write queued before a failure may have landed after the
+         * release: release again, so that freeing memory never waits for the stream */
+        cg_intra_release_waits(g);
+        (void)dev->ops->stream_sync(dev, g->stream);
+    }
     cg_ipc_cache_destroy(g->cache);
     for (int p = 0; p < CG_INTRA_MAX; p++) {
         int own = (g->size == 0) ? (p == 0) : (p == g->rank);

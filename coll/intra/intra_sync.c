@@ -9,6 +9,18 @@ static uint64_t *cg_intra_flags(const cg_intra_t *g, int r)
     return (uint64_t *)g->scratch[r];
 }
 
+/* This rank's stream may wait for flags that a failed peer will never write: set them from
+ * the host so that the stream drains (the group is retired; what runs after is moot). */
+void cg_intra_release_waits(cg_intra_t *g)
+{
+    for (int p = 0; p < g->size; p++) {
+        if (p != g->rank) {
+            (void)g->dev->ops->flag_release(g->dev, &cg_intra_flags(g, g->rank)[p],
+                                            g->dev_epoch + (1ull << 32));
+        }
+    }
+}
+
 /* Record this rank's failure where the peers look for it. */
 static void cg_intra_report(cg_intra_t *g, uint64_t epoch)
 {
@@ -16,6 +28,9 @@ static void cg_intra_report(cg_intra_t *g, uint64_t epoch)
         __atomic_store_n(&g->ctl[g->rank]->failed_epoch, epoch ? epoch : 1, __ATOMIC_RELEASE);
     }
     g->failed = 1;
+    if (g->sync == CG_SYNC_DEVICE) {
+        cg_intra_release_waits(g);
+    }
 }
 
 static int cg_intra_peer_failed(const cg_intra_t *g)
@@ -122,18 +137,6 @@ cg_status_t cg_intra_barrier(cg_intra_t *g, cg_status_t mine)
     return status;
 }
 
-/* This rank's stream may wait for flags that a failed peer will never write: set them from
- * the host so that the stream drains (the group is retired; what runs after is moot). */
-static void cg_intra_release_waits(cg_intra_t *g)
-{
-    for (int p = 0; p < g->size; p++) {
-        if (p != g->rank) {
-            (void)g->dev->ops->flag_release(g->dev, &cg_intra_flags(g, g->rank)[p],
-                                            g->dev_epoch + (1ull << 32));
-        }
-    }
-}
-
 cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine)
 {
     cg_dev_t   *dev = g->dev;
@@ -171,7 +174,6 @@ cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine)
     }
     if (status != CG_OK) {
         cg_intra_report(g, g->host_epoch + 1);
-        cg_intra_release_waits(g);
     }
     return status;
 }

@@ -26,6 +26,7 @@ typedef struct {
     CUdevice           cudev;
     CUcontext          ctx;        /* the device's primary context, retained while open */
     unsigned           wait_flags; /* flag waits: flush remote writes where supported */
+    cudaEvent_t        app_event;  /* marks the application's default-stream work */
     pthread_mutex_t    lock;
     cg_cuda_mapping_t *mappings;
 } cg_dev_cuda_t;
@@ -393,6 +394,26 @@ static cg_status_t cg_cuda_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t 
                                            sizeof(value)));
 }
 
+static cg_status_t cg_cuda_thread_bind(cg_dev_t *dev)
+{
+    return CG_CU_CALL(cuCtxSetCurrent, cg_cuda_impl(dev)->ctx);
+}
+
+/* An event recorded on the legacy default stream completes after everything queued before
+ * on it and on the blocking streams (per-thread default streams included). Another thread
+ * recording at the same time only makes the wait longer. */
+static cg_status_t cg_cuda_app_wait_guarded(cg_dev_cuda_t *c)
+{
+    cg_status_t status = CG_CUDART_CALL(cudaEventRecord(c->app_event, cudaStreamLegacy));
+
+    return status == CG_OK ? CG_CUDART_CALL(cudaEventSynchronize(c->app_event)) : status;
+}
+
+static cg_status_t cg_cuda_app_wait(cg_dev_t *dev)
+{
+    return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev)));
+}
+
 static void cg_cuda_close(cg_dev_t *dev)
 {
     cg_dev_cuda_t *c = cg_cuda_impl(dev);
@@ -400,6 +421,7 @@ static void cg_cuda_close(cg_dev_t *dev)
     while (c->mappings != NULL) {
         cg_cuda_ipc_close(dev, c->mappings->base);
     }
+    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(c->app_event)));
     (void)cg_cu.cuDevicePrimaryCtxRelease(c->cudev);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -429,6 +451,8 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .flag_write     = cg_cuda_flag_write,
     .flag_wait      = cg_cuda_flag_wait,
     .flag_release   = cg_cuda_flag_release,
+    .thread_bind    = cg_cuda_thread_bind,
+    .app_wait       = cg_cuda_app_wait,
 };
 
 cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
@@ -491,12 +515,19 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     dev->caps.device_flags     = memops != 0;
     dev->caps.async            = 1;
     dev->impl                  = c;
+    status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventCreateWithFlags(
+                                      &c->app_event, cudaEventDisableTiming)));
+    if (status != CG_OK) {
+        goto err_lock;
+    }
     cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s", c->ordinal,
               dev->pci_bus_id, c->sm_count, memops ? "available" : "unavailable (no 64-bit "
               "stream memory operations)", c->wait_flags ? ", remote writes flushed" : "");
     *dev_out = dev;
     return CG_OK;
 
+err_lock:
+    pthread_mutex_destroy(&c->lock);
 err_ctx:
     (void)cg_cu.cuDevicePrimaryCtxRelease(c->cudev);
 err:
