@@ -40,8 +40,11 @@ typedef enum {
                                the message down a chain of nodes, intra allgather */
     CG_ALG_HIER_RD     = 7, /* across nodes: intra allreduce, recursive doubling on every
                                rail (small messages) */
-    CG_ALG_HIER_LEADER = 8, /* across nodes: intra allreduce, node leaders exchange, intra
-                               bcast (any number of ranks per node) */
+    CG_ALG_HIER_LEADER = 8, /* across nodes, any number of ranks per node, through one
+                               leader per node: allreduce: intra allreduce, leaders
+                               exchange, intra bcast; allgather: intra allgather, leaders'
+                               ring, intra bcast; reduce-scatter: intra reduce to the
+                               leader, leaders' ring, intra scatter */
     CG_ALG_HIER_TREE   = 9, /* bcast across nodes: binomial tree between nodes, intra bcast */
     CG_ALG_SCATTER_ALLGATHER = 10, /* bcast on one node: the root hands each rank a part,
                                       the ranks share the parts (large messages, GPUs with
@@ -164,7 +167,8 @@ typedef struct {
 typedef struct {
     int    rank;
     int    size;
-    int    node_size;     /* 0: group by host name; N: N consecutive ranks per node */
+    int    node_size;     /* 0: group by host name; N > 0: N consecutive ranks per node;
+                             N < 0: -N nodes, ranks dealt to them in turn */
     size_t scratch_bytes; /* per rank, device memory shared with the local peers */
     int    sync;          /* 0 auto, 1 host, 2 device barriers (cg_sync_mode_t) */
     int    copy;          /* 0 auto, 1 copy engine, 2 kernel (cg_copy_method_t) */

@@ -104,8 +104,9 @@ void cg_comm_process_cleanup(void)
 }
 
 /* ---- layout ------------------------------------------------------------------------ */
-/* Node of every rank (consecutive blocks of node_size ranks, or equal host names), nodes
- * numbered in the order of their first rank; members grouped by node in rank order. */
+/* Node of every rank (consecutive blocks of node_size ranks; -node_size nodes dealt rank by
+ * rank in turn, as mpirun --map-by node places them; or equal host names), nodes numbered
+ * in the order of their first rank; members grouped by node in rank order. */
 static cg_status_t cg_comm_layout(cg_comm_t *c, const cg_rank_info_t *infos)
 {
     const int size = c->config.size, me = c->config.rank;
@@ -116,6 +117,11 @@ static cg_status_t cg_comm_layout(cg_comm_t *c, const cg_rank_info_t *infos)
         if (c->config.node_size > 0) {
             c->node_of[r] = r / c->config.node_size;
             c->num_nodes  = c->node_of[r] + 1;
+            continue;
+        }
+        if (c->config.node_size < 0) {
+            c->node_of[r] = r % -c->config.node_size;
+            c->num_nodes  = CG_MAX(c->num_nodes, c->node_of[r] + 1);
             continue;
         }
         for (int q = 0; q < r; q++) {

@@ -120,8 +120,10 @@ cg_status_t cg_comm_reduce_scatter(cg_comm_t *c, const cg_plan_t *plan, const vo
         for (int r = 0; r < c->config.size; r++) {
             total += (double)counts[r] * cg_dtype_size(dtype);
         }
-        return cg_comm_hier_done(c, cg_hier_reduce_scatter(c, sbuf, rbuf, counts, dtype, op,
-                                                      cg_comm_chunks(plan, total)));
+        return cg_comm_hier_done(c, plan->alg == CG_ALG_HIER_LEADER
+                                        ? cg_hier_reduce_scatter_leader(c, sbuf, rbuf, counts, dtype, op)
+                                        : cg_hier_reduce_scatter(c, sbuf, rbuf, counts, dtype, op,
+                                                                 cg_comm_chunks(plan, total)));
     }
     if (plan->alg != CG_ALG_DIRECT) {
         return CG_ERR_UNSUPPORTED;
@@ -133,8 +135,10 @@ cg_status_t cg_comm_allgather(cg_comm_t *c, const cg_plan_t *plan, const void *s
                               size_t bytes)
 {
     if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_hier_done(c, cg_hier_allgather(c, sbuf, rbuf, bytes,
-                                                 cg_comm_chunks(plan, (double)bytes * c->config.size)));
+        return cg_comm_hier_done(c, plan->alg == CG_ALG_HIER_LEADER
+                                        ? cg_hier_allgather_leader(c, sbuf, rbuf, bytes)
+                                        : cg_hier_allgather(c, sbuf, rbuf, bytes,
+                                                            cg_comm_chunks(plan, (double)bytes * c->config.size)));
     }
     if (plan->alg != CG_ALG_DIRECT) {
         return CG_ERR_UNSUPPORTED;

@@ -178,8 +178,19 @@ double cg_cost_predict_chunked(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_
         return cg_cost_intra(p, CG_ALG_ONE_SHOT, coll, S, L) +
                (cg_cost_log2(N) + ((N & (N - 1)) ? 2 : 0)) * (an + cg_cost_bw(S, net_bw));
     case CG_ALG_HIER_LEADER: {
-        double inter = S <= 65536 ? (cg_cost_log2(N) + 2) * (an + cg_cost_bw(S, net_bw))
-                                  : 2.0 * (N - 1) * an + cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
+        double inter;
+        if (coll == CG_COLL_ALLGATHER) { /* S: the gathered message; the node's part in */
+            return cg_cost_intra(p, CG_ALG_DIRECT, coll, S / N, L) + (N - 1) * an +
+                   cg_cost_bw(S * (N - 1) / N, net_bw) +
+                   cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
+        }
+        if (coll != CG_COLL_ALLREDUCE) { /* reduce-scatter: the leader reads every input */
+            return cg_cost_intra(p, CG_ALG_ONE_SHOT, coll, S, L) + (N - 1) * an +
+                   cg_cost_bw(S * (N - 1) / N, net_bw) +
+                   cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_ALLGATHER, S / N, L);
+        }
+        inter = S <= 65536 ? (cg_cost_log2(N) + 2) * (an + cg_cost_bw(S, net_bw))
+                           : 2.0 * (N - 1) * an + cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
         return cg_cost_intra(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
                cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
     }

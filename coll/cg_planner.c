@@ -33,9 +33,9 @@ static const cg_alg_t cg_algs_bcast[]     = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_
                                              CG_ALG_SCATTER_ALLGATHER, CG_ALG_HIER_RING,
                                              CG_ALG_HIER_TREE, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_allgather[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
-                                             CG_ALG_HIER_RING, (cg_alg_t)-1};
+                                             CG_ALG_HIER_RING, CG_ALG_HIER_LEADER, (cg_alg_t)-1};
 static const cg_alg_t cg_algs_rs[]        = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
-                                             CG_ALG_HIER_RING, (cg_alg_t)-1};
+                                             CG_ALG_HIER_RING, CG_ALG_HIER_LEADER, (cg_alg_t)-1};
 
 static const cg_alg_t *const cg_coll_alg_lists[CG_COLL_COUNT] = {
     [CG_COLL_ALLREDUCE]            = cg_algs_allreduce,

@@ -56,7 +56,8 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "buffers and run on the host device layer: testing and debugging without a GPU)"},
     {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, 0, EQ,
      "0: group ranks by the node they run on. N > 0: group N consecutive ranks of each "
-     "communicator into one virtual node (testing multi-node behaviour on one machine)"},
+     "communicator into one virtual node; N < 0: -N virtual nodes, the ranks dealt to them "
+     "in turn like mpirun --map-by node (testing multi-node behaviour on one machine)"},
     {"buffer_check", INT, check_values, &CG_C->buffer_check, OPAL_INFO_LVL_4, 0, EQ,
      "agree: ranks agree on the memory kinds of every call that could take a fast path "
      "(safe when some ranks pass host buffers and others device buffers); local: trust "

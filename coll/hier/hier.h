@@ -51,6 +51,11 @@ cg_status_t cg_hier_bcast(cg_comm_t *c, cg_alg_t alg, void *buf, size_t bytes, i
 /* Ring allgather on each rail, then intra allgather of the rail's blocks (equal ranks). */
 cg_status_t cg_hier_allgather(cg_comm_t *c, const void *sbuf, void *rbuf, size_t bytes,
                               int chunks);
+/* CG_ALG_HIER_LEADER for allgather and reduce-scatter (hier_leader.c): through one leader
+ * per node, any layout. */
+cg_status_t cg_hier_allgather_leader(cg_comm_t *c, const void *sbuf, void *rbuf, size_t bytes);
+cg_status_t cg_hier_reduce_scatter_leader(cg_comm_t *c, const void *sbuf, void *rbuf,
+                                          const size_t *counts, cg_dtype_t dtype, cg_op_t op);
 /* Copy this rank's input (sbuf, when not in place) to dst on the inter-node stream. */
 cg_status_t cg_hier_place(cg_comm_t *c, const void *sbuf, void *dst, size_t bytes);
 /* Intra reduce-scatter of each rail's blocks, then ring reduce-scatter on the rail. */

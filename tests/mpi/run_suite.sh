@@ -165,8 +165,8 @@ fi
 
 # 6. Several nodes (virtual: coll_gpu_node_size consecutive ranks per node), over UCX's
 #    shared-memory transports and over loopback TCP, even and uneven layouts (3+3+2,
-#    2+2+2+1...), the staging pipeline forced with small chunks, every hierarchical
-#    algorithm forced.
+#    2+2+2+1...) and nodes of non-consecutive ranks, the staging pipeline forced with small
+#    chunks, every hierarchical algorithm forced.
 hier="hier_ring,hier_rd,hier_leader,hier_tree,staged"
 run "nodes2x2-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
     "$check" --mem "$mem" --comms world --counts 0,1,7,1000 --large 100003 &&
@@ -208,6 +208,16 @@ nodes_forced bcast hier_tree 5 2
 nodes_forced allgather hier_ring 6 3
 nodes_forced reduce_scatter hier_ring 4 2
 nodes_forced reduce_scatter_block hier_ring 8 4
+nodes_forced allgather hier_leader 7 3
+nodes_forced reduce_scatter hier_leader 8 3
+nodes_forced reduce_scatter_block hier_leader 5 2
+# nodes whose ranks are not consecutive (dealt in turn, as --map-by node places them):
+# 3+3+2 ranks, so auto runs the any-layout algorithms, packing the leaders' data by node;
+# on shared memory, so that the intra phases run zero copy too
+if [ "$device" = host ]; then cyclic_mem=shm; else cyclic_mem=$mem; fi
+run "nodes-cyclic-np8" 8 "${dev_mca[@]}" --mca coll_gpu_node_size -3 --mca coll_gpu_verbose 2 \
+    "$check" --mem "$cyclic_mem" --comms world,reversed --counts 1,7,1000 --large 100003 --no-derived &&
+    proof nodes-cyclic-np8 "hier_leader,hier_tree,staged" hier_leader
 # hier_ring cut into many chunks whose phases overlap (lane threads run the network phases
 # of several chunks at once while the node works on the next and previous ones): every
 # collective, with 3 lanes, with 1, and the default 4 through zero copy; over tcp with the

@@ -60,7 +60,10 @@ START_TEST(test_multi_node_auto)
     ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 256u << 20, nodes(3, 3, 0), why), CG_ALG_HIER_LEADER);
     ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 1u << 20, nodes(3, 3, 0), why), CG_ALG_HIER_TREE);
     ck_assert_int_eq(pick(&c, CG_COLL_ALLGATHER, 1u << 20, nodes(4, 2, 1), why), CG_ALG_HIER_RING);
-    ck_assert_int_eq(pick(&c, CG_COLL_ALLGATHER, 1u << 20, nodes(3, 3, 0), why), CG_ALG_STAGED);
+    ck_assert_int_eq(pick(&c, CG_COLL_ALLGATHER, 1u << 20, nodes(3, 3, 0), why), CG_ALG_HIER_LEADER);
+    ck_assert_int_eq(pick(&c, CG_COLL_REDUCE_SCATTER, 1u << 20, nodes(3, 3, 0), why), CG_ALG_HIER_LEADER);
+    ck_assert_int_eq(pick(&c, CG_COLL_REDUCE_SCATTER_BLOCK, 256u << 20, nodes(4, 8, 1), why),
+                     CG_ALG_HIER_RING); /* even: every rail carries its part */
     ck_assert_int_eq(pick(&c, CG_COLL_REDUCE_SCATTER_BLOCK, 1u << 20, nodes(2, 4, 1), why), CG_ALG_HIER_RING);
     cg_shape_t no_ucx = nodes(2, 4, 1);
     no_ucx.inter_ok   = 0;
