@@ -7,6 +7,7 @@
 #include "coll/reduce_scatter/reduce_scatter.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
 {
@@ -84,11 +85,27 @@ static cg_status_t cg_comm_done(cg_comm_t *c, cg_status_t status)
 
 /* A hierarchical call returns only when what it sent has left this process: eager data
  * can wait in a transport's buffer for the sender's progress, which the next call on
- * this worker may be too late to give (the peer may need it first). */
+ * this worker may be too late to give (the peer may need it first). When it failed here,
+ * the ranks of other nodes may wait for data that will never come: abort them, on every
+ * lane (their node's ranks learn of it at their next barrier). */
 static cg_status_t cg_comm_hier_done(cg_comm_t *c, cg_status_t status)
 {
-    for (int m = 0; status == CG_OK && m < CG_MAX(c->num_lanes, 1); m++) {
+    const int lanes = CG_MAX(c->num_lanes, 1);
+
+    for (int m = 0; status == CG_OK && m < lanes; m++) {
         status = cg_ucx_flush((m == 0 ? c->inter : c->lane[m])->ucx);
+    }
+    if (status != CG_OK) {
+        int *others = malloc((size_t)c->config.size * sizeof(int)), n = 0;
+        for (int r = 0; others != NULL && r < c->config.size; r++) {
+            if (c->node_of[r] != c->my_node) {
+                others[n++] = r;
+            }
+        }
+        for (int m = 0; others != NULL && m < lanes; m++) {
+            cg_inter_abort(m == 0 ? c->inter : c->lane[m], others, n, 2.0 / lanes);
+        }
+        free(others);
     }
     return cg_comm_done(c, status);
 }

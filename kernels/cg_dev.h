@@ -138,7 +138,21 @@ struct cg_dev {
     int                 ordinal;      /* CUDA device in use; 0 on the host layer */
     char                pci_bus_id[32];
     void               *impl;         /* implementation state */
+    int                 fail_countdown; /* testing: the n-th copy or reduction from now fails
+                                           (0: none); see cg_dev_fail_injected */
 };
+
+/* Testing (coll_gpu_debug_fail): does this copy or reduction fail as if the device had
+ * failed? Every layer asks before it queues one. */
+static inline int cg_dev_fail_injected(cg_dev_t *dev)
+{
+    if (__atomic_load_n(&dev->fail_countdown, __ATOMIC_RELAXED) <= 0 ||
+        __atomic_sub_fetch(&dev->fail_countdown, 1, __ATOMIC_RELAXED) != 0) {
+        return 0;
+    }
+    cg_error(CG_SUB_DEV, "injected device failure (coll_gpu_debug_fail)");
+    return 1;
+}
 
 typedef struct {
     /* host layer: world ranks whose buffers are classified as host memory (testing of

@@ -201,8 +201,10 @@ static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int
 static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                                 cg_dev_stream_t *stream)
 {
-    (void)dev;
     (void)stream;
+    if (cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
     if (bytes != 0 && dst != src) {
         memmove(dst, src, bytes);
     }
@@ -212,8 +214,10 @@ static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_
 static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
                                   cg_dev_stream_t *stream)
 {
-    (void)dev;
     (void)stream;
+    if (cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
     if (!cg_reduce_supported(args->dtype, args->op) || args->nsrc < 1 ||
         args->nsrc > CG_DEV_MAX_FANIN || args->ndst > CG_DEV_MAX_FANIN) {
         return CG_ERR_UNSUPPORTED;

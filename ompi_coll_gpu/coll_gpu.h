@@ -53,6 +53,10 @@ typedef struct mca_coll_gpu_component_t {
     int   buffer_check;
     int   algorithm[CG_COLL_COUNT];
     char *debug_host_buffer_ranks;
+    char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
+    int   debug_fail_rank;
+    long  debug_fail_call;
+    long  fast_calls;       /* fast-path calls of this process (for debug_fail) */
     size_t staging_cache_max;
     size_t scratch_size;
     int    intra_sync;

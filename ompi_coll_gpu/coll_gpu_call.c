@@ -270,6 +270,22 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route)
     }
 }
 
+/* coll_gpu_debug_fail: arm the device's failure at the chosen fast-path call. */
+static void mca_coll_gpu_route_debug_fail(const mca_coll_gpu_route_t *route)
+{
+    long n;
+
+    if (route->path != MCA_COLL_GPU_PATH_FAST || mca_coll_gpu_component.debug_fail_rank < 0 ||
+        mca_coll_gpu_component.dev == NULL) {
+        return;
+    }
+    n = __atomic_add_fetch(&mca_coll_gpu_component.fast_calls, 1, __ATOMIC_RELAXED);
+    if (n == mca_coll_gpu_component.debug_fail_call &&
+        ompi_comm_rank(MPI_COMM_WORLD) == mca_coll_gpu_component.debug_fail_rank) {
+        __atomic_store_n(&mca_coll_gpu_component.dev->fail_countdown, 1, __ATOMIC_RELAXED);
+    }
+}
+
 int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                        const cg_call_t *call, int local_kinds, int local_nofast,
                        mca_coll_gpu_route_t *route)
@@ -331,6 +347,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         }
     }
     mca_coll_gpu_route_app_wait(route);
+    mca_coll_gpu_route_debug_fail(route);
     return OMPI_SUCCESS;
 }
 

@@ -43,6 +43,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .topo_file         = "",
     .rules_file        = "",
     .debug_host_buffer_ranks = "",
+    .debug_fail              = "",
+    .debug_fail_rank         = -1,
     .verbose           = 0,
     .device_mode       = MCA_COLL_GPU_DEVICE_AUTO,
     .node_size         = 0,
@@ -175,6 +177,13 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
         } else {
             mca_coll_gpu_component.planner.rules = mca_coll_gpu_component.rules;
         }
+    }
+    if (mca_coll_gpu_component.debug_fail != NULL && mca_coll_gpu_component.debug_fail[0] != '\0' &&
+        sscanf(mca_coll_gpu_component.debug_fail, "%d:%ld", &mca_coll_gpu_component.debug_fail_rank,
+               &mca_coll_gpu_component.debug_fail_call) != 2) {
+        cg_warn(CG_SUB_INIT, "coll_gpu_debug_fail \"%s\" is not RANK:CALL: ignored",
+                mca_coll_gpu_component.debug_fail);
+        mca_coll_gpu_component.debug_fail_rank = -1;
     }
     mca_coll_gpu_component.planner.net_bw_gbs   = mca_coll_gpu_component.net_bw;
     mca_coll_gpu_component.planner.net_alpha_us = mca_coll_gpu_component.net_latency;

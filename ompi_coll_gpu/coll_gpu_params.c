@@ -78,7 +78,8 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "How allgather and bcast copy one buffer into several peers' buffers: kernel (one "
      "kernel reads the source once and writes every destination: the fewest bytes "
      "through device memory), engine (one copy-engine transfer per destination: no SMs "
-     "used), auto (kernel)"},
+     "used), auto (each rank times both when its node's group is set up and keeps the "
+     "faster; shown at coll_gpu_verbose 3)"},
     {"timeout", INT, NULL, &CG_C->timeout, OPAL_INFO_LVL_5, 0, EQ,
      "Seconds a fast-path collective waits for its peers before it fails with an error "
      "(0: no limit; peers that died are detected either way)"},
@@ -113,6 +114,9 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Inter-node data: auto (device memory straight to UCX when it supports CUDA memory, "
      "otherwise through page-locked host chunks), always (force the staging pipeline), "
      "never"},
+    {"debug_fail", STR, NULL, &CG_C->debug_fail, OPAL_INFO_LVL_9, 0, RO,
+     "Testing failure handling: RANK:CALL makes the first device operation of the CALL-th "
+     "fast-path call of MPI_COMM_WORLD rank RANK fail, as a device error would"},
     {"debug_host_buffer_ranks", STR, NULL, &CG_C->debug_host_buffer_ranks, OPAL_INFO_LVL_9, 0,
      RO, "Testing with coll_gpu_device=host: comma list of MPI_COMM_WORLD ranks whose "
      "buffers count as host memory, to exercise ranks that mix memory kinds"},

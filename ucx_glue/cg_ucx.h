@@ -35,7 +35,9 @@ const char *cg_ucx_describe(const cg_ucx_t *ucx);
 /* This worker's address, to be exchanged with the peers. */
 cg_status_t cg_ucx_address(cg_ucx_t *ucx, const void **addr, size_t *len);
 cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, cg_ucx_ep_t **ep_out);
-void        cg_ucx_ep_destroy(cg_ucx_t *ucx, cg_ucx_ep_t *ep);
+/* Close with a flush of what is in flight; force: without (after a failure, when peers may
+ * never answer). */
+void        cg_ucx_ep_destroy(cg_ucx_t *ucx, cg_ucx_ep_t *ep, int force);
 
 /* Nonblocking tagged operations. *req is NULL when the operation completed at once;
  * otherwise wait for it with cg_ucx_test. device: the buffer is CUDA memory. */
@@ -50,6 +52,12 @@ void        cg_ucx_progress(cg_ucx_t *ucx);
 /* Cancel an operation that will not be waited for (an error path): it must not write into
  * memory that is released afterwards. Bounded: gives up after a second. */
 void        cg_ucx_cancel(cg_ucx_t *ucx, void *req);
+/* Stop tracking a send that may still be in flight (its buffer must outlive it): UCX
+ * completes and frees it as the worker progresses. */
+void        cg_ucx_release(cg_ucx_t *ucx, void *req);
+/* Is a message whose tag matches (tag, mask) waiting, unreceived, in this worker? remove:
+ * receive it (a zero-length message) so that it is gone. */
+int         cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove);
 /* Complete every operation of this worker remotely (eager data left in a transport's
  * buffer needs the sender's progress: done before a collective returns). */
 cg_status_t cg_ucx_flush(cg_ucx_t *ucx);

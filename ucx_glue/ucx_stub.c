@@ -53,10 +53,11 @@ cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, cg_ucx_ep_t *
     return CG_ERR_UNSUPPORTED;
 }
 
-void cg_ucx_ep_destroy(cg_ucx_t *ucx, cg_ucx_ep_t *ep)
+void cg_ucx_ep_destroy(cg_ucx_t *ucx, cg_ucx_ep_t *ep, int force)
 {
     (void)ucx;
     (void)ep;
+    (void)force;
 }
 
 cg_status_t cg_ucx_isend(cg_ucx_t *ucx, cg_ucx_ep_t *ep, const void *buf, size_t len,
@@ -90,6 +91,21 @@ void cg_ucx_cancel(cg_ucx_t *ucx, void *req)
 {
     (void)ucx;
     (void)req;
+}
+
+void cg_ucx_release(cg_ucx_t *ucx, void *req)
+{
+    (void)ucx;
+    (void)req;
+}
+
+int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove)
+{
+    (void)ucx;
+    (void)tag;
+    (void)mask;
+    (void)remove;
+    return 0;
 }
 
 cg_status_t cg_ucx_flush(cg_ucx_t *ucx)

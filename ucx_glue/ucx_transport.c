@@ -176,7 +176,9 @@ static void cg_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 
     (void)ep;
     e->failed = status;
-    cg_error(CG_SUB_UCX, "connection to a peer failed: %s", ucs_status_string(status));
+    /* a warning: the operations on it fail and report the error where it matters (after
+     * a failed collective, peers closing their side also end up here) */
+    cg_warn(CG_SUB_UCX, "connection to a peer failed: %s", ucs_status_string(status));
 }
 
 cg_status_t cg_ucx_ep_create(cg_ucx_t *u, const void *peer_addr, cg_ucx_ep_t **ep_out)
@@ -222,7 +224,7 @@ static ucs_status_t cg_ucx_wait_bounded(cg_ucx_t *u, ucs_status_ptr_t req, doubl
     return status;
 }
 
-void cg_ucx_ep_destroy(cg_ucx_t *u, cg_ucx_ep_t *e)
+void cg_ucx_ep_destroy(cg_ucx_t *u, cg_ucx_ep_t *e, int force)
 {
     ucp_request_param_t params = {0};
 
@@ -231,7 +233,7 @@ void cg_ucx_ep_destroy(cg_ucx_t *u, cg_ucx_ep_t *e)
     }
     /* Flush what is still in flight (eager data may sit in a transport's buffer), but a
      * peer that already left must not hold the teardown: force after an error. */
-    if (e->failed != UCS_OK) {
+    if (e->failed != UCS_OK || force) {
         params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         params.flags        = UCP_EP_CLOSE_FLAG_FORCE;
     }
@@ -332,4 +334,32 @@ cg_status_t cg_ucx_test(cg_ucx_t *u, void *req, int *done)
 void cg_ucx_progress(cg_ucx_t *u)
 {
     ucp_worker_progress(u->worker);
+}
+
+void cg_ucx_release(cg_ucx_t *u, void *req)
+{
+    (void)u;
+    if (req != NULL) {
+        ucp_request_free(req);
+    }
+}
+
+int cg_ucx_probe(cg_ucx_t *u, uint64_t tag, uint64_t mask, int remove)
+{
+    ucp_request_param_t params = {0};
+    ucp_tag_recv_info_t info;
+    ucp_tag_message_h   msg;
+    char                sink[8];
+
+    ucp_worker_progress(u->worker);
+    msg = ucp_tag_probe_nb(u->worker, tag, mask, remove, &info);
+    if (msg == NULL) {
+        return 0;
+    }
+    if (remove) { /* a removed message must still be received */
+        (void)cg_ucx_wait_bounded(
+            u, ucp_tag_msg_recv_nbx(u->worker, sink, CG_MIN(info.length, sizeof(sink)), msg, &params),
+            1.0);
+    }
+    return 1;
 }

@@ -67,6 +67,10 @@ cg_status_t cg_inter_sendrecv(cg_inter_t *x, int dst, const void *sbuf, size_t s
 /* The same with a step of its own for each direction. */
 cg_status_t cg_inter_exchange(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes,
                               unsigned sstep, int src, void *rbuf, size_t rbytes, unsigned rstep);
+/* This rank's collective failed: tell ranks (comm ranks) that may be waiting for its data;
+ * their waits give up with CG_ERR_PEER, and they tell others in turn. Waits at most
+ * seconds for the messages to leave (those still in flight go on without being tracked). */
+void        cg_inter_abort(cg_inter_t *x, const int *ranks, int n, double seconds);
 /* Device scratch of at least bytes for received blocks. */
 cg_status_t cg_inter_tmp(cg_inter_t *x, size_t bytes, void **tmp);
 

@@ -7,11 +7,23 @@
 
 #define CG_INTER_MAX_DEPTH 32
 
+/* Tags: communicator (16 bits), call sequence (16), step (12), source rank (20). Step 0xfff
+ * is reserved for aborts: a rank whose collective failed tells the ranks that may wait for
+ * it, whatever the call and the step they are at. */
+#define CG_INTER_ABORT_STEP 0xfffu
+
 static uint64_t cg_inter_tag(const cg_inter_t *x, unsigned step, int src)
 {
     return ((uint64_t)x->comm_id << 48) | ((uint64_t)x->seq << 32) |
-           ((uint64_t)(step & 0xfff) << 20) | (uint64_t)(src & 0xfffff);
+           ((uint64_t)(step % CG_INTER_ABORT_STEP) << 20) | (uint64_t)(src & 0xfffff);
 }
+
+static uint64_t cg_inter_abort_tag(const cg_inter_t *x)
+{
+    return ((uint64_t)x->comm_id << 48) | ((uint64_t)CG_INTER_ABORT_STEP << 20);
+}
+
+#define CG_INTER_ABORT_MASK ((0xffffull << 48) | (0xfffull << 20))
 
 cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
@@ -77,8 +89,13 @@ void cg_inter_destroy(cg_inter_t *x)
         return;
     }
     dev = x->dev;
+    /* messages of this communicator still waiting (aborts; data a failed call left
+     * unreceived) must not reach another communicator that gets its id */
+    for (int i = 0; x->ucx != NULL && i < 1 << 16 &&
+                    cg_ucx_probe(x->ucx, cg_inter_abort_tag(x), 0xffffull << 48, 1); i++) {
+    }
     for (int r = 0; x->eps != NULL && r < x->size; r++) {
-        cg_ucx_ep_destroy(x->ucx, x->eps[r]);
+        cg_ucx_ep_destroy(x->ucx, x->eps[r], x->failed);
     }
     for (int i = 0; i < CG_INTER_MAX_DEPTH * 2 && i < 64; i++) {
         if (x->events[i] != NULL) {
@@ -148,8 +165,62 @@ static void cg_inter_cancel(cg_inter_t *x, void **reqs, int n)
     }
 }
 
-/* Wait for n requests, progressing UCX; give up on a transport error or the timeout (and
- * cancel the rest). */
+/* Every so often while a wait makes no progress: the timeout, and aborts from ranks whose
+ * collective failed (they will never send what is awaited). */
+static cg_status_t cg_inter_idle(cg_inter_t *x, double *t0)
+{
+    double now = cg_time_now();
+
+    *t0 = *t0 ? *t0 : now;
+    if (cg_ucx_probe(x->ucx, cg_inter_abort_tag(x), CG_INTER_ABORT_MASK, 0)) {
+        cg_error(CG_SUB_UCX, "a rank on another node failed this collective: giving up");
+        return CG_ERR_PEER;
+    }
+    if (x->config.timeout_s > 0 && now - *t0 > x->config.timeout_s) {
+        cg_error(CG_SUB_UCX, "an inter-node exchange waited more than %.0f s (coll_gpu_timeout)",
+                 x->config.timeout_s);
+        return CG_ERR_TIMEOUT;
+    }
+    sched_yield();
+    return CG_OK;
+}
+
+void cg_inter_abort(cg_inter_t *x, const int *ranks, int n, double seconds)
+{
+    void      **reqs = calloc((size_t)CG_MAX(n, 1), sizeof(void *));
+    double      t0   = cg_time_now();
+    int         pending;
+    cg_ucx_ep_t *ep;
+
+    x->failed = 1; /* no more exchanges here; endpoints close without waiting for peers */
+    if (reqs == NULL) {
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (cg_inter_ep(x, ranks[i], &ep) != CG_OK ||
+            cg_ucx_isend(x->ucx, ep, NULL, 0, cg_inter_abort_tag(x) | (uint64_t)(x->rank & 0xfffff),
+                         0, &reqs[i]) != CG_OK) {
+            reqs[i] = NULL; /* that peer is gone or unreachable: it waits for nobody */
+        }
+    }
+    do { /* bounded: a peer that cannot take it must not hold this rank */
+        pending = 0;
+        for (int i = 0; i < n; i++) {
+            int done = 1;
+            if (reqs[i] != NULL && (cg_ucx_test(x->ucx, reqs[i], &done) != CG_OK || done)) {
+                reqs[i] = NULL, done = 1;
+            }
+            pending += !done;
+        }
+    } while (pending > 0 && cg_time_now() - t0 < seconds);
+    for (int i = 0; i < n; i++) { /* zero bytes: nothing to outlive; may still arrive */
+        cg_ucx_release(x->ucx, reqs[i]);
+    }
+    free(reqs);
+}
+
+/* Wait for n requests, progressing UCX; give up on a transport error, an abort or the
+ * timeout (and cancel the rest). */
 static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
 {
     unsigned    idle   = 0;
@@ -173,16 +244,9 @@ static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
             cg_inter_cancel(x, reqs, n);
             return status;
         }
-        if (++idle % 1024 == 0) {
-            double now = cg_time_now();
-            t0         = t0 ? t0 : now;
-            if (x->config.timeout_s > 0 && now - t0 > x->config.timeout_s) {
-                cg_error(CG_SUB_UCX, "an inter-node exchange waited more than %.0f s "
-                         "(coll_gpu_timeout)", x->config.timeout_s);
-                cg_inter_cancel(x, reqs, n);
-                return CG_ERR_TIMEOUT;
-            }
-            sched_yield();
+        if (++idle % 1024 == 0 && (status = cg_inter_idle(x, &t0)) != CG_OK) {
+            cg_inter_cancel(x, reqs, n);
+            return status;
         }
     }
 }
@@ -301,14 +365,7 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
         }
         cg_ucx_progress(x->ucx);
         if (!progressed && ++idle % 1024 == 0) {
-            double now = cg_time_now();
-            t0         = t0 ? t0 : now;
-            if (x->config.timeout_s > 0 && now - t0 > x->config.timeout_s) {
-                cg_error(CG_SUB_UCX, "a staged inter-node exchange waited more than %.0f s",
-                         x->config.timeout_s);
-                status = CG_ERR_TIMEOUT;
-            }
-            sched_yield();
+            status = cg_inter_idle(x, &t0);
         }
     }
     if (status != CG_OK) { /* nothing may land in the chunks after this */

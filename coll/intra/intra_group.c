@@ -92,6 +92,46 @@ static cg_sync_mode_t cg_intra_resolve_sync(const cg_intra_t *g, const cg_intra_
     return CG_SYNC_DEVICE;
 }
 
+/* coll_gpu_copy_method auto: time both ways of writing one buffer into every peer (one
+ * copy-engine copy per peer, or the multi-destination kernel) on the peers' scratch, and
+ * keep the faster. The peers are still setting up: their scratch is not in use yet. One
+ * destination always goes to the copy engine (cg_intra_copy_multi). */
+static cg_status_t cg_intra_pick_copy(cg_intra_t *g)
+{
+    const size_t bytes = CG_MIN(g->half_bytes, (size_t)1 << 20);
+    char        *dsts[CG_INTRA_MAX];
+    double       best[2] = {0, 0};
+    int          n = 0;
+    cg_status_t  status = CG_OK;
+
+    if (g->copy != CG_COPY_AUTO || g->size < 3) {
+        return CG_OK;
+    }
+    for (int p = 0; p < g->size; p++) {
+        if (p != g->rank) {
+            dsts[n++] = cg_intra_half(g, p, 0);
+        }
+    }
+    for (int m = 0; m < 2 && status == CG_OK; m++) {
+        g->copy = m == 0 ? CG_COPY_ENGINE : CG_COPY_KERNEL;
+        for (int rep = 0; rep < 4 && status == CG_OK; rep++) { /* the first one warms up */
+            double t0 = cg_time_now(), t;
+            status    = cg_intra_copy_multi(g, dsts, n, cg_intra_half(g, g->rank, 1), bytes);
+            status    = status == CG_OK ? g->dev->ops->stream_sync(g->dev, g->stream) : status;
+            t         = CG_MAX(cg_time_now() - t0, 1e-9);
+            best[m]   = (rep == 1 || (rep > 1 && t < best[m])) ? t : best[m];
+        }
+    }
+    if (status != CG_OK) {
+        return status;
+    }
+    g->copy = best[0] < best[1] ? CG_COPY_ENGINE : CG_COPY_KERNEL;
+    cg_detail(CG_SUB_IPC, "copy to %d peers, %zu bytes each: copy engines %.2f GB/s, kernel "
+              "%.2f GB/s: %s", n, bytes, (double)bytes * n / best[0] / 1e9,
+              (double)bytes * n / best[1] / 1e9, g->copy == CG_COPY_ENGINE ? "copy engines" : "kernel");
+    return CG_OK;
+}
+
 cg_status_t cg_intra_connect(cg_intra_t *g, const int *ranks, const cg_intra_peer_info_t *infos,
                              int size, int me, cg_sync_mode_t requested)
 {
@@ -137,6 +177,9 @@ cg_status_t cg_intra_connect(cg_intra_t *g, const int *ranks, const cg_intra_pee
     }
     g->sync = cg_intra_resolve_sync(g, infos, size, requested);
     status  = cg_ipc_cache_create(g->dev, size, 64, &g->cache);
+    if (status == CG_OK) {
+        status = cg_intra_pick_copy(g);
+    }
     if (status != CG_OK) {
         return status;
     }

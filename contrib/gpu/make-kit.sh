@@ -19,7 +19,7 @@ mkdir -p .gpu-kit/.libs .gpu-kit/tests/mpi .gpu-kit/tests/unit
 cp .gpu-build/.libs/mca_coll_gpu.so .gpu-kit/.libs/
 cp ompi_coll_gpu/help-coll-gpu.txt .gpu-kit/
 cp .gpu-build/coll_gpu_hello .gpu-build/coll_gpu_bench .gpu-kit/
-cp .gpu-build/tests/mpi/coll_check tests/mpi/run_suite.sh tests/mpi/proof.py .gpu-kit/tests/mpi/
+cp .gpu-build/tests/mpi/coll_check .gpu-build/tests/mpi/coll_fail tests/mpi/run_suite.sh tests/mpi/proof.py .gpu-kit/tests/mpi/
 cp .gpu-build/tests/unit/test_* .gpu-kit/tests/unit/ 2>/dev/null || true
 cp .gpu-build/coll_gpu_info .gpu-kit/
 strip --strip-unneeded .gpu-kit/.libs/mca_coll_gpu.so

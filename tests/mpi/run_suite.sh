@@ -235,7 +235,9 @@ overlap_proof() {
 run "nodes-overlap-lanes3-np6" 6 "${dev_mca[@]}" --mca coll_gpu_node_size 3 "${overlap_mca[@]}" \
     --mca coll_gpu_hier_lanes 3 --mca coll_gpu_verbose 3 "$check" --mem "$mem" "${overlap_args[@]}" &&
     overlap_proof nodes-overlap-lanes3-np6 &&
-    { grep -q "3 inter-node lanes" "$logdir/nodes-overlap-lanes3-np6.log" || fail "nodes-overlap-lanes3-np6: not 3 lanes"; }
+    { grep -q "3 inter-node lanes" "$logdir/nodes-overlap-lanes3-np6.log" || fail "nodes-overlap-lanes3-np6: not 3 lanes"; } &&
+    { grep -qE "copy to 2 peers, [0-9]+ bytes each: copy engines [0-9.]+ GB/s, kernel [0-9.]+ GB/s" \
+          "$logdir/nodes-overlap-lanes3-np6.log" || fail "nodes-overlap-lanes3-np6: copy method not timed"; }
 run "nodes-overlap-lanes1-staging-tcp-np4" 4 -x UCX_TLS=tcp,self "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
     --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 --mca coll_gpu_hier_lanes 1 \
     "${overlap_mca[@]}" --mca coll_gpu_verbose 2 "$check" --mem "$mem" "${overlap_args[@]}" &&
@@ -258,6 +260,27 @@ fi
 # coll_gpu_buffer_check=local trusts uniform buffers: no agreement round, same results.
 run "buffer-check-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local \
     "$check" --mem "$mem" "${forced_args[@]}"
+
+# 7b. A fast path that fails on one rank (an injected device error at its N-th fast-path
+#     call), under MPI_ERRORS_RETURN: that call is an error on every rank (on other nodes
+#     through aborts over UCX), never a hang or a wrong result; later calls are staged and
+#     exact. One node; hier_ring in chunks with lanes; the staging pipeline over tcp; the
+#     leaders' algorithm on an uneven layout, failing on a node of one rank.
+fail_check=$builddir/tests/mpi/coll_fail
+fail_run() { # name np rank call [mpirun arguments...]
+    local name=$1 np=$2 rank=$3 call=$4
+    shift 4
+    run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call" "$@" \
+        "$fail_check" --mem "$mem" --fail-rank "$rank" --fail-call "$call" &&
+        { grep -q "injected device failure" "$logdir/$name.log" || fail "$name: no failure injected"; }
+}
+fail_run fail-one-node-np4 4 1 4
+fail_run fail-nodes-ring-np6 6 2 4 --mca coll_gpu_node_size 2 --mca coll_gpu_allreduce_algorithm hier_ring \
+    --mca coll_gpu_hier_chunk_size 65536
+fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 \
+    --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
+fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3
 
 # 8. The component switched off, or stepping aside: results still correct, no coll:gpu line.
 off_check() {
@@ -283,7 +306,7 @@ if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param 
              scratch_size intra_sync copy_method timeout allreduce_one_shot_max topo_file \
              rules_file net_bw net_latency hier_chunk_size hier_lanes ucx_chunk_size ucx_depth ucx_staging \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
-             reduce_scatter_block_algorithm; do
+             reduce_scatter_block_algorithm debug_fail debug_host_buffer_ranks; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
     done; then
     echo "PASS ompi_info"

@@ -1,0 +1,92 @@
+/*
+ * coll_fail: what an application sees when a fast path fails on one rank (run it with
+ * coll_gpu_debug_fail=RANK:CALL, which makes a device operation of that call fail).
+ *
+ * With MPI_ERRORS_RETURN, every call must either return an error or deliver the exact
+ * result; nobody may hang (the suite runs it under a timeout); the injected call must be
+ * an error on the failing rank; and the calls after it must all succeed with exact results
+ * (the communicator's fast paths are retired and its calls staged).
+ *
+ * usage: coll_fail [--mem MODE] [--calls N] [--count N] --fail-rank R --fail-call K
+ */
+#include "examples/example_mem.h"
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    const char *mem = "auto";
+    int         calls = 12, fail_call = 4, fail_rank = 0, rank, size, bad = 0;
+    size_t      count = 70001;
+    /* errors at the failing call, wrong results, errors at other calls, failing rank
+     * without an error */
+    long        local[4] = {0, 0, 0, 0}, total[4];
+    int32_t    *host, *got;
+    void       *sbuf, *rbuf;
+    em_kind_t   kind;
+
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--mem") == 0) mem = argv[i + 1];
+        else if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--count") == 0) count = (size_t)atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--fail-call") == 0) fail_call = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--fail-rank") == 0) fail_rank = atoi(argv[i + 1]);
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    kind = em_init(mem, em_local_rank(rank));
+    host = malloc(count * sizeof(int32_t));
+    got  = malloc(count * sizeof(int32_t));
+    sbuf = em_alloc(count * sizeof(int32_t), kind);
+    rbuf = em_alloc(count * sizeof(int32_t), kind);
+
+    for (int call = 1; call <= calls; call++) {
+        size_t wrong = 0;
+        int    rc;
+        for (size_t i = 0; i < count; i++) {
+            host[i] = (int32_t)((i * 7 + (size_t)call * 13) % 1001) + rank;
+        }
+        em_to_dev(sbuf, host, count * sizeof(int32_t), kind);
+        memset(got, 0xa5, count * sizeof(int32_t));
+        em_to_dev(rbuf, got, count * sizeof(int32_t), kind);
+        rc = MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) {
+            char text[MPI_MAX_ERROR_STRING];
+            int  len = 0;
+            MPI_Error_string(rc, text, &len);
+            printf("coll_fail: rank %d: call %d returned an error: %s\n", rank, call, text);
+            local[call == fail_call ? 0 : 2]++;
+            continue;
+        }
+        local[3] += (call == fail_call && rank == fail_rank);
+        em_to_host(got, rbuf, count * sizeof(int32_t), kind);
+        for (size_t i = 0; i < count; i++) {
+            int32_t base = (int32_t)((i * 7 + (size_t)call * 13) % 1001);
+            wrong += got[i] != base * size + size * (size - 1) / 2;
+        }
+        if (wrong) {
+            printf("coll_fail: rank %d: call %d succeeded with %zu wrong elements\n", rank, call, wrong);
+            local[1]++;
+        }
+    }
+    fflush(stdout);
+    MPI_Allreduce(local, total, 4, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        bad = total[0] == 0 || total[1] != 0 || total[2] != 0 || total[3] != 0;
+        printf("coll_fail: %s: %d ranks x %d calls; call %d: %ld ranks returned an error (rank "
+               "%d %s); %ld wrong results; %ld errors at other calls\n", bad ? "FAILED" : "PASSED",
+               size, calls, fail_call, total[0], fail_rank, total[3] ? "did not" : "did",
+               total[1], total[2]);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    em_free(sbuf, kind), em_free(rbuf, kind);
+    free(host), free(got);
+    MPI_Finalize();
+    return bad;
+}
