@@ -17,9 +17,17 @@ cg_status_t cg_shm_create(size_t size, char *name_out, void **ptr)
     void       *p;
     int         fd;
 
-    snprintf(name_out, 64, "/cg-gpu-%d-%d-%u", (int)getuid(), (int)getpid(),
-             __atomic_fetch_add(&cg_shm_serial, 1, __ATOMIC_RELAXED));
-    fd = shm_open(name_out, O_CREAT | O_EXCL | O_RDWR, 0600);
+    /* A name may be taken: left behind by a process that died with the same pid, or held by
+     * one in another pid namespace. Never touch it: take the next one. */
+    for (int attempt = 0; attempt < 64; attempt++) {
+        snprintf(name_out, 64, "/cg-gpu-%d-%d-%u", (int)getuid(), (int)getpid(),
+                 __atomic_fetch_add(&cg_shm_serial, 1, __ATOMIC_RELAXED));
+        fd = shm_open(name_out, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd >= 0 || errno != EEXIST) {
+            break;
+        }
+        cg_detail(CG_SUB_IPC, "shared memory name %s is taken: trying the next", name_out);
+    }
     if (fd < 0) {
         cg_error(CG_SUB_IPC, "shm_open(%s) failed: %s", name_out, strerror(errno));
         return CG_ERR_IO;

@@ -1,6 +1,7 @@
 /* Device memory for MPI programs (see example_mem.h). */
 #include "example_mem.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -24,10 +25,12 @@ static unsigned        em_shm_serial;
 static void *em_shm_alloc(size_t bytes)
 {
     em_shm_block_t *b = calloc(1, sizeof(*b));
-    int             fd;
+    int             fd, attempts = 0;
 
-    snprintf(b->name, sizeof(b->name), "/cg-example-%d-%u", (int)getpid(), em_shm_serial++);
-    fd = shm_open(b->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    do { /* a name left behind by a dead process with the same pid: take the next one */
+        snprintf(b->name, sizeof(b->name), "/cg-example-%d-%u", (int)getpid(), em_shm_serial++);
+        fd = shm_open(b->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    } while (fd < 0 && errno == EEXIST && ++attempts < 64);
     if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0 ||
         (b->ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
         fprintf(stderr, "cannot allocate %zu bytes of shared memory\n", bytes);

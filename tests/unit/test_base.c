@@ -6,7 +6,11 @@
 #include "tests/unit/unit.h"
 
 #include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 START_TEST(test_status_strings)
 {
@@ -139,4 +143,33 @@ START_TEST(test_planner_shapes)
 }
 END_TEST
 
-CG_UNIT_MAIN("base", 0, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables, test_planner_prefilter, test_planner_shapes)
+/* Names left behind by a dead process with this pid (first two serials): creation takes
+ * the next free name and leaves the others alone. */
+START_TEST(test_shm_name_taken)
+{
+    char  taken[2][64], name[64];
+    void *p = NULL;
+
+    for (int i = 0; i < 2; i++) {
+        snprintf(taken[i], sizeof(taken[i]), "/cg-gpu-%d-%d-%d", (int)getuid(), (int)getpid(), i);
+        int fd = shm_open(taken[i], O_CREAT | O_EXCL | O_RDWR, 0600);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+    }
+    ck_assert_int_eq(cg_shm_create(4096, name, &p), CG_OK);
+    ck_assert_str_ne(name, taken[0]);
+    ck_assert_str_ne(name, taken[1]);
+    ((volatile char *)p)[0] = 1;
+    cg_shm_detach(p, 4096);
+    cg_shm_unlink(name);
+    for (int i = 0; i < 2; i++) {
+        int fd = shm_open(taken[i], O_RDWR, 0600); /* still there */
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        shm_unlink(taken[i]);
+    }
+}
+END_TEST
+
+CG_UNIT_MAIN("base", 0, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
+             test_planner_prefilter, test_planner_shapes, test_shm_name_taken)
