@@ -178,6 +178,11 @@ void cg_dev_close(cg_dev_t *dev);
 cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                              cg_dev_stream_t *stream);
 
+/* Copy count elements of a predefined type on stream; types with padding (the pairs) are
+ * stored field by field, never writing the destination's padding (user memory). */
+cg_status_t cg_dev_copy_typed(cg_dev_t *dev, void *dst, const void *src, size_t count,
+                              cg_dtype_t dtype, cg_dev_stream_t *stream);
+
 /* Reference reduction on the CPU (also the host layer's kernel). */
 void cg_reduce_host(const cg_reduce_args_t *args);
 

@@ -471,3 +471,18 @@ cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t b
     }
     return dev->ops->stream_sync(dev, stream);
 }
+
+cg_status_t cg_dev_copy_typed(cg_dev_t *dev, void *dst, const void *src, size_t count,
+                              cg_dtype_t dtype, cg_dev_stream_t *stream)
+{
+    cg_reduce_args_t args = {.dtype = dtype, .op = CG_OP_MINLOC, .count = count, .nsrc = 1,
+                             .ndst = 1};
+
+    if (!cg_dtype_has_padding(dtype)) {
+        return dev->ops->copy(dev, dst, src, count * cg_dtype_size(dtype), stream);
+    }
+    /* a one-source reduction writes the fields, never the padding */
+    args.srcs[0] = src;
+    args.dsts[0] = dst;
+    return dev->ops->reduce(dev, &args, stream);
+}

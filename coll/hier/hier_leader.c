@@ -190,15 +190,8 @@ cg_status_t cg_hier_reduce_scatter_leader(cg_comm_t *c, const void *sbuf, void *
                                                                    counts[me], dtype));
         }
     } else if (status == CG_OK && counts[me] > 0) {
-        cg_reduce_args_t args = {.dtype = dtype, .op = CG_OP_MINLOC, .count = counts[me],
-                                 .nsrc = 1, .ndst = 1};
-        args.srcs[0] = work + o.pos[me] * elem;
-        args.dsts[0] = rbuf;
-        /* pair types: a one-source reduction writes the fields, never the padding */
-        status = cg_dtype_has_padding(dtype)
-                     ? c->dev->ops->reduce(c->dev, &args, c->inter->stream)
-                     : c->dev->ops->copy(c->dev, rbuf, args.srcs[0], counts[me] * elem,
-                                         c->inter->stream);
+        status = cg_dev_copy_typed(c->dev, rbuf, work + o.pos[me] * elem, counts[me], dtype,
+                                   c->inter->stream);
         status = status == CG_OK ? c->dev->ops->stream_sync(c->dev, c->inter->stream) : status;
     }
     free(segs);

@@ -197,14 +197,8 @@ static cg_status_t cg_hier_rs_single(cg_hier_rs_t *a)
                                               a->op);
     }
     if (status == CG_OK && lens[c->my_node] > 0) { /* this rank's block, fully reduced */
-        cg_reduce_args_t args = {.dtype = a->dtype, .op = CG_OP_MINLOC,
-                                 .count = lens[c->my_node], .nsrc = 1, .ndst = 1};
-        args.srcs[0] = a->slot[0] + offs[c->my_node] * elem;
-        args.dsts[0] = a->rbuf;
-        /* pair types: a one-source reduction writes the fields, never the padding */
-        status = cg_dtype_has_padding(a->dtype)
-                     ? c->dev->ops->reduce(c->dev, &args, s)
-                     : c->dev->ops->copy(c->dev, a->rbuf, args.srcs[0], args.count * elem, s);
+        status = cg_dev_copy_typed(c->dev, a->rbuf, a->slot[0] + offs[c->my_node] * elem,
+                                   lens[c->my_node], a->dtype, s);
         status = (status == CG_OK) ? c->dev->ops->stream_sync(c->dev, s) : status;
     }
     return status;

@@ -266,12 +266,5 @@ cg_status_t cg_intra_copy_multi(cg_intra_t *g, char *const dsts[], int n, const 
 cg_status_t cg_intra_copy_typed(cg_intra_t *g, void *dst, const void *src, size_t count,
                                 cg_dtype_t dtype)
 {
-    cg_reduce_args_t args = {.dtype = dtype, .op = CG_OP_MINLOC, .count = count, .nsrc = 1, .ndst = 1};
-
-    if (!cg_dtype_has_padding(dtype)) {
-        return g->dev->ops->copy(g->dev, dst, src, count * cg_dtype_size(dtype), g->stream);
-    }
-    args.srcs[0] = src;
-    args.dsts[0] = dst;
-    return g->dev->ops->reduce(g->dev, &args, g->stream);
+    return cg_dev_copy_typed(g->dev, dst, src, count, dtype, g->stream);
 }
