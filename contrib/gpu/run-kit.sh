@@ -31,7 +31,7 @@ fi
 phase_suite() {
     for t in "$kit"/tests/unit/test_*; do "$t"; done >"$out/unit.log" 2>&1
     CG_TEST_DEVICE=cuda CG_SUITE=quick CG_SUITE_LOG="$out/suite" \
-        bash "$kit/tests/mpi/run_suite.sh" >"$out/suite.log" 2>&1
+        bash "$top/tests/mpi/run_suite.sh" >"$out/suite.log" 2>&1 # binaries: CG_BUILDDIR
     echo "suite: exit $?" >>"$out/summary.txt"
 }
 
