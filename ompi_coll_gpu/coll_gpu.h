@@ -80,6 +80,8 @@ typedef struct mca_coll_gpu_component_t {
     int       active_kind;  /* CG_DEV_KIND_* chosen at init */
     int      *host_buffer_ranks;
     int       num_host_buffer_ranks;
+    /* the algorithm (or "underlying") of each collective's last call: MPI_T pvars */
+    const char *volatile last_alg[CG_COLL_COUNT];
 } mca_coll_gpu_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
@@ -112,6 +114,7 @@ OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
 
 /* component / module */
 int mca_coll_gpu_register_params(void);
+int mca_coll_gpu_register_pvars(void);
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority);
 int mca_coll_gpu_status_to_mpi(cg_status_t status);

@@ -180,6 +180,7 @@ void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, siz
 {
     static const char *const kind_names[4] = {"none", "host", "device", "mixed"};
 
+    mca_coll_gpu_component.last_alg[coll] = alg; /* coll_gpu_<coll>_last_algorithm */
     if (!cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
         return;
     }

@@ -192,5 +192,6 @@ int mca_coll_gpu_register_params(void)
             return rc;
         }
     }
-    return mca_coll_gpu_register_algorithms();
+    int rc = mca_coll_gpu_register_algorithms();
+    return OPAL_SUCCESS == rc ? mca_coll_gpu_register_pvars() : rc;
 }

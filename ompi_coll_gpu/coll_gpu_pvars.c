@@ -1,0 +1,77 @@
+/*
+ * MPI_T performance variables of coll/gpu: which algorithm the last call of each collective
+ * ran in this process (coll_gpu_<coll>_last_algorithm, class state, read-only,
+ * continuous), so that a benchmark or a tool can report what ran without the verbose log.
+ * The per-call cost is one pointer store (mca_coll_gpu_log_call); the name is mapped to the
+ * enumeration's value only when the variable is read.
+ */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/base/mca_base_var_enum.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Values beyond the algorithms: no call yet, and host buffers passed to the layer
+ * underneath ("underlying" in the verbose line). */
+#define MCA_COLL_GPU_PVAR_NONE       (-1)
+#define MCA_COLL_GPU_PVAR_UNDERLYING CG_ALG_COUNT
+
+static int mca_coll_gpu_pvar_last_alg(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    const cg_coll_t coll = (cg_coll_t)(intptr_t)pvar->ctx;
+    const char     *name = mca_coll_gpu_component.last_alg[coll];
+    int            *out  = value;
+
+    (void)obj;
+    *out = MCA_COLL_GPU_PVAR_NONE;
+    if (name == NULL) {
+        return OPAL_SUCCESS;
+    }
+    if (strcmp(name, "underlying") == 0) {
+        *out = MCA_COLL_GPU_PVAR_UNDERLYING;
+        return OPAL_SUCCESS;
+    }
+    for (int a = 0; a < CG_ALG_COUNT; a++) {
+        if (strcmp(name, cg_alg_name((cg_alg_t)a)) == 0) {
+            *out = a;
+            break;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_coll_gpu_register_pvars(void)
+{
+    static mca_base_var_enum_value_t values[CG_ALG_COUNT + 3];
+    static char                      names[CG_COLL_COUNT][64];
+    static char                      help[CG_COLL_COUNT][192];
+    mca_base_var_enum_t             *enumerator = NULL;
+    int                              n = 0, rc;
+
+    values[n++] = (mca_base_var_enum_value_t){MCA_COLL_GPU_PVAR_NONE, "none"};
+    for (int a = 0; a < CG_ALG_COUNT; a++) {
+        values[n++] = (mca_base_var_enum_value_t){a, cg_alg_name((cg_alg_t)a)};
+    }
+    values[n++] = (mca_base_var_enum_value_t){MCA_COLL_GPU_PVAR_UNDERLYING, "underlying"};
+    values[n]   = (mca_base_var_enum_value_t){0, NULL};
+    rc = mca_base_var_enum_create("coll_gpu_algorithm_ran", values, &enumerator);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    for (int c = 0; c < CG_COLL_COUNT && rc >= 0; c++) {
+        snprintf(names[c], sizeof(names[c]), "%s_last_algorithm", cg_coll_name((cg_coll_t)c));
+        snprintf(help[c], sizeof(help[c]),
+                 "Algorithm that the last MPI_%s of this process ran (none: no call yet; "
+                 "underlying: host buffers, passed to the layer underneath)",
+                 cg_coll_name((cg_coll_t)c));
+        rc = mca_base_component_pvar_register(
+            &mca_coll_gpu_component.super.collm_version, names[c], help[c], OPAL_INFO_LVL_4,
+            MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, enumerator,
+            MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+            mca_coll_gpu_pvar_last_alg, NULL, NULL, (void *)(intptr_t)c);
+    }
+    OBJ_RELEASE(enumerator);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}
