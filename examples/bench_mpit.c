@@ -1,10 +1,13 @@
-/* Switching coll/gpu algorithms at run time through MPI_T control variables. */
+/* coll/gpu through the MPI tool interface: the algorithm under test is set through the
+ * control variable coll_gpu_<coll>_algorithm, the algorithm that ran is read from the
+ * performance variable coll_gpu_<coll>_last_algorithm. */
 #include "bench.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int bench_mpit_ok;
+static int                bench_mpit_ok;
+static MPI_T_pvar_session bench_session = MPI_T_PVAR_SESSION_NULL;
 
 int bench_mpit_init(void)
 {
@@ -15,6 +18,9 @@ int bench_mpit_init(void)
 
 void bench_mpit_finalize(void)
 {
+    if (bench_session != MPI_T_PVAR_SESSION_NULL) {
+        MPI_T_pvar_session_free(&bench_session);
+    }
     if (bench_mpit_ok) {
         MPI_T_finalize();
     }
@@ -102,4 +108,74 @@ int bench_set_algorithm(const char *coll, const char *alg, int verbose)
         fprintf(stderr, "coll_gpu_bench: cannot write coll_gpu_%s_algorithm (error %d)\n", coll, rc);
     }
     return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+/* The enumeration item of value, or NULL. */
+static const char *bench_enum_name(MPI_T_enum e, int value)
+{
+    static char item[64];
+    char        ename[64];
+    int         n = 0, elen = sizeof(ename);
+
+    if (e == MPI_T_ENUM_NULL || MPI_T_enum_get_info(e, &n, ename, &elen) != MPI_SUCCESS) {
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        int v, ilen = sizeof(item);
+        if (MPI_T_enum_get_item(e, i, &v, item, &ilen) == MPI_SUCCESS && v == value) {
+            return item;
+        }
+    }
+    return NULL;
+}
+
+const char *bench_last_algorithm(const char *coll)
+{
+    static struct {
+        char              coll[32];
+        MPI_T_pvar_handle handle;
+        MPI_T_enum        e;
+    } cache[8];
+    static int cached;
+    char       want[128], name[256], desc[1024];
+    int        value = -1, num = 0, slot = -1;
+
+    if (!bench_mpit_ok) {
+        return NULL;
+    }
+    for (int i = 0; i < cached; i++) {
+        if (strcmp(cache[i].coll, coll) == 0) {
+            slot = i;
+        }
+    }
+    if (slot < 0) {
+        if (cached == 8 || (bench_session == MPI_T_PVAR_SESSION_NULL &&
+                            MPI_T_pvar_session_create(&bench_session) != MPI_SUCCESS)) {
+            return NULL;
+        }
+        snprintf(want, sizeof(want), "coll_gpu_%s_last_algorithm", coll);
+        MPI_T_pvar_get_num(&num);
+        for (int i = 0; i < num && slot < 0; i++) {
+            int          nlen = sizeof(name), dlen = sizeof(desc), verbosity, var_class, bind;
+            int          readonly, continuous, atomic, count;
+            MPI_Datatype dt;
+            MPI_T_enum   e;
+            if (MPI_T_pvar_get_info(i, name, &nlen, &verbosity, &var_class, &dt, &e, desc, &dlen,
+                                    &bind, &readonly, &continuous, &atomic) == MPI_SUCCESS &&
+                strcmp(name, want) == 0 &&
+                MPI_T_pvar_handle_alloc(bench_session, i, NULL, &cache[cached].handle, &count) ==
+                    MPI_SUCCESS) {
+                snprintf(cache[cached].coll, sizeof(cache[cached].coll), "%s", coll);
+                cache[cached].e = e;
+                slot            = cached++;
+            }
+        }
+        if (slot < 0) {
+            return NULL;
+        }
+    }
+    if (MPI_T_pvar_read(bench_session, cache[slot].handle, &value) != MPI_SUCCESS) {
+        return NULL;
+    }
+    return bench_enum_name(cache[slot].e, value);
 }
