@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Check one coll_gpu_bench run: its table, CSV and JSON agree, parse, and report what ran.
+
+usage: check_bench_output.py TABLE.txt RESULTS.csv RESULTS.json ALGORITHM-REGEX
+"""
+import csv
+import json
+import re
+import sys
+
+
+def fail(msg):
+    print("    " + msg)
+    sys.exit(1)
+
+
+def main():
+    table, csv_path, json_path, algs = sys.argv[1:5]
+    alg_re = re.compile("(%s)$" % algs)
+    rows = []
+    for line in open(table):
+        if re.match(r"^ *[0-9]", line):
+            cols = [c.split() for c in line.split("|")]
+            if len(cols) != 4 or len(cols[0]) != 5 or len(cols[1]) != 5:
+                fail("table row has the wrong shape: " + line.strip())
+            rows.append({"bytes": int(cols[0][0]), "alg": cols[1][0], "staged": cols[2]})
+    if not rows:
+        fail("no rows in the table")
+    for r in rows:
+        if not alg_re.match(r["alg"]):
+            fail("table: algorithm %r at %d bytes does not match %r" % (r["alg"], r["bytes"], algs))
+
+    doc = json.load(open(json_path))
+    res = doc["results"]
+    if len(res) != len(rows) or not doc["ok"] or doc["wrong"] != 0:
+        fail("json: %d results for %d rows, ok %s" % (len(res), len(rows), doc["ok"]))
+    for r, j in zip(rows, res):
+        if j["bytes"] != r["bytes"] or j["algorithm"] != r["alg"] or j["wrong"] != 0:
+            fail("json row %s does not match the table row %s" % (j, r))
+        if j["time_us"] <= 0 or j["busbw_gbs"] < 0:
+            fail("json row %s has no time" % j)
+        if "staged" in j and j["staged"]["algorithm"] != "staged":
+            fail("json: the staged comparison ran %s" % j["staged"]["algorithm"])
+        if (r["staged"][0] != "-") != ("staged" in j):
+            fail("json and table disagree on the staged column at %d bytes" % r["bytes"])
+    for key in ("coll", "np", "ranks_per_node", "type", "op", "copy_bw_gbs", "avg_busbw_gbs"):
+        if key not in doc:
+            fail("json: no %s" % key)
+
+    with open(csv_path, newline="") as f:
+        lines = list(csv.DictReader(f))
+    if len(lines) != len(rows):
+        fail("csv: %d lines for %d rows" % (len(lines), len(rows)))
+    for r, c in zip(rows, lines):
+        if None in c or int(c["bytes"]) != r["bytes"] or c["algorithm"] != r["alg"]:
+            fail("csv line %s does not match the table row %s" % (c, r))
+        float(c["time_us"]), float(c["algbw_gbs"]), float(c["busbw_gbs"])
+        if int(c["wrong"]) != 0:
+            fail("csv: wrong results")
+
+
+if __name__ == "__main__":
+    main()
