@@ -8,18 +8,27 @@
 
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef CG_TOPO_DIR
 #define CG_TOPO_DIR "tests/topo"
 #endif
 
+/* The fixtures: $CG_TOPO_DIR when set (a build carried to another machine), else the
+ * source tree's. */
+static const char *topo_dir(void)
+{
+    const char *dir = getenv("CG_TOPO_DIR");
+    return dir != NULL && *dir ? dir : CG_TOPO_DIR;
+}
+
 static cg_topo_t *load(const char *name)
 {
     char       path[512];
     cg_topo_t *t = NULL;
 
-    snprintf(path, sizeof(path), "%s/%s", CG_TOPO_DIR, name);
+    snprintf(path, sizeof(path), "%s/%s", topo_dir(), name);
     ck_assert_msg(cg_topo_load(path, &t) == CG_OK, "cannot load %s", path);
     return t;
 }
@@ -178,7 +187,7 @@ START_TEST(test_bad_input)
     const char       *bus[2] = {"0000:18:00.0", "0000:19:00.0"};
     char              path[512];
 
-    snprintf(path, sizeof(path), "%s/bad-truncated.xml", CG_TOPO_DIR);
+    snprintf(path, sizeof(path), "%s/bad-truncated.xml", topo_dir());
     ck_assert_int_ne(cg_topo_load(path, &t), CG_OK);
     ck_assert_int_ne(cg_topo_load("/nonexistent/topology.xml", &t), CG_OK);
     cg_topo_summarize(NULL, bus, 2, &s); /* no topology: safe class */
