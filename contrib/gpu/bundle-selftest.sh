@@ -42,10 +42,16 @@ while IFS= read -r -d '' f; do
     done <ldd.txt
     libs=$((libs + 1))
 done < <(find "$root" -type f \( -name '*.so*' -o -perm -u+x \) -print0)
-mpirun -np 4 "$root/usr/libexec/mpi-bundle/mpi-hello" >hello.txt 2>&1 || fail "mpirun -np 4: $(tail -5 hello.txt)"
+hello=$root/usr/libexec/mpi-bundle/mpi-hello
+mpirun -np 4 "$hello" >hello.txt 2>err.txt || fail "mpirun -np 4: $(tail -5 hello.txt err.txt)"
 [ "$(grep -c ': sum 10$' hello.txt)" = 4 ] || fail "mpirun -np 4 printed: $(head -5 hello.txt)"
+[ ! -s err.txt ] || fail "mpirun -np 4 wrote to stderr: $(head -5 err.txt)"
+# the UCX point-to-point layer (its transports are plugins of the bundle's UCX)
+mpirun -np 2 --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any "$hello" >hello.txt 2>err.txt ||
+    fail "mpirun -np 2 over UCX: $(tail -5 hello.txt err.txt)"
+[ "$(grep -c ': sum 3$' hello.txt)" = 2 ] && [ ! -s err.txt ] || fail "mpirun -np 2 over UCX: $(head -5 hello.txt err.txt)"
 ucx_info -v >/dev/null 2>&1 || fail "ucx_info -v"
 if command -v lstopo-no-graphics >/dev/null; then
     case $(command -v lstopo-no-graphics) in "$root"/*) lstopo-no-graphics >/dev/null 2>&1 || fail "lstopo-no-graphics" ;; esac
 fi
-echo "selftest: ok ($libs programs and libraries resolve inside the bundle or to the host's C runtime; mpirun -np 4 allreduce)"
+echo "selftest: ok ($libs programs and libraries resolve inside the bundle or to the host's C runtime; mpirun -np 4 allreduce, and over UCX)"

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Run a command with this machine's Open MPI, PMIx, UCX and hwloc hidden, as on the GPU
+# machine that has none of them: in a private mount namespace, an empty file system over
+# every folder that only their Debian packages fill and /dev/null over each of their other
+# files (libraries, programs, headers, configuration). Nothing changes outside the command.
+#
+#   contrib/gpu/hide-system-mpi.sh COMMAND [ARGS...]
+#
+# Needs root, or unprivileged user namespaces (then the command runs as root of its own
+# namespace). Exit status 125: no mount namespace could be made (the command did not run).
+set -euo pipefail
+pkgs="openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev mpi-default-bin mpi-default-dev
+libpmix2 libpmix-dev libucx0 ucx-utils libucx-dev libhwloc15 libhwloc-dev libhwloc-plugins
+hwloc hwloc-nox"
+[ $# -gt 0 ] || { echo "usage: hide-system-mpi.sh COMMAND [ARGS...]" >&2; exit 2; }
+
+if [ -z "${CG_HIDE_INNER:-}" ]; then
+    self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+    if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+        exec env CG_HIDE_INNER=1 unshare -m --propagation private bash "$self" "$@"
+    elif unshare -r -m --propagation private true 2>/dev/null; then
+        exec env CG_HIDE_INNER=1 unshare -r -m --propagation private bash "$self" "$@"
+    fi
+    echo "hide-system-mpi: cannot create a mount namespace (needs root or user namespaces)" >&2
+    exit 125
+fi
+unset CG_HIDE_INNER
+
+installed=""
+for p in $pkgs; do
+    if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then installed="$installed $p"; fi
+done
+declare -A owned
+while IFS= read -r p; do owned[$p]=1; done < <(dpkg-query -L $installed 2>/dev/null | grep "^/." | sort -u)
+
+# Folders whose every entry belongs to the packages: hidden as a whole (outermost first).
+dirs=() files=0
+for p in $(printf '%s\n' "${!owned[@]}" | awk '{ print length($0) " " $0 }' | sort -n | cut -d' ' -f2-); do
+    [ -d "$p" ] && [ ! -L "$p" ] || continue
+    case $p in /usr | /usr/* | /etc/*) ;; *) continue ;; esac
+    [ "$(echo "$p" | tr -cd / | wc -c)" -ge 2 ] || continue # never /usr/lib, /etc itself
+    inside=0
+    for d in "${dirs[@]}"; do case $p in "$d"/*) inside=1 ;; esac; done
+    [ "$inside" = 0 ] || continue
+    foreign=$( (find "$p" -mindepth 1 2>/dev/null || true) | while IFS= read -r e; do
+        [ -n "${owned[$e]:-}" ] || { echo "$e"; break; }; done || true)
+    if [ -z "$foreign" ]; then dirs+=("$p"); fi
+done
+for d in "${dirs[@]}"; do mount -t tmpfs -o ro,size=4k,mode=755 cg-hidden "$d"; done
+# Their other files (symbolic links need nothing: their targets are hidden).
+for p in "${!owned[@]}"; do
+    [ -f "$p" ] && [ ! -L "$p" ] || continue
+    inside=0
+    for d in "${dirs[@]}"; do case $p in "$d"/*) inside=1 ;; esac; done
+    [ "$inside" = 0 ] || continue
+    mount --bind /dev/null "$p"
+    files=$((files + 1))
+done
+echo "hide-system-mpi: hid ${#dirs[@]} folders and $files files of:$installed" >&2
+exec "$@"
