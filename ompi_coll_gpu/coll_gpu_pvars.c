@@ -46,7 +46,6 @@ int mca_coll_gpu_register_pvars(void)
 {
     static mca_base_var_enum_value_t values[CG_ALG_COUNT + 3];
     static char                      names[CG_COLL_COUNT][64];
-    static char                      help[CG_COLL_COUNT][192];
     mca_base_var_enum_t             *enumerator = NULL;
     int                              n = 0, rc;
 
@@ -62,16 +61,15 @@ int mca_coll_gpu_register_pvars(void)
     }
     for (int c = 0; c < CG_COLL_COUNT && rc >= 0; c++) {
         snprintf(names[c], sizeof(names[c]), "%s_last_algorithm", cg_coll_name((cg_coll_t)c));
-        snprintf(help[c], sizeof(help[c]),
-                 "Algorithm that the last MPI_%s of this process ran (none: no call yet; "
-                 "underlying: host buffers, passed to the layer underneath)",
-                 cg_coll_name((cg_coll_t)c));
+        /* No description: Open MPI 4.1's ompi_info prints a performance variable that has a
+         * description and an enumeration into an array one entry too short and crashes
+         * (mca_base_pvar_dump). The enumeration names the values; README.md explains. */
         rc = mca_base_component_pvar_register(
-            &mca_coll_gpu_component.super.collm_version, names[c], help[c], OPAL_INFO_LVL_4,
+            &mca_coll_gpu_component.super.collm_version, names[c], NULL, OPAL_INFO_LVL_4,
             MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, enumerator,
             MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
             mca_coll_gpu_pvar_last_alg, NULL, NULL, (void *)(intptr_t)c);
     }
-    OBJ_RELEASE(enumerator);
+    OBJ_RELEASE(enumerator); /* every variable holds a reference of its own */
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
