@@ -37,6 +37,7 @@ typedef struct {
     const char         *mem;        /* example_mem mode */
     const char         *csv, *json; /* result files (rank 0), or NULL */
     size_t              min_bytes, max_bytes, step_bytes;
+    size_t              staged_max; /* largest size the staged path is measured at */
     double              factor;     /* > 1: multiply; 0: add step_bytes */
     int                 iters, warmup, agg, check, root, blocking, average, in_place, staged;
     int                 timeout_s;

@@ -55,6 +55,7 @@ const char *bench_usage(void)
            "  -s, --staged 0|1         also measure the staged path              [1]\n"
            "      --mem MODE           auto | host | device | shm                [auto]\n"
            "      --in-place 0|1       MPI_IN_PLACE                              [0]\n"
+           "      --staged-max SIZE    measure the staged path up to this size  [all]\n"
            "      --csv FILE           results as CSV (rank 0)\n"
            "      --floor-bytes SIZE   copy size of the device-memory floor (0: no floor)\n"
            "  -h, --help\n";
@@ -170,7 +171,7 @@ static int bench_parse_type(bench_opts_t *o, const char *v, char *err, size_t le
                       "uint64 float double)", v);
 }
 
-enum { OPT_MEM = 256, OPT_IN_PLACE, OPT_CSV, OPT_FLOOR };
+enum { OPT_MEM = 256, OPT_IN_PLACE, OPT_CSV, OPT_FLOOR, OPT_STAGED_MAX };
 
 static const struct option bench_longopts[] = {
     {"coll", required_argument, 0, 'C'},         {"minbytes", required_argument, 0, 'b'},
@@ -185,6 +186,7 @@ static const struct option bench_longopts[] = {
     {"algorithm", required_argument, 0, 'A'},    {"staged", required_argument, 0, 's'},
     {"mem", required_argument, 0, OPT_MEM},      {"in-place", required_argument, 0, OPT_IN_PLACE},
     {"csv", required_argument, 0, OPT_CSV},      {"floor-bytes", required_argument, 0, OPT_FLOOR},
+    {"staged-max", required_argument, 0, OPT_STAGED_MAX},
     {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
 
 /* One option with its argument v; 0, or -1 with the reason in err. */
@@ -212,6 +214,11 @@ static int bench_option(bench_opts_t *o, int c, const char *v, int *have_f, int 
             return bench_fail(err, len, "--floor-bytes %s: not a size", v);
         }
         o->floor_bytes = (long long)sz;
+        return 0;
+    case OPT_STAGED_MAX:
+        if (bench_parse_size(v, &o->staged_max) != 0) {
+            return bench_fail(err, len, "--staged-max %s: not a size", v);
+        }
         return 0;
     case 'f': {
         char *end;
@@ -259,7 +266,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
     *o = (bench_opts_t){.coll = BENCH_ALLREDUCE, .coll_name = "allreduce", .type = &bench_types[6],
                         .op = BENCH_OP_SUM, .op_name = "sum", .alg = "auto", .mem = "auto",
                         .min_bytes = 8, .max_bytes = 64 << 20, .step_bytes = 1 << 20,
-                        .factor = 2.0, .iters = 20, .warmup = 5, .agg = 1, .check = 1,
+                        .staged_max = (size_t)-1, .factor = 2.0, .iters = 20, .warmup = 5, .agg = 1, .check = 1,
                         .average = 1, .staged = 1, .floor_bytes = -1};
     opterr = 0;
     optind = 1;

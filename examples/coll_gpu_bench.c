@@ -138,7 +138,7 @@ static int bench_sweep(bench_run_t *b, bench_report_t *rep)
             row.count = (o->coll == BENCH_ALLREDUCE || o->coll == BENCH_BCAST) ? b->count
                                                                                  : b->count * (size_t)b->size;
             row.time  = bench_measure(b, o->alg, rep->have_alg, &row.wrong, row.alg);
-            if (rep->have_staged) {
+            if (rep->have_staged && size <= o->staged_max) {
                 row.staged_time = bench_measure(b, "staged", 1, &row.staged_wrong, row.staged_alg);
             }
             if (rep->copy_bw > 0) {
