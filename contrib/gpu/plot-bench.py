@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Plot coll_gpu_bench results (its -J JSON or --csv CSV files): algbw and busbw against
-the message size, coll/gpu next to the staged path and the device-memory floor.
+"""Plot coll_gpu_bench results (its -J JSON or --csv CSV files, or the GPU kit's bench.csv
+that holds several runs): algbw and busbw against the message size, coll/gpu next to the
+staged path and the device-memory floor.
 
 usage: plot-bench.py [-o OUT.png] RESULTS.json|RESULTS.csv...
-One PNG with one row of two panels (algbw, busbw) per input file.
+One PNG with one row of two panels (algbw, busbw) per run.
 """
 import argparse
 import csv
@@ -12,7 +13,7 @@ import sys
 
 
 def load(path):
-    """Rows of one result file as dicts of floats/strings, and a title."""
+    """The runs of one result file: a list of (rows, title), rows as dicts."""
     if path.endswith(".json"):
         doc = json.load(open(path))
         rows = []
@@ -27,10 +28,11 @@ def load(path):
             rows.append(row)
         title = "%s, %d ranks (%d per node), %s %s\n%s" % (
             doc["coll"], doc["np"], doc["ranks_per_node"], doc["type"], doc["op"], doc["device"])
-        return rows, title
-    rows, title = [], path
+        return [(rows, title)]
+    runs = {}  # the kit's bench.csv: a "run" column names each benchmark run
     with open(path, newline="") as f:
         for c in csv.DictReader(f):
+            rows, _ = runs.setdefault(c.get("run", path), ([], ""))
             row = {"bytes": int(c["bytes"]), "algbw": float(c["algbw_gbs"]),
                    "busbw": float(c["busbw_gbs"]), "alg": c["algorithm"]}
             if c["staged_algbw_gbs"]:
@@ -39,9 +41,10 @@ def load(path):
             if c["floor_algbw_gbs"]:
                 row["f_algbw"] = float(c["floor_algbw_gbs"])
             rows.append(row)
-            title = "%s, %s ranks (%s per node), %s %s" % (
-                c["coll"], c["np"], c["ranks_per_node"], c["type"], c["op"])
-    return rows, title
+            runs[c.get("run", path)] = (rows, "%s%s, %s ranks (%s per node), %s %s" % (
+                c["run"] + ": " if "run" in c else "", c["coll"], c["np"], c["ranks_per_node"],
+                c["type"], c["op"]))
+    return list(runs.values())
 
 
 def positive(values):
@@ -68,12 +71,11 @@ def main():
     except ImportError:
         sys.exit("plot-bench: python3-matplotlib is missing (contrib/gpu/plot-bench.sh installs it)")
 
-    fig, axes = plt.subplots(len(args.files), 2, figsize=(12, 4.2 * len(args.files)),
-                             squeeze=False)
-    for (ax_alg, ax_bus), path in zip(axes, args.files):
-        rows, title = load(path)
-        if not rows:
-            sys.exit("plot-bench: no results in %s" % path)
+    runs = [run for path in args.files for run in load(path)]
+    if not runs or not all(rows for rows, _ in runs):
+        sys.exit("plot-bench: no results in %s" % " ".join(args.files))
+    fig, axes = plt.subplots(len(runs), 2, figsize=(12, 4.2 * len(runs)), squeeze=False)
+    for (ax_alg, ax_bus), (rows, title) in zip(axes, runs):
         x = [r["bytes"] for r in rows]
         # bus factor of the run: busbw / algbw (the same at every size)
         bus = next((r["busbw"] / r["algbw"] for r in rows if r["algbw"] > 0), 1.0)
