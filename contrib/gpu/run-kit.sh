@@ -1,77 +1,118 @@
 #!/bin/bash
-# Run on the device machine (from the repository root, with .mpi-bundle and .gpu-kit
-# carried there): the GPU checks of coll/gpu, every log into ${OUT:-./gpu-out}.
+# The GPU checks of coll/gpu, on the device machine (from the repository root, with
+# .mpi-bundle and .gpu-kit made by contrib/gpu/make-kit.sh carried there). Two commands of
+# at most 9 minutes each (docs/GPU.md):
 #
-#   contrib/gpu/run-kit.sh [suite|sanitizer|bench|all]...
+#   contrib/gpu/run-kit.sh 1     gates and facts, a pass without MPS, MPS, unit tests,
+#                                the MPI suite on device memory
+#   contrib/gpu/run-kit.sh 2     gates and facts, compute-sanitizer, MPS, the device barrier,
+#                                the benchmark
+#   contrib/gpu/run-kit.sh --profile dry 1|2
+#                                the same on the host device layer (CI: contrib/gpu/dry-run.sh)
 #
-#   suite      the MPI suite on device memory (CG_TEST_DEVICE=cuda), 2, 4 and 8 ranks
-#   sanitizer  compute-sanitizer memcheck on a 2-rank run
-#   bench      coll_gpu_bench for the four collectives, side by side with the staged path
-# Several ranks share the one GPU: MPS is started for concurrent kernels.
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-$top/gpu-out}
-mkdir -p "$out"
-# shellcheck disable=SC1091
-source "$top/.mpi-bundle/env.sh"
-kit=$top/.gpu-kit
-export CG_BUILDDIR=$kit CG_MPIRUN=mpirun CG_OMPI_COMPONENT_DIR=$MPI_BUNDLE_COMPONENT_DIR
-export OMPI_MCA_mca_base_component_path=$MPI_BUNDLE_COMPONENT_DIR:$kit/.libs
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-mpi=(mpirun --bind-to none --mca op ^avx)
+# Results in $OUT (default ./gpu-out): kit-N.tar.gz (every log, rewritten after every phase),
+# summary.txt, console.log, device.txt, coll_gpu_info.txt, bench.txt, bench.csv: 8 files at
+# most. PASS/FAIL lines and the benchmark tables also go to stdout. Exit status 0: all passed.
+#
+# Environment: CG_KIT_BUDGET (seconds for the command, default 540), CG_RUN_TIMEOUT (one
+# mpirun, default 120), CG_KIT_COLL_TIMEOUT (coll_gpu_timeout, default 60),
+# CG_KIT_GATE=warn (go on when coll_gpu_info does not see the GPU as expected).
+# The phases stop and start MPS, so nothing else on the machine should be using it.
+set -uo pipefail # no -e: a failing phase is recorded and the next one runs
 
-{ date -u; nvidia-smi; nvidia-smi topo -m; } >"$out/device.txt" 2>&1
-[ -x "$kit/coll_gpu_info" ] && "$kit/coll_gpu_info" >"$out/coll_gpu_info.txt" 2>&1
-if command -v nvidia-cuda-mps-control >/dev/null && [ "${CG_NO_MPS:-0}" != 1 ]; then
-    export CUDA_MPS_PIPE_DIRECTORY=/tmp/cg-mps CUDA_MPS_LOG_DIRECTORY=/tmp/cg-mps-log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    nvidia-cuda-mps-control -d && echo "MPS started" >>"$out/device.txt"
-fi
-
-phase_suite() {
-    for t in "$kit"/tests/unit/test_*; do "$t"; done >"$out/unit.log" 2>&1
-    CG_TEST_DEVICE=cuda CG_SUITE=quick CG_SUITE_LOG="$out/suite" \
-        bash "$top/tests/mpi/run_suite.sh" >"$out/suite.log" 2>&1 # binaries: CG_BUILDDIR
-    echo "suite: exit $?" >>"$out/summary.txt"
-}
-
-phase_sanitizer() {
-    local cs=/usr/local/cuda/bin/compute-sanitizer
-    "${mpi[@]}" -np 2 --mca coll_gpu_device cuda "$cs" --tool memcheck --error-exitcode 9 \
-        "$kit/tests/mpi/coll_check" --mem device --counts 1,7,1000,70001 --large 0 \
-        --types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT,MPI_DOUBLE_INT --no-derived >"$out/sanitizer.log" 2>&1
-    echo "sanitizer: exit $?" >>"$out/summary.txt"
-}
-
-phase_bench() {
-    local np coll
-    for coll in allreduce allgather reduce_scatter bcast; do
-        "${mpi[@]}" -np 4 --mca coll_gpu_device cuda "$kit/coll_gpu_bench" -C "$coll" \
-            -b 8 -e 256M -f 8 -n 10 -w 3 -c 1 >"$out/bench-$coll-np4.txt" 2>&1
-    done
-    for np in 2 8; do
-        "${mpi[@]}" -np "$np" --mca coll_gpu_device cuda "$kit/coll_gpu_bench" -C allreduce \
-            -b 8 -e 256M -f 8 -n 10 -w 3 -c 1 >"$out/bench-allreduce-np$np.txt" 2>&1
-    done
-    "${mpi[@]}" -np 4 --mca coll_gpu_device cuda "$kit/coll_gpu_bench" -C allreduce -b 8 -e 8 \
-        -n 1000 -w 100 -c 1 >"$out/bench-latency-np4.txt" 2>&1
-    # two virtual nodes of 2 ranks: the hierarchical path (overlapped chunks, lanes, UCX
-    # staging through host memory) side by side with the staged path
-    for coll in allreduce bcast; do
-        "${mpi[@]}" -np 4 --mca coll_gpu_device cuda --mca coll_gpu_node_size 2 "$kit/coll_gpu_bench" \
-            -C "$coll" -b 8 -e 256M -f 8 -n 10 -w 3 -c 1 >"$out/bench-$coll-2nodes-np4.txt" 2>&1
-    done
-    echo "bench: done" >>"$out/summary.txt"
-}
-
-for phase in "${@:-all}"; do
-    case $phase in
-    suite) phase_suite ;;
-    sanitizer) phase_sanitizer ;;
-    bench) phase_bench ;;
-    all) phase_suite; phase_sanitizer; phase_bench ;;
-    *) echo "unknown phase $phase" >&2; exit 2 ;;
+kit_top=$(cd "$(dirname "$0")/../.." && pwd)
+kit_profile=${CG_KIT_PROFILE:-gpu}
+kit_cmd=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --profile) kit_profile=${2:?--profile gpu|dry}; shift 2 ;;
+    1 | 2) kit_cmd=$1; shift ;;
+    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run-kit: unknown argument '$1' (1, 2, --profile gpu|dry)" >&2; exit 2 ;;
     esac
 done
-echo quit | nvidia-cuda-mps-control 2>/dev/null || true
-cat "$out/summary.txt"
+[ -n "$kit_cmd" ] || { echo "usage: run-kit.sh [--profile gpu|dry] 1|2" >&2; exit 2; }
+case $kit_profile in gpu | dry) ;; *) echo "run-kit: profile gpu or dry" >&2; exit 2 ;; esac
+
+kit_out=${OUT:-$kit_top/gpu-out}
+mkdir -p "$kit_out"
+kit_out=$(cd "$kit_out" && pwd)
+kit_budget=${CG_KIT_BUDGET:-540}
+kit_reserve=${CG_KIT_RESERVE:-15}
+kit_kit=$kit_top/.gpu-kit
+for f in "$kit_top/.mpi-bundle/env.sh" "$kit_kit/.libs/mca_coll_gpu.so" "$kit_kit/tests/mpi/coll_check"; do
+    [ -e "$f" ] || { echo "run-kit: $f missing: run contrib/gpu/make-kit.sh first and carry .mpi-bundle and .gpu-kit" >&2; exit 2; }
+done
+
+# shellcheck source=contrib/gpu/kit-lib.sh
+. "$kit_top/contrib/gpu/kit-lib.sh"
+# shellcheck source=contrib/gpu/kit-phases.sh
+. "$kit_top/contrib/gpu/kit-phases.sh"
+# shellcheck disable=SC1091
+. "$kit_top/.mpi-bundle/env.sh"
+
+# Console: everything printed also goes to console.log.
+: >"$kit_out/console.log"
+exec > >(tee -a "$kit_out/console.log") 2>&1
+kit_tee=$!
+kit_init
+
+export OMPI_MCA_mca_base_component_path=$MPI_BUNDLE_COMPONENT_DIR:$kit_kit/.libs
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_coll_gpu_timeout=${CG_KIT_COLL_TIMEOUT:-60} # a fast path never waits forever
+export CG_RUN_TIMEOUT=${CG_RUN_TIMEOUT:-120} CG_KIT_MPIRUN
+CG_KIT_MPIRUN=$(command -v mpirun)
+export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/cg-kit-mps/pipe}
+export CUDA_MPS_LOG_DIRECTORY=${CUDA_MPS_LOG_DIRECTORY:-/tmp/cg-kit-mps/log}
+export CG_KIT_MPS=0
+kit_check=("$kit_kit/tests/mpi/coll_check")
+kit_sanitizer=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; } || true)
+if [ "$kit_profile" = gpu ]; then
+    kit_dev=cuda kit_mem=device kit_zc_mem=device
+    kit_check_large=1048579 kit_check_narrow=()
+    kit_bench_args=(-b 8 -e 256M -f 4 -n 20 -w 5 -c 1 -T 60 --staged-max 64M)
+    kit_bench_est=75 kit_latency_iters=2000
+    kit_suite_select="" kit_unit_skip=""
+else # the host device layer, tiny sizes: every mechanism, a few minutes on 2 cores
+    kit_dev=host kit_mem=host kit_zc_mem=shm
+    kit_check_large=0 kit_check_narrow=(--types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT --comms world)
+    kit_bench_args=(-b 8 -e 64K -f 64 -n 2 -w 1 -c 1 -T 60 --floor-bytes 1M --mem shm)
+    kit_bench_est=20 kit_latency_iters=20
+    kit_sanitizer=""
+    kit_suite_select=${CG_KIT_SUITE_SELECT:-matrix-np2|forced-two_shot-allreduce-np5|nodes2x2-np4|mixed-kinds-np4|fail-one-node-np4|hello-np4}
+    kit_unit_skip=test_reduce
+fi
+kit_mpi_args=(--bind-to none --mca op ^avx --mca mpi_yield_when_idle 1 --mca coll_gpu_device "$kit_dev")
+
+kit_say "== coll/gpu GPU kit, command $kit_cmd, $kit_profile profile: budget $kit_budget s, mpirun limit $CG_RUN_TIMEOUT s, coll_gpu_timeout $OMPI_MCA_coll_gpu_timeout s"
+kit_say "   build: $(grep -m1 '^revision' "$kit_kit/KIT-INFO" 2>/dev/null || echo 'no KIT-INFO')"
+if [ "$kit_cmd" = 1 ]; then
+    if [ "$kit_profile" = dry ]; then
+        kit_plan facts bundle gate guard nomps mps unit suite
+    else
+        kit_plan facts bundle gate nomps mps unit suite
+    fi
+    kit_phase facts 5 phase_facts
+    kit_phase bundle 20 phase_bundle
+    kit_phase gate 10 phase_gate
+    [ "$kit_profile" = dry ] && kit_phase guard 20 phase_guard
+    kit_phase nomps 40 phase_nomps
+    kit_phase mps 30 phase_mps
+    kit_phase unit 30 phase_unit
+    kit_phase suite "${CG_KIT_SUITE_EST:-120}" phase_suite
+else
+    kit_plan facts bundle gate sanitizer mps devsync bench
+    kit_phase facts 5 phase_facts
+    kit_phase bundle 20 phase_bundle
+    kit_phase gate 10 phase_gate
+    kit_phase sanitizer 60 phase_sanitizer
+    kit_phase mps 30 phase_mps
+    kit_phase devsync 40 phase_devsync
+    kit_phase bench "$kit_bench_est" phase_bench
+fi
+bash "$kit_top/contrib/gpu/kit-mps.sh" stop >>"$kit_work/logs/mps.log" 2>&1
+kit_finish
+rc=$?
+exec >&- 2>&-
+for _ in $(seq 1 50); do kill -0 "$kit_tee" 2>/dev/null || break; sleep 0.1; done # console.log complete
+exit $rc

@@ -1,0 +1,278 @@
+# shellcheck shell=bash
+# The phases of the GPU kit (sourced by contrib/gpu/run-kit.sh after kit-lib.sh). Each
+# returns 0 (PASS), 1 (FAIL), 2 (SKIP: cannot run here) or 3 (a gate failed: the kit stops).
+# Profile variables (run-kit.sh): kit_profile gpu|dry, kit_dev cuda|host (coll_gpu_device),
+# kit_mem / kit_zc_mem (coll_check memory: device, or host / shm on the host layer),
+# kit_kit (the carried build), kit_mpi_args, kit_check_large, kit_bench_args, kit_bench_est.
+
+kit_check=() # set by run-kit.sh: the coll_check program
+
+# Device facts, build and revision: device.txt.
+phase_facts() {
+    local f=$kit_out/device.txt
+    {
+        echo "# coll/gpu GPU kit, command $kit_cmd, profile $kit_profile, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+        echo "== build carried (.gpu-kit/KIT-INFO)"
+        cat "$kit_kit/KIT-INFO" 2>/dev/null || echo "no KIT-INFO"
+        echo "== revision of this tree"
+        git -C "$kit_top" log -1 --format='%H %cd' 2>/dev/null || echo "no git here: see KIT-INFO"
+        echo "== host"
+        uname -a; echo "cpus: $(nproc)"; free -m | head -2; sed -n 's/^PRETTY_NAME=//p' /etc/os-release
+        echo "== GPU (nvidia-smi)"
+        if command -v nvidia-smi >/dev/null; then
+            nvidia-smi -L
+            nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id,compute_mode,mig.mode.current,clocks.max.sm,clocks.max.mem --format=csv
+            nvidia-smi topo -m
+            nvidia-smi
+        else
+            echo "nvidia-smi: absent${kit_profile:+ ($kit_profile profile)}"
+        fi
+        echo "== CUDA tools"
+        nvcc --version 2>/dev/null | tail -2 || echo "nvcc: absent"
+        "${kit_sanitizer:-compute-sanitizer}" --version 2>/dev/null | head -2 || echo "compute-sanitizer: absent"
+        command -v nvidia-cuda-mps-control || echo "nvidia-cuda-mps-control: absent"
+        echo "== MPI runtime (.mpi-bundle)"
+        head -12 "$MPI_BUNDLE/MANIFEST" 2>/dev/null || echo "bundle made by another tool (no MANIFEST)"
+        echo "mpirun: $(command -v mpirun)"; mpirun --version 2>&1 | head -1
+        echo "== PCI devices hwloc sees (topology of the component)"
+        lstopo-no-graphics --only pcidev 2>&1 | head -20 || true
+    } >"$f" 2>&1
+    grep -E "^GPU [0-9]|driver_version|^[A-Z].*, [0-9]+\.[0-9]+" "$f" | head -4 | sed 's/^/    /'
+    return 0
+}
+
+# The runtime bundle works on this machine (its own self-test, in a clean environment).
+phase_bundle() {
+    local log=$kit_work/logs/bundle-selftest.log
+    if timeout -k 10 180 bash "$MPI_BUNDLE/selftest.sh" >"$log" 2>&1; then
+        kit_say "PASS bundle: $(grep -m1 'selftest: ok' "$log" | cut -c1-150)"
+        return 0
+    fi
+    kit_say "FAIL bundle: its self-test failed on this machine: $(grep -m1 -i 'fail' "$log" | cut -c1-200)"
+    return 3
+}
+
+# coll_gpu_info: the component sees the GPU, and several ranks share it (class shared-gpu);
+# on the host layer (dry profile): class host.
+phase_gate() {
+    local f=$kit_out/coll_gpu_info.txt want cls
+    { "$kit_kit/coll_gpu_info" --ranks 4; echo; "$kit_kit/coll_gpu_info" --ranks 8 | sed -n '/^node of/,/^$/p'; } >"$f" 2>&1
+    cls=$(grep -m1 '^node of 4 ranks:' "$f" || echo "no 'node of 4 ranks' line")
+    if [ "$kit_dev" = cuda ]; then
+        want="shared-gpu"
+        if ! grep -q "CUDA here: driver and GPU present" "$f"; then
+            kit_say "FAIL gate: coll_gpu_info does not see a GPU: $(grep -m1 'CUDA here' "$f")"
+            [ "${CG_KIT_GATE:-stop}" = warn ] && return 1
+            return 3
+        fi
+    else
+        want="host"
+    fi
+    if ! grep -q "^node of 4 ranks: $want " "$f"; then
+        kit_say "FAIL gate: coll_gpu_info reports '$cls', expected class $want (4 ranks on one device): see coll_gpu_info.txt"
+        [ "${CG_KIT_GATE:-stop}" = warn ] && return 1
+        return 3
+    fi
+    kit_say "PASS gate: $cls"
+}
+
+# The kit's own guard: a run longer than its limit is killed, nothing of it is left behind.
+phase_guard() {
+    local rc left
+    CG_RUN_TIMEOUT=3 kit_run guard-timeout-np2 2 sleep 60
+    rc=$?
+    left=$(grep -l "CG_KIT_RUN_ID=guard-timeout" /proc/[0-9]*/environ 2>/dev/null | wc -l)
+    if { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && [ "$left" = 0 ]; then
+        kit_say "PASS guard: a run over its limit was killed (exit $rc), no process of it left"
+        return 0
+    fi
+    kit_say "FAIL guard: exit $rc, $left processes left"
+    return 1
+}
+
+# Without MPS: time-sliced contexts, host-synchronised barriers; must not deadlock.
+phase_nomps() {
+    local rc=0
+    bash "$kit_top/contrib/gpu/kit-mps.sh" stop >>"$kit_work/logs/mps.log" 2>&1
+    export CG_KIT_MPS=0
+    kit_run nomps-host-sync-np2 2 --mca coll_gpu_intra_sync host \
+        "${kit_check[@]}" --mem "$kit_mem" --counts 1,7,1000,70001 --large "$kit_check_large" --no-derived \
+        "${kit_check_narrow[@]}" || rc=1
+    kit_run nomps-host-sync-pipelined-np4 4 --mca coll_gpu_intra_sync host --mca coll_gpu_scratch_size 65536 \
+        "${kit_check[@]}" --mem "$kit_mem" --counts 0,1,7,1000,70001 --large 0 --no-derived \
+        --types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT,MPI_UINT8_T "${kit_check_narrow[@]}" || rc=1
+    return $rc
+}
+
+# MPS on, proven by a 2-rank run that went through an MPS server.
+phase_mps() {
+    local log=$kit_work/logs/mps.log
+    if ! command -v nvidia-cuda-mps-control >/dev/null; then
+        kit_say "SKIP mps: no nvidia-cuda-mps-control here ($kit_profile profile); the runs go without MPS"
+        return 2
+    fi
+    if ! bash "$kit_top/contrib/gpu/kit-mps.sh" start >>"$log" 2>&1; then
+        kit_say "FAIL mps: it does not start: $(tail -1 "$log")"
+        return 1
+    fi
+    export CG_KIT_MPS=1
+    kit_run mps-proof-np2 2 "$kit_kit/coll_gpu_hello" 100000 || return 1
+    if bash "$kit_top/contrib/gpu/kit-mps.sh" status >>"$log" 2>&1 && grep -q "servers: [0-9]" "$log"; then
+        kit_say "PASS mps: $(grep -m1 'servers:' "$log" | cut -c1-120)"
+        return 0
+    fi
+    kit_say "FAIL mps: no MPS server after a 2-rank run (the clients did not use MPS)"
+    return 1
+}
+
+# The Check unit tests of the carried build.
+phase_unit() {
+    local t rc=0 name
+    for t in "$kit_kit"/tests/unit/test_*; do
+        name=$(basename "$t")
+        if [ -n "${kit_unit_skip:-}" ] && grep -Eqx "$kit_unit_skip" <<<"$name"; then
+            kit_say "SKIP unit $name ($kit_profile profile)"
+            continue
+        fi
+        if CG_TOPO_DIR=$kit_top/tests/topo timeout -k 5 120 "$t" >"$kit_work/logs/unit-$name.log" 2>&1; then
+            kit_say "PASS unit $name: $(grep -m1 'Checks:' "$kit_work/logs/unit-$name.log")"
+        else
+            kit_say "FAIL unit $name: logs/unit-$name.log"
+            rc=1
+        fi
+    done
+    return $rc
+}
+
+# The suite's output on the console, less the runs the kit skipped (they stay in suite.log).
+kit_suite_console() {
+    local line name
+    while IFS= read -r line; do
+        if [[ $line == "FAIL "* ]]; then
+            name=${line#FAIL }
+            name=${name%% *}
+            name=${name%:}
+            grep -qE "^cg-kit: (not selected|no time left)" "$kit_work/suite/$name.log" 2>/dev/null && continue
+        fi
+        printf '%s\n' "$line"
+    done
+}
+
+# The repository's MPI suite with the carried binaries, on device memory (host memory in the
+# dry profile), every run through kit-mpirun.sh, the whole suite stopped at the deadline.
+phase_suite() {
+    local left rc=0 log=$kit_work/logs/suite.log name fails="" skipped=0 passed
+    left=$(($(kit_left) - 5))
+    CG_BUILDDIR=$kit_kit CG_MPIRUN=$kit_top/contrib/gpu/kit-mpirun.sh CG_KIT_MPIRUN=$(command -v mpirun) \
+        CG_OMPI_COMPONENT_DIR=$MPI_BUNDLE_COMPONENT_DIR CG_TEST_DEVICE=$kit_dev CG_SUITE=quick \
+        CG_SUITE_LOG=$kit_work/suite CG_KIT_SUITE_SELECT=${kit_suite_select:-} CG_SUITE_SELECT=${kit_suite_select:-} \
+        timeout -k 15 "$left" bash "$kit_top/tests/mpi/run_suite.sh" 2>&1 | tee "$log" | kit_suite_console
+    rc=${PIPESTATUS[0]}
+    while read -r _ name _; do
+        name=${name%:}
+        if grep -qE "^cg-kit: (not selected|no time left)" "$kit_work/suite/$name.log" 2>/dev/null; then
+            skipped=$((skipped + 1))
+        else
+            fails="$fails $name"
+        fi
+    done < <(grep '^FAIL ' "$log")
+    fails=$(tr ' ' '\n' <<<"$fails" | sort -u | tr '\n' ' ')
+    passed=$(grep -c '^PASS ' "$log")
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        kit_say "FAIL suite: stopped at the deadline after $passed passed runs (failed:${fails:- none})"
+        return 1
+    fi
+    if [ -n "${fails// /}" ]; then
+        kit_say "FAIL suite: $passed passed, failed: $fails($skipped not selected or out of time)"
+        return 1
+    fi
+    kit_say "PASS suite: $passed runs passed, $skipped not selected or out of time ($(tail -1 "$log" | cut -c1-80))"
+    return 0
+}
+
+# compute-sanitizer memcheck and racecheck on 2-rank runs (without MPS; in the dry profile,
+# without the sanitizer, to exercise the rest).
+phase_sanitizer() {
+    local rc=0 cs=() tag=""
+    if [ -n "$kit_sanitizer" ] && command -v "$kit_sanitizer" >/dev/null; then
+        cs=("$kit_sanitizer")
+    elif [ "$kit_profile" = dry ]; then
+        tag=" (dry: no compute-sanitizer, the same runs without it)"
+    else
+        kit_say "FAIL sanitizer: compute-sanitizer not found"
+        return 1
+    fi
+    bash "$kit_top/contrib/gpu/kit-mps.sh" stop >>"$kit_work/logs/mps.log" 2>&1
+    export CG_KIT_MPS=0
+    CG_RUN_TIMEOUT=${CG_SANITIZER_TIMEOUT:-240} kit_run sanitizer-memcheck-np2 2 \
+        ${cs[@]+"${cs[@]}" --tool memcheck --error-exitcode 9 --print-limit 20} \
+        "${kit_check[@]}" --mem "$kit_mem" --counts 1,7,1000,70001 --large 0 --no-derived \
+        --types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT,MPI_DOUBLE_INT,MPI_C_DOUBLE_COMPLEX || rc=1
+    CG_RUN_TIMEOUT=${CG_SANITIZER_TIMEOUT:-240} kit_run sanitizer-racecheck-np2 2 \
+        ${cs[@]+"${cs[@]}" --tool racecheck --error-exitcode 9 --print-limit 20} \
+        "${kit_check[@]}" --mem "$kit_mem" --counts 1,1000,70001 --large 0 --no-derived \
+        --colls allreduce,bcast,allgather,reduce_scatter_block --types MPI_INT,MPI_DOUBLE || rc=1
+    [ -n "$tag" ] && kit_say "NOTE sanitizer$tag"
+    return $rc
+}
+
+# The intra-node device barrier (stream memory operations) under MPS: concurrent ranks.
+phase_devsync() {
+    local rc=0
+    kit_run devsync-pipelined-np4 4 --mca coll_gpu_intra_sync device --mca coll_gpu_scratch_size 65536 \
+        "${kit_check[@]}" --mem "$kit_mem" --counts 0,1,7,1000,70001 --large "$kit_check_large" --no-derived \
+        "${kit_check_narrow[@]}" || rc=1
+    kit_run devsync-zero-copy-np8 8 --mca coll_gpu_intra_sync device \
+        "${kit_check[@]}" --mem "$kit_zc_mem" --counts 1,1000 --large "$kit_check_large" --no-derived \
+        "${kit_check_narrow[@]}" || rc=1
+    kit_run devsync-two-shot-np3 3 --mca coll_gpu_intra_sync device --mca coll_gpu_allreduce_algorithm two_shot \
+        "${kit_check[@]}" --mem "$kit_zc_mem" --colls allreduce --counts 1,7,1000,70001 --large 0 --no-derived \
+        "${kit_check_narrow[@]}" || rc=1
+    return $rc
+}
+
+# One benchmark run: NAME NP ESTIMATE [mpirun arguments] -- [benchmark arguments]. Its table
+# goes to bench.txt, its rows to bench.csv, its files to the archive.
+kit_bench_one() {
+    local name=$1 np=$2 est=$3 mpi=() args=() dir=$kit_work/bench left
+    shift 3
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do mpi+=("$1"); shift; done
+    shift
+    args=("$@")
+    left=$(kit_left)
+    if [ "$left" -lt "$est" ]; then
+        kit_say "SKIP bench-$name: deadline guard (needs about $est s, $left s left)"
+        return 0
+    fi
+    mkdir -p "$dir"
+    kit_run "bench-$name" "$np" "${mpi[@]}" "$kit_kit/coll_gpu_bench" "${kit_bench_args[@]}" "${args[@]}" \
+        --csv "$dir/$name.csv" -J "$dir/$name.json"
+    local rc=$?
+    {
+        echo "### $name: mpirun -np $np ${mpi[*]} coll_gpu_bench ${kit_bench_args[*]} ${args[*]}"
+        grep -v '^cg-kit' "$kit_work/logs/bench-$name.log"
+        echo
+    } >>"$kit_out/bench.txt"
+    grep -E '^#|^ +[0-9]' "$kit_work/logs/bench-$name.log" | grep -v '^# iterations'
+    if [ -s "$dir/$name.csv" ]; then
+        [ -s "$kit_out/bench.csv" ] || head -1 "$dir/$name.csv" | sed 's/^/run,/' >"$kit_out/bench.csv"
+        tail -n +2 "$dir/$name.csv" | sed "s/^/$name,/" >>"$kit_out/bench.csv"
+    fi
+    [ "$rc" = 0 ]
+}
+
+# The benchmark: the four collectives at 4 ranks, allreduce at 2 and 8, two virtual nodes,
+# latency; the most important first (the guard skips what would not finish).
+phase_bench() {
+    local rc=0 e=$kit_bench_est
+    kit_bench_one allreduce-np4 4 "$e" -- -C allreduce || rc=1
+    kit_bench_one allreduce-np2 2 "$e" -- -C allreduce || rc=1
+    kit_bench_one allreduce-np8 8 $((e * 3 / 2)) -- -C allreduce || rc=1
+    kit_bench_one allgather-np4 4 "$e" -- -C allgather || rc=1
+    kit_bench_one reduce_scatter-np4 4 "$e" -- -C reduce_scatter || rc=1
+    kit_bench_one bcast-np4 4 "$e" -- -C bcast || rc=1
+    kit_bench_one allreduce-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C allreduce || rc=1
+    kit_bench_one bcast-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C bcast || rc=1
+    kit_bench_one allreduce-latency-np4 4 $((e / 2)) -- -C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0
+    return $rc
+}
