@@ -63,7 +63,8 @@ static double bench_time(bench_run_t *b, long *wrong, char *ran, const char *set
     }
     t = (MPI_Wtime() - t0) / ((double)o->iters * o->agg);
     last = bench_last_algorithm(o->coll_name);
-    snprintf(ran, 32, "%s", last != NULL ? last : setting);
+    /* a call of 0 elements runs no algorithm (the component reports none, or the last) */
+    snprintf(ran, 32, "%s", b->count == 0 ? "-" : last != NULL ? last : setting);
     switch (o->average) {
     case 0: out = t; MPI_Bcast(&out, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
     case 1: MPI_Allreduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); out = sum / b->size; break;
@@ -83,33 +84,62 @@ static double bench_measure(bench_run_t *b, const char *alg, int settable, long 
     return bench_time(b, wrong, ran, settable ? alg : "-");
 }
 
-/* Copy bandwidth of the device the node's ranks share (GB/s, read + write), measured by
- * node rank 0 alone while the others wait without spinning; 0 when the node's ranks use
- * different devices or no floor was asked for. The slowest node's value. */
-static double bench_copy_bw(const bench_opts_t *o, em_kind_t kind, MPI_Comm node, int *per_node)
+/* Wait for every rank without spinning (a rank measuring alone keeps the CPU). */
+static void bench_quiet_barrier(void)
 {
-    int         node_rank, dev = em_device(), dev_min, dev_max, done = 0;
-    double      bw = 0, bw_min = 0;
-    long long   bytes = o->floor_bytes >= 0 ? o->floor_bytes : kind == EM_DEVICE ? 256LL << 20 : 8LL << 20;
     MPI_Request req;
+    int         done = 0;
 
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_size(node, per_node);
-    MPI_Allreduce(&dev, &dev_min, 1, MPI_INT, MPI_MIN, node);
-    MPI_Allreduce(&dev, &dev_max, 1, MPI_INT, MPI_MAX, node);
-    if (bytes > 0 && dev_min == dev_max) {
-        MPI_Barrier(node);
-        if (node_rank == 0) {
-            bw = em_copy_bandwidth((size_t)bytes, kind);
-        }
-        MPI_Ibcast(&bw, 1, MPI_DOUBLE, 0, node, &req);
-        while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
-            struct timespec ms = {0, 1000000};
-            nanosleep(&ms, NULL);
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+/* Copy bandwidth of the device the node's ranks share (GB/s, read + write), measured by
+ * the node's first rank alone while the others wait; the slowest node's. 0 when a node's
+ * ranks use different devices or no floor was asked for. *per_node: ranks on this node.
+ * Only MPI_COMM_WORLD is used: no communicator of the benchmark's own is created and
+ * freed before the sweep. */
+static double bench_copy_bw(const bench_opts_t *o, em_kind_t kind, int rank, int size, int *per_node)
+{
+    char      *names = calloc((size_t)size, MPI_MAX_PROCESSOR_NAME);
+    int       *devs  = calloc((size_t)size, sizeof(int));
+    double    *bws   = calloc((size_t)size, sizeof(double));
+    char       name[MPI_MAX_PROCESSOR_NAME] = "";
+    int        len, dev = em_device(), leader = -1, shared = 1, all_shared;
+    double     bw = 0, floor_bw = 0;
+    long long  bytes = o->floor_bytes >= 0 ? o->floor_bytes : kind == EM_DEVICE ? 256LL << 20 : 8LL << 20;
+
+    MPI_Get_processor_name(name, &len);
+    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                  MPI_COMM_WORLD);
+    MPI_Allgather(&dev, 1, MPI_INT, devs, 1, MPI_INT, MPI_COMM_WORLD);
+    *per_node = 0;
+    for (int r = 0; r < size; r++) {
+        if (strcmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME, name) == 0) {
+            leader = leader < 0 ? r : leader;
+            shared &= devs[r] == dev;
+            (*per_node)++;
         }
     }
-    MPI_Allreduce(&bw, &bw_min, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-    return bw_min;
+    MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (bytes > 0 && all_shared) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == leader) {
+            bw = em_copy_bandwidth((size_t)bytes, kind);
+        }
+        bench_quiet_barrier();
+        MPI_Allgather(&bw, 1, MPI_DOUBLE, bws, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+        for (int r = 0; r < size; r++) { /* the leaders' values */
+            if (bws[r] > 0 && (floor_bw == 0 || bws[r] < floor_bw)) {
+                floor_bw = bws[r];
+            }
+        }
+    }
+    free(names), free(devs), free(bws);
+    return floor_bw;
 }
 
 static size_t bench_next(const bench_opts_t *o, size_t bytes)
@@ -165,7 +195,6 @@ int main(int argc, char **argv)
     bench_run_t    b   = {0};
     bench_report_t rep = {0};
     char           err[2048];
-    MPI_Comm       node;
     int            rc;
 
     MPI_Init(&argc, &argv);
@@ -196,13 +225,14 @@ int main(int argc, char **argv)
         return 2;
     }
     rep.have_staged = o.staged && rep.have_alg && bench_set_algorithm(o.coll_name, "staged", 0) == 0;
+    if (rep.have_alg) { /* back to the algorithm under test for the benchmark's own calls */
+        bench_set_algorithm(o.coll_name, o.alg, 0);
+    }
     rep.have_pvar   = bench_last_algorithm(o.coll_name) != NULL;
     rep.o           = &o;
     rep.np          = b.size;
     rep.device      = em_describe();
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    rep.copy_bw = bench_copy_bw(&o, b.kind, node, &rep.per_node);
-    MPI_Comm_free(&node);
+    rep.copy_bw = bench_copy_bw(&o, b.kind, b.rank, b.size, &rep.per_node);
 
     rc = 0;
     if (b.rank == 0) {

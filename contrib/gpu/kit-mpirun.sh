@@ -49,7 +49,7 @@ secs=$(( $(date +%s) - t0 ))
 sweep() {
     local sig=$1 pids="" p
     for p in /proc/[0-9]*; do
-        if [ "${p#/proc/}" != $$ ] && tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "CG_KIT_RUN_ID=$id"; then
+        if [ "${p#/proc/}" != $$ ] && tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qxF "CG_KIT_RUN_ID=$id"; then
             pids="$pids ${p#/proc/}"
         fi
     done
@@ -63,7 +63,8 @@ if [ "$rc" != 0 ] && sweep TERM; then
     sleep 3
     sweep KILL || true
 fi
-if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+# 124/137 from timeout, not from the program (coll_gpu_bench -T exits 124 itself)
+if { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && [ "$secs" -ge "$limit" ]; then
     note "TIMEOUT: killed after $limit s (exit $rc)"
     echo "$name TIMEOUT $secs" >>"$runlog"
     if [ "${CG_KIT_MPS:-0}" = 1 ]; then

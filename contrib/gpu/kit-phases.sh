@@ -245,8 +245,8 @@ kit_bench_one() {
         return 0
     fi
     mkdir -p "$dir"
-    kit_run "bench-$name" "$np" "${mpi[@]}" "$kit_kit/coll_gpu_bench" "${kit_bench_args[@]}" "${args[@]}" \
-        --csv "$dir/$name.csv" -J "$dir/$name.json"
+    CG_RUN_TIMEOUT=${CG_BENCH_TIMEOUT:-240} kit_run "bench-$name" "$np" "${mpi[@]}" "$kit_kit/coll_gpu_bench" \
+        "${kit_bench_args[@]}" "${args[@]}" --csv "$dir/$name.csv" -J "$dir/$name.json"
     local rc=$?
     {
         echo "### $name: mpirun -np $np ${mpi[*]} coll_gpu_bench ${kit_bench_args[*]} ${args[*]}"

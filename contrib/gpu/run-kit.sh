@@ -15,7 +15,8 @@
 # most. PASS/FAIL lines and the benchmark tables also go to stdout. Exit status 0: all passed.
 #
 # Environment: CG_KIT_BUDGET (seconds for the command, default 540), CG_RUN_TIMEOUT (one
-# mpirun, default 120), CG_KIT_COLL_TIMEOUT (coll_gpu_timeout, default 60),
+# mpirun, default 120; CG_BENCH_TIMEOUT for a benchmark run, 240; CG_SANITIZER_TIMEOUT for
+# one under compute-sanitizer, 240), CG_KIT_COLL_TIMEOUT (coll_gpu_timeout, default 60),
 # CG_KIT_GATE=warn (go on when coll_gpu_info does not see the GPU as expected).
 # The phases stop and start MPS, so nothing else on the machine should be using it.
 set -uo pipefail # no -e: a failing phase is recorded and the next one runs
@@ -70,13 +71,13 @@ kit_sanitizer=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compu
 if [ "$kit_profile" = gpu ]; then
     kit_dev=cuda kit_mem=device kit_zc_mem=device
     kit_check_large=1048579 kit_check_narrow=()
-    kit_bench_args=(-b 8 -e 256M -f 4 -n 20 -w 5 -c 1 -T 60 --staged-max 64M)
+    kit_bench_args=(-b 8 -e 256M -f 4 -n 20 -w 5 -c 1 -T 100 --staged-max 64M)
     kit_bench_est=75 kit_latency_iters=2000
     kit_suite_select="" kit_unit_skip=""
 else # the host device layer, tiny sizes: every mechanism, a few minutes on 2 cores
     kit_dev=host kit_mem=host kit_zc_mem=shm
     kit_check_large=0 kit_check_narrow=(--types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT --comms world)
-    kit_bench_args=(-b 8 -e 64K -f 64 -n 2 -w 1 -c 1 -T 60 --floor-bytes 1M --mem shm)
+    kit_bench_args=(-b 8 -e 64K -f 64 -n 2 -w 1 -c 1 -T 100 --floor-bytes 1M --mem shm)
     kit_bench_est=20 kit_latency_iters=20
     kit_sanitizer=""
     kit_suite_select=${CG_KIT_SUITE_SELECT:-matrix-np2|forced-two_shot-allreduce-np5|nodes2x2-np4|mixed-kinds-np4|fail-one-node-np4|hello-np4}
