@@ -30,7 +30,9 @@ typedef enum {
     CG_ERR_MISMATCH      = -10, /* ranks disagree on something that must be identical */
     CG_ERR_TRANSPORT     = -11, /* network transport (UCX) failure */
     CG_ERR_PARSE         = -12, /* malformed input file */
-    CG_ERR_INTERNAL      = -13
+    CG_ERR_INTERNAL      = -13,
+    CG_ERR_ALREADY_MAPPED = -14 /* IPC: a peer's allocation over that range is still mapped
+                                   here (cudaErrorAlreadyMapped) */
 } cg_status_t;
 
 const char *cg_status_string(cg_status_t status);
@@ -65,6 +67,10 @@ extern unsigned cg_log_subsys;
 cg_status_t cg_log_configure(int level, const char *subsys_list);
 /* Text shown in brackets after "coll:gpu" on every line, e.g. the MPI rank. */
 void cg_log_set_tag(const char *tag);
+/* Log into a file of this process instead of stderr (like NCCL_DEBUG_FILE): pattern with
+ * %h host name, %p process id, %r MPI_COMM_WORLD rank. "" or NULL: stderr. */
+cg_status_t cg_log_set_file(const char *pattern);
+void        cg_log_close_file(void);
 const char *cg_log_subsys_name(unsigned subsys);
 unsigned cg_log_subsys_parse(const char *list, int *ok);
 
@@ -108,6 +114,9 @@ void        cg_shm_detach(void *ptr, size_t size);
 void        cg_shm_unlink(const char *name);
 /* Is process pid still alive? */
 int         cg_process_alive(int pid);
+/* A random 64-bit id of this process, fixed for its lifetime (unique on the node even
+ * across PID namespaces). */
+uint64_t    cg_process_id(void);
 
 #ifdef __cplusplus
 }

@@ -89,6 +89,7 @@ static cg_ucx_t *cg_ucx_process_lane(int m)
 
 void cg_comm_process_cleanup(void)
 {
+    cg_ipc_registry_cleanup();
     pthread_mutex_lock(&cg_process_lock);
     for (int m = 1; m < CG_MAX_LANES; m++) {
         cg_ucx_destroy(cg_process_lane_ucx[m]);

@@ -42,6 +42,9 @@ typedef struct {
     uintptr_t     base;      /* start of the allocation that holds the pointer; 0 if unknown */
     size_t        size;      /* size of that allocation; 0 if unknown */
     uint64_t      buffer_id; /* the driver's unique id of that allocation; 0 if unknown */
+    int           foreign;   /* device memory that copies reach but the layer's kernels do
+                                not: another GPU's, or another context's on this GPU (set by
+                                an open layer's mem_query) */
 } cg_mem_attr_t;
 
 /* A shareable handle of one allocation. The first fields identify the allocation, so that
@@ -75,6 +78,8 @@ typedef struct {
     unsigned ipc_user_buffers : 1; /* user buffers may be exportable to peers (zero copy) */
     unsigned device_flags     : 1; /* flag_write/flag_wait are stream ordered on the device */
     unsigned async            : 1; /* stream operations return before completing */
+    unsigned host_access      : 1; /* the CPU may read and write device memory directly
+                                      (the lenient host layer only: never on a GPU) */
 } cg_dev_caps_t;
 
 typedef struct cg_dev_ops {
@@ -102,9 +107,11 @@ typedef struct cg_dev_ops {
 
     /* Share memory with processes on the same node. export describes the allocation that
      * holds [ptr, ptr + size): memory from mem_alloc always, user memory where the layer
-     * can (CUDA: cudaMalloc memory; host: POSIX shared memory mappings), otherwise
+     * can (CUDA: cudaMalloc memory; host: simulated device memory), otherwise
      * CG_ERR_UNSUPPORTED. import maps a peer's allocation and returns the local address of
-     * its start; close unmaps what import returned. */
+     * its start; CG_ERR_ALREADY_MAPPED when this process still maps an allocation of that
+     * peer over the same range (legacy CUDA IPC): close the stale mapping and retry. close
+     * unmaps what import returned. */
     cg_status_t (*ipc_export)(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);
     cg_status_t (*ipc_import)(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base);
     void        (*ipc_close)(cg_dev_t *dev, void *base);
@@ -160,13 +167,22 @@ typedef struct {
     const int *host_buffer_ranks;
     int        num_host_buffer_ranks;
     int        world_rank;
+    int        lenient; /* testing: ignore the simulated GPU (every host buffer plays device
+                           memory) */
 } cg_dev_host_config_t;
 
-/* Open the host layer (never fails for lack of hardware). */
+/* Open the host layer (never fails for lack of hardware): strict when the process has
+ * loaded the simulated GPU (kernels/sim/cg_sim.h), lenient otherwise. */
 cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_out);
-/* Is a usable CUDA driver and at least one GPU present? Quiet: reports why not in reason. */
+int         cg_dev_host_strict(const cg_dev_t *dev);
+/* Is a CUDA driver installed? Loads it without initialising it (MPI_Init may call this:
+ * it starts nothing on the GPU). Quiet: reports why not in reason. */
+cg_status_t cg_dev_cuda_driver_present(char *reason, size_t reason_len);
+/* Initialise the driver and count GPUs (tools, and the layer's open). */
 cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len);
-/* Classify a pointer with the CUDA driver (after a successful probe; no context needed). */
+/* Classify a pointer with the CUDA driver (no context needed). Before the application has
+ * initialised CUDA every pointer is host memory, and CUDA is not started for it. A failed
+ * query is CG_ERR_DEVICE, never "host". */
 cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr);
 /* Open the CUDA layer on device ordinal (-1: the calling thread's current device). */
 cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out);

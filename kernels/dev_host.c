@@ -1,14 +1,25 @@
 /*
- * Host device layer: host memory plays device memory. "Device" allocations live in POSIX
- * shared memory so that they can be exported to the other processes of the node, exactly
- * like CUDA IPC; user memory that is itself a shared-memory mapping (/dev/shm) can be
- * exported too, so the zero-copy algorithms run here as they do on GPUs. Copies and
- * reductions run on the CPU and complete before returning.
+ * Host device layer: runs every algorithm on a machine without a GPU. Two modes, chosen
+ * when the layer opens:
+ *
+ *   strict   the application allocates device memory from the simulated GPU (libcg_sim,
+ *            kernels/sim/cg_sim.h), which the CPU cannot touch through the application's
+ *            pointers. This layer reaches those bytes only through the simulator's view,
+ *            in its copies, reductions and flag operations, as CUDA kernels and copy
+ *            engines would; memory kinds are classified as on a GPU (host memory is host
+ *            memory), and IPC has CUDA's failure modes. Chosen when the process has loaded
+ *            libcg_sim: the MPI suite and the examples run this way.
+ *   lenient  any host memory plays device memory (the CPU may touch it); the layer's own
+ *            allocations live in POSIX shared memory so that peers can map them; user
+ *            buffers cannot be shared (the copy variants run). For applications that know
+ *            nothing of the simulator.
+ *
+ * Copies and reductions run on the CPU and complete before returning.
  */
 #include "kernels/cg_dev.h"
+#include "kernels/sim/cg_sim.h"
 
-#include <errno.h>
-#include <inttypes.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -18,6 +29,9 @@
 
 #define CG_HOST_FLAG_TIMEOUT 300
 
+_Static_assert(sizeof(cg_sim_ipc_handle_t) <= CG_IPC_HANDLE_BYTES, "IPC handle too large");
+
+/* lenient mode: one shared-memory allocation of the layer, or a peer's mapped here */
 typedef struct cg_host_region {
     void                  *ptr;
     size_t                 size;
@@ -32,9 +46,10 @@ typedef struct {
 } cg_host_ipc_opaque_t;
 
 typedef struct {
-    pthread_mutex_t   lock;
-    cg_host_region_t *regions; /* allocations and imports */
-    int               classify_as_host; /* this rank's buffers are "host memory" (tests) */
+    pthread_mutex_t     lock;
+    cg_host_region_t   *regions;          /* lenient: allocations and imports */
+    int                 classify_as_host; /* lenient: this rank's buffers are host memory */
+    const cg_sim_api_t *sim;              /* strict: the simulated GPU; NULL: lenient */
 } cg_dev_host_t;
 
 struct cg_dev_stream {
@@ -49,6 +64,32 @@ static cg_dev_host_t *cg_host_impl(cg_dev_t *dev)
     return (cg_dev_host_t *)dev->impl;
 }
 
+/* The CPU address of [ptr, ptr + bytes) as the device sees it: strict mode translates
+ * simulated device memory and fails on a range that overruns an allocation (an illegal
+ * address on a GPU); host memory and lenient mode use the pointer itself. */
+static cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes, void **out)
+{
+    const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
+    cg_sim_attr_t       attr;
+
+    *out = (void *)ptr;
+    if (sim == NULL || bytes == 0) {
+        return CG_OK;
+    }
+    *out = sim->access(ptr, bytes);
+    if (*out != NULL) {
+        return CG_OK;
+    }
+    if (sim->query(ptr, &attr) != CG_SIM_OK) {
+        *out = (void *)ptr; /* host memory */
+        return CG_OK;
+    }
+    cg_error(CG_SUB_DEV, "illegal address: %zu bytes at %p overrun the device allocation "
+             "[%#lx, +%zu)", bytes, ptr, (unsigned long)attr.base, attr.size);
+    return CG_ERR_DEVICE;
+}
+
+/* ---- lenient mode's shared-memory allocations ------------------------------------------ */
 static void cg_host_region_add(cg_dev_host_t *h, cg_host_region_t *r)
 {
     pthread_mutex_lock(&h->lock);
@@ -87,24 +128,61 @@ static uint64_t cg_host_shm_id(const char *name)
     return ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
 }
 
+static void cg_host_region_free(cg_host_region_t *r)
+{
+    cg_shm_detach(r->ptr, r->size);
+    if (!r->imported) {
+        cg_shm_unlink(r->name);
+    }
+    free(r);
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
 static cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
 {
+    cg_dev_host_t *h = cg_host_impl(dev);
+    cg_sim_attr_t  sim_attr;
+
     memset(attr, 0, sizeof(*attr));
-    if (ptr == NULL || cg_host_impl(dev)->classify_as_host) {
-        attr->kind   = CG_MEM_HOST;
-        attr->device = -1;
+    attr->kind   = CG_MEM_HOST;
+    attr->device = -1;
+    if (ptr == NULL) {
         return CG_OK;
     }
-    attr->kind   = CG_MEM_DEVICE;
-    attr->device = 0;
+    if (h->sim != NULL) {
+        if (h->sim->query(ptr, &sim_attr) == CG_SIM_OK) {
+            attr->kind      = CG_MEM_DEVICE;
+            attr->device    = 0;
+            attr->base      = sim_attr.base;
+            attr->size      = sim_attr.size;
+            attr->buffer_id = sim_attr.buffer_id;
+        }
+        return CG_OK;
+    }
+    if (!h->classify_as_host) {
+        attr->kind   = CG_MEM_DEVICE;
+        attr->device = 0;
+    }
     return CG_OK;
 }
 
 static cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
 {
-    cg_host_region_t *r = calloc(1, sizeof(*r));
+    cg_dev_host_t    *h = cg_host_impl(dev);
+    cg_host_region_t *r;
     cg_status_t       status;
+    int               rc;
 
+    if (h->sim != NULL) {
+        rc = h->sim->malloc_fn(ptr, size, CG_SIM_ALLOC_DEFAULT);
+        if (rc != CG_SIM_OK) {
+            cg_error(CG_SUB_DEV, "simulated device allocation of %zu bytes failed: %s", size,
+                     h->sim->status_string(rc));
+            return rc == CG_SIM_ERR_NO_MEMORY ? CG_ERR_NO_MEMORY : CG_ERR_DEVICE;
+        }
+        return CG_OK;
+    }
+    r = calloc(1, sizeof(*r));
     if (r == NULL) {
         return CG_ERR_NO_MEMORY;
     }
@@ -116,23 +194,26 @@ static cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
     }
     r->size      = size;
     r->buffer_id = cg_host_shm_id(r->name);
-    cg_host_region_add(cg_host_impl(dev), r);
+    cg_host_region_add(h, r);
     *ptr = r->ptr;
     return CG_OK;
 }
 
 static void cg_host_mem_free(cg_dev_t *dev, void *ptr)
 {
-    cg_host_region_t *r = cg_host_region_take(cg_host_impl(dev), ptr);
+    cg_dev_host_t    *h = cg_host_impl(dev);
+    cg_host_region_t *r;
 
-    if (r == NULL) {
+    if (h->sim != NULL) {
+        if (ptr != NULL && h->sim->free_fn(ptr) != CG_SIM_OK) {
+            cg_error(CG_SUB_DEV, "freeing simulated device memory %p failed", ptr);
+        }
         return;
     }
-    cg_shm_detach(r->ptr, r->size);
-    if (!r->imported) {
-        cg_shm_unlink(r->name);
+    r = cg_host_region_take(h, ptr);
+    if (r != NULL) {
+        cg_host_region_free(r);
     }
-    free(r);
 }
 
 static cg_status_t cg_host_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
@@ -147,6 +228,7 @@ static void cg_host_host_free(cg_dev_t *dev, void *ptr)
     free(ptr);
 }
 
+/* ---- streams and events: every operation completes before it returns ------------------- */
 static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
 {
     (void)dev;
@@ -198,22 +280,38 @@ static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int
     return CG_OK;
 }
 
+/* ---- copies and reductions ----------------------------------------------------------------- */
 static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                                 cg_dev_stream_t *stream)
 {
+    void       *d;
+    void       *s;
+    cg_status_t status;
+
     (void)stream;
     if (cg_dev_fail_injected(dev)) {
         return CG_ERR_DEVICE;
     }
-    if (bytes != 0 && dst != src) {
-        memmove(dst, src, bytes);
+    if (bytes == 0 || dst == src) {
+        return CG_OK;
     }
-    return CG_OK;
+    status = cg_host_resolve(dev, dst, bytes, &d);
+    if (status == CG_OK) {
+        status = cg_host_resolve(dev, src, bytes, &s);
+    }
+    if (status == CG_OK) {
+        memmove(d, s, bytes);
+    }
+    return status;
 }
 
 static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
                                   cg_dev_stream_t *stream)
 {
+    cg_reduce_args_t resolved;
+    size_t           bytes;
+    cg_status_t      status = CG_OK;
+
     (void)stream;
     if (cg_dev_fail_injected(dev)) {
         return CG_ERR_DEVICE;
@@ -222,53 +320,43 @@ static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
         args->nsrc > CG_DEV_MAX_FANIN || args->ndst > CG_DEV_MAX_FANIN) {
         return CG_ERR_UNSUPPORTED;
     }
-    cg_reduce_host(args);
-    return CG_OK;
+    resolved = *args;
+    bytes    = args->count * cg_dtype_size(args->dtype);
+    for (int i = 0; i < args->nsrc && status == CG_OK; i++) {
+        status = cg_host_resolve(dev, args->srcs[i], bytes, (void **)&resolved.srcs[i]);
+    }
+    for (int i = 0; i < args->ndst && status == CG_OK; i++) {
+        status = cg_host_resolve(dev, args->dsts[i], bytes, &resolved.dsts[i]);
+    }
+    if (status == CG_OK) {
+        cg_reduce_host(&resolved);
+    }
+    return status;
 }
 
-/* Find the shared-memory mapping of this process that holds [ptr, ptr + size). */
-static cg_status_t cg_host_find_shm_mapping(const void *ptr, size_t size, cg_ipc_handle_t *handle)
+/* ---- IPC ----------------------------------------------------------------------------------- */
+static cg_status_t cg_host_sim_export(cg_dev_host_t *h, const void *ptr, size_t size,
+                                      cg_ipc_handle_t *handle)
 {
-    cg_host_ipc_opaque_t *o = (cg_host_ipc_opaque_t *)handle->opaque;
-    char                  line[512];
-    FILE                 *maps = fopen("/proc/self/maps", "r");
-    cg_status_t           status = CG_ERR_UNSUPPORTED;
-    uintptr_t             p = (uintptr_t)ptr;
+    cg_sim_ipc_handle_t sim_handle;
+    cg_sim_attr_t       attr;
+    int                 rc;
 
-    if (maps == NULL) {
+    if (h->sim->query(ptr, &attr) != CG_SIM_OK || attr.imported ||
+        (uintptr_t)ptr + size > attr.base + attr.size) {
+        return CG_ERR_UNSUPPORTED; /* host memory, a peer's memory: not exportable */
+    }
+    rc = h->sim->ipc_get_handle(&sim_handle, (const void *)attr.base);
+    if (rc != CG_SIM_OK) {
+        cg_debug(CG_SUB_IPC, "cannot export %p: %s", ptr, h->sim->status_string(rc));
         return CG_ERR_UNSUPPORTED;
     }
-    while (fgets(line, sizeof(line), maps) != NULL) {
-        uintptr_t start, end;
-        uint64_t  off;
-        char      perms[8], path[256] = "";
-        struct stat st;
-        char        full[300];
-
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %" SCNx64 " %*s %*s %255s", &start, &end,
-                   perms, &off, path) < 4 || p < start || p + size > end) {
-            continue;
-        }
-        if (perms[3] != 's' || strncmp(path, "/dev/shm/", 9) != 0 || strstr(line, "(deleted)")) {
-            break; /* private or anonymous memory: not shareable */
-        }
-        if (strlen(path + 9) + 2 > sizeof(o->name)) {
-            break;
-        }
-        snprintf(o->name, sizeof(o->name), "/%.62s", path + 9);
-        snprintf(full, sizeof(full), "/dev/shm%s", o->name);
-        if (stat(full, &st) != 0) {
-            break;
-        }
-        handle->buffer_id = ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
-        handle->base      = (uint64_t)(start - (uintptr_t)off);
-        handle->size      = (uint64_t)st.st_size;
-        handle->offset    = (uint64_t)(p - (uintptr_t)handle->base);
-        status            = CG_OK;
-        break;
-    }
-    fclose(maps);
-    return status;
+    handle->buffer_id = sim_handle.buffer_id;
+    handle->base      = sim_handle.base;
+    handle->size      = sim_handle.size;
+    handle->offset    = (uint64_t)((uintptr_t)ptr - attr.base);
+    memcpy(handle->opaque, &sim_handle, sizeof(sim_handle));
+    return CG_OK;
 }
 
 static cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
@@ -277,8 +365,13 @@ static cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t siz
     cg_dev_host_t        *h = cg_host_impl(dev);
     cg_host_ipc_opaque_t *o = (cg_host_ipc_opaque_t *)handle->opaque;
     cg_host_region_t     *r;
+    cg_status_t           status = CG_ERR_UNSUPPORTED;
 
     memset(handle, 0, sizeof(*handle));
+    if (h->sim != NULL) {
+        return cg_host_sim_export(h, ptr, size, handle);
+    }
+    /* lenient: the layer's own allocations only */
     pthread_mutex_lock(&h->lock);
     for (r = h->regions; r != NULL; r = r->next) {
         if (!r->imported && (const char *)ptr >= (char *)r->ptr &&
@@ -288,20 +381,52 @@ static cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t siz
             handle->size      = r->size;
             handle->offset    = (uint64_t)((const char *)ptr - (char *)r->ptr);
             snprintf(o->name, sizeof(o->name), "%s", r->name);
-            pthread_mutex_unlock(&h->lock);
-            return CG_OK;
+            status = CG_OK;
+            break;
         }
     }
     pthread_mutex_unlock(&h->lock);
-    return cg_host_find_shm_mapping(ptr, size, handle);
+    return status;
+}
+
+static cg_status_t cg_host_sim_import(cg_dev_host_t *h, const cg_ipc_handle_t *handle,
+                                      void **base)
+{
+    cg_sim_ipc_handle_t sim_handle;
+    int                 rc;
+
+    memcpy(&sim_handle, handle->opaque, sizeof(sim_handle));
+    rc = h->sim->ipc_open(base, &sim_handle);
+    switch (rc) {
+    case CG_SIM_OK:
+        return CG_OK;
+    case CG_SIM_ERR_ALREADY_MAPPED:
+        cg_debug(CG_SUB_IPC, "opening buffer %#lx of process %d: already mapped",
+                 (unsigned long)handle->buffer_id, (int)sim_handle.owner_pid);
+        return CG_ERR_ALREADY_MAPPED;
+    case CG_SIM_ERR_GONE:
+        cg_error(CG_SUB_IPC, "opening buffer %#lx of process %d: %s",
+                 (unsigned long)handle->buffer_id, (int)sim_handle.owner_pid,
+                 h->sim->status_string(rc));
+        return CG_ERR_PEER;
+    default:
+        cg_error(CG_SUB_IPC, "opening buffer %#lx of process %d: %s",
+                 (unsigned long)handle->buffer_id, (int)sim_handle.owner_pid,
+                 h->sim->status_string(rc));
+        return rc == CG_SIM_ERR_NO_MEMORY ? CG_ERR_NO_MEMORY : CG_ERR_DEVICE;
+    }
 }
 
 static cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base)
 {
+    cg_dev_host_t              *h = cg_host_impl(dev);
     const cg_host_ipc_opaque_t *o = (const cg_host_ipc_opaque_t *)handle->opaque;
     cg_host_region_t           *r;
     cg_status_t                 status;
 
+    if (h->sim != NULL) {
+        return cg_host_sim_import(h, handle, base);
+    }
     if (handle->buffer_id == 0 || o->name[0] != '/') {
         cg_error(CG_SUB_IPC, "not a host-layer IPC handle");
         return CG_ERR_INVALID_PARAM;
@@ -319,36 +444,57 @@ static cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *hand
     r->imported  = 1;
     r->buffer_id = handle->buffer_id;
     snprintf(r->name, sizeof(r->name), "%s", o->name);
-    cg_host_region_add(cg_host_impl(dev), r);
+    cg_host_region_add(h, r);
     *base = r->ptr;
     return CG_OK;
 }
 
 static void cg_host_ipc_close(cg_dev_t *dev, void *base)
 {
-    cg_host_mem_free(dev, base);
+    cg_dev_host_t    *h = cg_host_impl(dev);
+    cg_host_region_t *r;
+
+    if (h->sim != NULL) {
+        if (h->sim->ipc_close(base) != CG_SIM_OK) {
+            cg_error(CG_SUB_IPC, "closing the mapping at %p failed", base);
+        }
+        return;
+    }
+    r = cg_host_region_take(h, base);
+    if (r != NULL) {
+        cg_host_region_free(r);
+    }
 }
 
+/* ---- flags ---------------------------------------------------------------------------------- */
 static cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                       cg_dev_stream_t *stream)
 {
-    (void)dev;
+    void       *view;
+    cg_status_t status = cg_host_resolve(dev, flag, sizeof(*flag), &view);
+
     (void)stream;
-    __atomic_store_n(flag, value, __ATOMIC_RELEASE);
-    return CG_OK;
+    if (status == CG_OK) {
+        __atomic_store_n((uint64_t *)view, value, __ATOMIC_RELEASE);
+    }
+    return status;
 }
 
 static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                      cg_dev_stream_t *stream)
 {
-    unsigned spins = 0;
-    double   t0    = 0;
+    unsigned    spins = 0;
+    double      t0    = 0;
+    void       *view;
+    cg_status_t status = cg_host_resolve(dev, flag, sizeof(*flag), &view);
 
-    (void)dev;
     (void)stream;
+    if (status != CG_OK) {
+        return status;
+    }
     /* The host layer waits on the calling thread; a peer that never writes (it died) must
      * not hang the process for ever: give up after CG_HOST_FLAG_TIMEOUT seconds. */
-    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < value) {
+    while (__atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) < value) {
         if (++spins > 64) {
             sched_yield();
         }
@@ -367,9 +513,7 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
 
 static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
 {
-    (void)dev;
-    __atomic_store_n(flag, value, __ATOMIC_RELEASE);
-    return CG_OK;
+    return cg_host_flag_write(dev, flag, value, NULL);
 }
 
 static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
@@ -389,7 +533,9 @@ static void cg_host_close(cg_dev_t *dev)
     cg_dev_host_t *h = cg_host_impl(dev);
 
     while (h->regions != NULL) {
-        cg_host_mem_free(dev, h->regions->ptr);
+        cg_host_region_t *r = h->regions;
+        h->regions          = r->next;
+        cg_host_region_free(r);
     }
     pthread_mutex_destroy(&h->lock);
     free(h);
@@ -423,6 +569,26 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .app_wait       = cg_host_app_wait,
 };
 
+/* The simulated GPU, when the application loaded it (never loads it itself). */
+static const cg_sim_api_t *cg_host_find_sim(void)
+{
+    const cg_sim_api_t *(*get_api)(void);
+    const cg_sim_api_t *api;
+    void               *lib = dlopen(CG_SIM_SONAME, RTLD_NOW | RTLD_NOLOAD);
+
+    if (lib == NULL) {
+        return NULL;
+    }
+    *(void **)&get_api = dlsym(lib, "cg_sim_api");
+    api                = get_api != NULL ? get_api() : NULL;
+    if (api == NULL || api->version != CG_SIM_API_VERSION) {
+        cg_warn(CG_SUB_DEV, "%s has another interface version: lenient host layer", CG_SIM_SONAME);
+        api = NULL;
+    }
+    dlclose(lib); /* the application holds it loaded */
+    return api;
+}
+
 cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_out)
 {
     cg_dev_t      *dev;
@@ -436,7 +602,8 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
         return CG_ERR_NO_MEMORY;
     }
     pthread_mutex_init(&h->lock, NULL);
-    if (config != NULL) {
+    h->sim = (config != NULL && config->lenient) ? NULL : cg_host_find_sim();
+    if (config != NULL && h->sim == NULL) {
         for (int i = 0; i < config->num_host_buffer_ranks; i++) {
             if (config->host_buffer_ranks[i] == config->world_rank) {
                 h->classify_as_host = 1;
@@ -446,43 +613,19 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
     dev->ops                   = &cg_dev_host_ops;
     dev->kind                  = CG_DEV_KIND_HOST;
     dev->ordinal               = 0;
-    dev->caps.ipc_user_buffers = 1;
+    dev->caps.ipc_user_buffers = h->sim != NULL;
     dev->caps.device_flags     = 1; /* synchronous, but the device-barrier code runs */
+    dev->caps.host_access      = h->sim == NULL;
     dev->impl                  = h;
     snprintf(dev->pci_bus_id, sizeof(dev->pci_bus_id), "host");
+    cg_detail(CG_SUB_DEV, "host device layer, %s", h->sim != NULL
+              ? "strict: simulated device memory that the CPU cannot touch"
+              : "lenient: host memory plays device memory");
     *dev_out = dev;
     return CG_OK;
 }
 
-void cg_dev_close(cg_dev_t *dev)
+int cg_dev_host_strict(const cg_dev_t *dev)
 {
-    if (dev != NULL) {
-        dev->ops->close(dev);
-    }
-}
-
-cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
-                             cg_dev_stream_t *stream)
-{
-    cg_status_t status = dev->ops->copy(dev, dst, src, bytes, stream);
-
-    if (status != CG_OK) {
-        return status;
-    }
-    return dev->ops->stream_sync(dev, stream);
-}
-
-cg_status_t cg_dev_copy_typed(cg_dev_t *dev, void *dst, const void *src, size_t count,
-                              cg_dtype_t dtype, cg_dev_stream_t *stream)
-{
-    cg_reduce_args_t args = {.dtype = dtype, .op = CG_OP_MINLOC, .count = count, .nsrc = 1,
-                             .ndst = 1};
-
-    if (!cg_dtype_has_padding(dtype)) {
-        return dev->ops->copy(dev, dst, src, count * cg_dtype_size(dtype), stream);
-    }
-    /* a one-source reduction writes the fields, never the padding */
-    args.srcs[0] = src;
-    args.dsts[0] = dst;
-    return dev->ops->reduce(dev, &args, stream);
+    return dev->kind == CG_DEV_KIND_HOST && ((const cg_dev_host_t *)dev->impl)->sim != NULL;
 }

@@ -29,11 +29,23 @@ enum {
     MCA_COLL_GPU_KIND_HOST    = 1,
     MCA_COLL_GPU_KIND_DEVICE  = 2,
     MCA_COLL_GPU_KIND_NOFAST  = 4,
-    MCA_COLL_GPU_KIND_RETIRED = 8
+    MCA_COLL_GPU_KIND_RETIRED = 8,
+    MCA_COLL_GPU_KIND_BROKEN  = 16 /* device memory, but the device layer cannot open */
+};
+
+/* Layout of a call's buffers on one rank (mca_coll_gpu_route). */
+enum {
+    MCA_COLL_GPU_LAYOUT_NOFAST = 1, /* no fast path can take this layout */
+    MCA_COLL_GPU_LAYOUT_GAPS   = 2  /* not one dense block of bytes per buffer */
 };
 
 /* How one call runs. */
-enum { MCA_COLL_GPU_PATH_UNDER = 0, MCA_COLL_GPU_PATH_STAGED = 1, MCA_COLL_GPU_PATH_FAST = 2 };
+enum {
+    MCA_COLL_GPU_PATH_UNDER  = 0, /* the layer underneath, buffers untouched */
+    MCA_COLL_GPU_PATH_STAGED = 1, /* through host memory */
+    MCA_COLL_GPU_PATH_FAST   = 2, /* a device algorithm of the planner */
+    MCA_COLL_GPU_PATH_LOCAL  = 3  /* one rank: a device copy (or nothing, in place) */
+};
 
 typedef struct {
     cg_plan_t plan;
@@ -48,11 +60,13 @@ typedef struct mca_coll_gpu_component_t {
     int   priority;
     int   verbose;
     char *verbose_subsys;
+    char *verbose_file;
     int   device_mode;
     int   node_size;
     int   buffer_check;
     int   algorithm[CG_COLL_COUNT];
     char *debug_host_buffer_ranks;
+    int   debug_host_lenient;
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
     int   debug_fail_rank;
     long  debug_fail_call;
@@ -127,9 +141,13 @@ int  mca_coll_gpu_agree_kinds(struct mca_coll_gpu_module_t *m, struct ompi_commu
  * could not be created, on every rank. */
 cg_comm_t *mca_coll_gpu_context(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm);
 int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, cg_coll_t coll, cg_status_t status);
+/* layout: MCA_COLL_GPU_LAYOUT_* of this rank's buffers. */
 int  mca_coll_gpu_route(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                        const cg_call_t *call, int local_kinds, int local_nofast,
+                        const cg_call_t *call, int local_kinds, int layout,
                         mca_coll_gpu_route_t *route);
+/* The LOCAL path: bytes from src to dst on the device (src MPI_IN_PLACE: nothing). */
+int  mca_coll_gpu_local_copy(struct mca_coll_gpu_module_t *m, void *dst, const void *src,
+                             size_t bytes);
 const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route);
 void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int kinds,
@@ -153,6 +171,8 @@ typedef struct {
     void                  *arena;
     size_t                 arena_size;
     size_t                 arena_used;
+    int                    broken; /* no device layer: device data cannot be copied; the
+                                      call runs with zeros and returns an error */
 } mca_coll_gpu_staging_t;
 
 int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
@@ -161,7 +181,8 @@ int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, 
                            struct ompi_datatype_t *dtype, size_t count, int copy_in);
 int  mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st);
-void mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st);
+/* Ends the staging; returns rc, or an error when the staging was broken. */
+int  mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc);
 size_t mca_coll_gpu_span(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *gap);
 void mca_coll_gpu_staging_cache_release(void);
 

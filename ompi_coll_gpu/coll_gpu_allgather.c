@@ -37,8 +37,7 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, int scount,
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    mca_coll_gpu_staging_end(&st);
-    return rc;
+    return mca_coll_gpu_staging_end(&st, rc);
 }
 
 int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
@@ -69,7 +68,9 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
         .op        = CG_OP_NONE,
         .comm_size = ompi_comm_size(comm),
     };
-    rc = mca_coll_gpu_route(m, comm, &call, kinds, nofast, &route);
+    rc = mca_coll_gpu_route(m, comm, &call, kinds,
+                            nofast ? MCA_COLL_GPU_LAYOUT_NOFAST | MCA_COLL_GPU_LAYOUT_GAPS : 0,
+                            &route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -83,6 +84,8 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
                                                         call.bytes));
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allgather_staged(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m);
+    case MCA_COLL_GPU_PATH_LOCAL: /* dense layouts of the same type signature */
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
         return m->under.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                   m->under.allgather_module);

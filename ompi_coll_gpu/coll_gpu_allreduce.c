@@ -35,8 +35,7 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    mca_coll_gpu_staging_end(&st);
-    return rc;
+    return mca_coll_gpu_staging_end(&st, rc);
 }
 
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t count,
@@ -62,8 +61,10 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
         .comm_size = ompi_comm_size(comm),
     };
     /* Predefined types (the only ones a fast path reduces) have a fixed layout, padding
-     * included, that the device reductions respect: no layout condition here. */
-    rc = mca_coll_gpu_route(m, comm, &call, kinds, 0, &route);
+     * included, that the device reductions respect: gaps only matter to a local copy. */
+    rc = mca_coll_gpu_route(m, comm, &call, kinds,
+                            mca_coll_gpu_dtype_is_dense(dtype, (size_t)count)
+                                ? 0 : MCA_COLL_GPU_LAYOUT_GAPS, &route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -77,6 +78,8 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
                                                         (size_t)count, call.dtype, call.op));
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m);
+    case MCA_COLL_GPU_PATH_LOCAL:
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
         return m->under.allreduce(sbuf, rbuf, count, dtype, op, comm, m->under.allreduce_module);
     }

@@ -27,8 +27,7 @@ static int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    mca_coll_gpu_staging_end(&st);
-    return rc;
+    return mca_coll_gpu_staging_end(&st, rc);
 }
 
 int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_datatype_t *dtype,
@@ -53,7 +52,9 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
         .comm_size = ompi_comm_size(comm),
     };
     rc = mca_coll_gpu_route(m, comm, &call, kinds,
-                            !mca_coll_gpu_dtype_is_dense(dtype, (size_t)count), &route);
+                            mca_coll_gpu_dtype_is_dense(dtype, (size_t)count)
+                                ? 0 : MCA_COLL_GPU_LAYOUT_NOFAST | MCA_COLL_GPU_LAYOUT_GAPS,
+                            &route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -65,6 +66,8 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
                                       cg_comm_bcast(m->core, &route.plan, buf, call.bytes, root));
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_bcast_staged(buf, count, dtype, root, comm, m);
+    case MCA_COLL_GPU_PATH_LOCAL:
+        return OMPI_SUCCESS; /* the root is the only rank */
     default:
         return m->under.bcast(buf, count, dtype, root, comm, m->under.bcast_module);
     }

@@ -25,6 +25,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                 .host_buffer_ranks     = mca_coll_gpu_component.host_buffer_ranks,
                 .num_host_buffer_ranks = mca_coll_gpu_component.num_host_buffer_ranks,
                 .world_rank            = ompi_comm_rank(MPI_COMM_WORLD),
+                .lenient               = mca_coll_gpu_component.debug_host_lenient,
             };
             status = cg_dev_host_open(&config, &dev);
         } else {
@@ -49,31 +50,48 @@ cg_dev_t *mca_coll_gpu_device(void)
     return dev != NULL ? dev : mca_coll_gpu_device_open(-1);
 }
 
-/* MCA_COLL_GPU_KIND_* of one buffer; 0 when it holds no data on this rank. */
+/* MCA_COLL_GPU_KIND_* of one buffer; 0 when it holds no data on this rank. Device memory
+ * is never reported as host memory: memory the layer's kernels cannot address (another
+ * GPU's, another context's, a pointer whose query failed) is DEVICE | NOFAST (the staged
+ * path copies it), and device memory when the layer cannot be opened is DEVICE | BROKEN
+ * (the call takes part in the collective with zeros and returns an error). */
 int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
 {
+    cg_dev_t     *dev;
     cg_mem_attr_t attr;
+    cg_status_t   status;
 
     if (bytes == 0 || buf == MPI_IN_PLACE) {
         return 0;
     }
-    if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
-        cg_dev_t *dev = mca_coll_gpu_device();
-        if (dev == NULL || dev->ops->mem_query(dev, buf, &attr) != CG_OK) {
-            return MCA_COLL_GPU_KIND_HOST;
+    dev = mca_coll_gpu_component.dev;
+    if (dev == NULL && mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
+        dev = mca_coll_gpu_device_open(-1); /* cheap, and it knows the memory kinds */
+        if (dev == NULL) {
+            return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_BROKEN;
         }
-    } else if (cg_dev_cuda_mem_query(buf, &attr) != CG_OK) {
-        return MCA_COLL_GPU_KIND_HOST;
+    }
+    if (dev != NULL) {
+        status = dev->ops->mem_query(dev, buf, &attr);
+    } else {
+        /* CUDA, layer not open yet: classify without starting the driver, then open the
+         * layer on the buffer's device and ask it (contexts) */
+        status = cg_dev_cuda_mem_query(buf, &attr);
+        if (status == CG_OK && attr.kind == CG_MEM_DEVICE) {
+            dev = mca_coll_gpu_device_open(attr.device);
+            if (dev == NULL) {
+                return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_BROKEN;
+            }
+            status = dev->ops->mem_query(dev, buf, &attr);
+        }
+    }
+    if (status != CG_OK) {
+        return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
     }
     if (attr.kind != CG_MEM_DEVICE) {
         return MCA_COLL_GPU_KIND_HOST; /* host and managed memory: the host path reads it */
     }
-    if (mca_coll_gpu_component.dev == NULL && mca_coll_gpu_device_open(attr.device) == NULL) {
-        return MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_DEVICE; /* cannot stage: error */
-    }
-    if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_CUDA &&
-        attr.device != mca_coll_gpu_component.dev->ordinal) {
-        /* another GPU's memory: the kernels on ours cannot read it, the copies can */
+    if (attr.foreign) {
         return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
     }
     return MCA_COLL_GPU_KIND_DEVICE;
@@ -286,8 +304,29 @@ static void mca_coll_gpu_route_debug_fail(const mca_coll_gpu_route_t *route)
     }
 }
 
+/* A communicator of one rank: MPI's result is a copy on this rank. Host buffers go to the
+ * layer underneath (coll/self); device buffers of a dense layout get one device copy (the
+ * entry point's LOCAL case), others are staged (self copies them on the host). */
+static void mca_coll_gpu_route_self(const cg_call_t *call, int local_kinds, int layout,
+                                    mca_coll_gpu_route_t *route)
+{
+    route->plan = (cg_plan_t){.alg = CG_ALG_STAGED};
+    if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
+        route->path = MCA_COLL_GPU_PATH_UNDER;
+        snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
+    } else if ((layout & MCA_COLL_GPU_LAYOUT_GAPS) ||
+               (local_kinds & MCA_COLL_GPU_KIND_BROKEN)) {
+        route->path = MCA_COLL_GPU_PATH_STAGED;
+        snprintf(route->plan.reason, sizeof(route->plan.reason), "one rank, datatype with gaps");
+    } else {
+        route->path = MCA_COLL_GPU_PATH_LOCAL;
+        snprintf(route->plan.reason, sizeof(route->plan.reason), "one rank: local copy");
+    }
+    (void)call;
+}
+
 int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                       const cg_call_t *call, int local_kinds, int local_nofast,
+                       const cg_call_t *call, int local_kinds, int layout,
                        mca_coll_gpu_route_t *route)
 {
     cg_planner_config_t planner = mca_coll_gpu_component.planner;
@@ -295,11 +334,16 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     cg_shape_t          shape;
     cg_comm_t          *core;
 
+    route->kinds = local_kinds;
+    if (call->comm_size == 1) {
+        mca_coll_gpu_route_self(call, local_kinds, layout, route);
+        mca_coll_gpu_route_app_wait(route);
+        return OMPI_SUCCESS;
+    }
     /* coll_gpu_<coll>_algorithm may change at run time (MPI_T) */
     for (int c = 0; c < CG_COLL_COUNT; c++) {
         planner.forced[c] = mca_coll_gpu_component.algorithm[c];
     }
-    route->kinds = local_kinds;
     if (!cg_plan_prefilter(&planner, call, &route->plan)) {
         route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
                                                                : MCA_COLL_GPU_PATH_UNDER;
@@ -309,7 +353,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         mca_coll_gpu_route_app_wait(route);
         return OMPI_SUCCESS;
     }
-    if (local_nofast) {
+    if (layout & MCA_COLL_GPU_LAYOUT_NOFAST) {
         all |= MCA_COLL_GPU_KIND_NOFAST;
     }
     /* a failure is not always seen by every rank (another node's): agree on it too */
@@ -328,15 +372,16 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         route->path = MCA_COLL_GPU_PATH_UNDER;
         snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
     } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST |
-                      MCA_COLL_GPU_KIND_RETIRED)) {
+                      MCA_COLL_GPU_KIND_RETIRED | MCA_COLL_GPU_KIND_BROKEN)) {
         if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
             route->path = MCA_COLL_GPU_PATH_UNDER;
         }
         snprintf(route->plan.reason, sizeof(route->plan.reason), "%s",
                  (all & MCA_COLL_GPU_KIND_HOST)     ? "ranks mix host and device buffers"
-                 : (all & MCA_COLL_GPU_KIND_NOFAST) ? "a rank's buffers cannot take a fast path "
-                                                      "(datatype layout, another GPU)"
-                                                    : "a rank's fast path failed earlier");
+                 : (all & (MCA_COLL_GPU_KIND_NOFAST | MCA_COLL_GPU_KIND_BROKEN))
+                     ? "a rank's buffers cannot take a fast path (datatype layout, another "
+                       "GPU or context, device layer unavailable)"
+                     : "a rank's fast path failed earlier");
     } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
         snprintf(route->plan.reason, sizeof(route->plan.reason), "no fast-path context");
     } else {
@@ -353,5 +398,25 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
 
 const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)
 {
-    return route->path == MCA_COLL_GPU_PATH_UNDER ? "underlying" : cg_alg_name(route->plan.alg);
+    switch (route->path) {
+    case MCA_COLL_GPU_PATH_UNDER: return "underlying";
+    case MCA_COLL_GPU_PATH_LOCAL: return "local";
+    default:                      return cg_alg_name(route->plan.alg);
+    }
+}
+
+int mca_coll_gpu_local_copy(mca_coll_gpu_module_t *m, void *dst, const void *src, size_t bytes)
+{
+    cg_dev_t   *dev = mca_coll_gpu_component.dev;
+    cg_status_t status;
+
+    if (bytes == 0 || dst == src || src == MPI_IN_PLACE) {
+        return OMPI_SUCCESS;
+    }
+    if (m->stream == NULL && dev->ops->stream_create(dev, &m->stream) != CG_OK) {
+        m->stream = NULL;
+        return OMPI_ERROR;
+    }
+    status = cg_dev_copy_sync(dev, dst, src, bytes, m->stream);
+    return mca_coll_gpu_status_to_mpi(status);
 }

@@ -40,6 +40,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     },
     .priority          = 95,
     .verbose_subsys    = "all",
+    .verbose_file      = "",
     .topo_file         = "",
     .rules_file        = "",
     .debug_host_buffer_ranks = "",
@@ -96,6 +97,7 @@ static void mca_coll_gpu_add_help_dirs(void)
 static int mca_coll_gpu_open(void)
 {
     mca_coll_gpu_add_help_dirs();
+    (void)cg_log_set_file(mca_coll_gpu_component.verbose_file); /* reports its failure */
     if (cg_log_configure(mca_coll_gpu_component.verbose,
                          mca_coll_gpu_component.verbose_subsys) != CG_OK) {
         cg_warn(CG_SUB_INIT, "coll_gpu_verbose_subsys \"%s\" has an unknown name; logging all",
@@ -120,6 +122,7 @@ static int mca_coll_gpu_close(void)
         free(mca_coll_gpu_help_dirs[i]);
         mca_coll_gpu_help_dirs[i] = NULL;
     }
+    cg_log_close_file();
     return OMPI_SUCCESS;
 }
 
@@ -154,9 +157,10 @@ static int mca_coll_gpu_parse_rank_list(const char *text)
 }
 
 /*
- * Decide whether the component can run in this process. It never touches a GPU here:
- * applications often select their device after MPI_Init, so the device layer is opened at
- * the first call with device buffers.
+ * Decide whether the component can run in this process. It never touches a GPU here, nor
+ * initialises the CUDA driver (cuInit reads CUDA_VISIBLE_DEVICES once, applications often
+ * select their device after MPI_Init, and CPU-only jobs must not pay for it): a driver
+ * library must exist; the device layer is opened at the first call with device buffers.
  */
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
@@ -202,7 +206,9 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
     default:
         if (!cg_dev_cuda_built()) {
             snprintf(reason, sizeof(reason), "built without CUDA support");
-        } else if (cg_dev_cuda_probe(reason, sizeof(reason)) == CG_OK) {
+        } else if (cg_dev_cuda_driver_present(reason, sizeof(reason)) == CG_OK) {
+            /* the driver is initialised and a GPU opened at the first call with device
+             * buffers, never here */
             mca_coll_gpu_component.active_kind = CG_DEV_KIND_CUDA;
             cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "coll/gpu %s: CUDA device layer",
                    CG_PACKAGE_VERSION);

@@ -112,9 +112,10 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
         snprintf(tag, sizeof(tag), "%d", ompi_comm_rank(comm));
         cg_log_set_tag(tag);
     }
-    /* Intercommunicators and single-rank communicators are left to the other components. */
-    if (OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2 ||
-        mca_coll_gpu_component.priority <= 0) {
+    /* Intercommunicators are left to the other components. Single-rank communicators
+     * (MPI_COMM_SELF, splits of one) are served: coll/self would memcpy() device buffers on
+     * the CPU. */
+    if (OMPI_COMM_IS_INTER(comm) || mca_coll_gpu_component.priority <= 0) {
         return NULL;
     }
     m = OBJ_NEW(mca_coll_gpu_module_t);

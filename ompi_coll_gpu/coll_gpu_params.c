@@ -50,10 +50,16 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"verbose_subsys", STR, NULL, &CG_C->verbose_subsys, OPAL_INFO_LVL_4, 0, LOCAL,
      "Subsystems that log at coll_gpu_verbose: all, or a comma list of init, coll, dev, "
      "ipc, topo, plan, ucx; a leading ^ excludes the listed ones"},
+    {"verbose_file", STR, NULL, &CG_C->verbose_file, OPAL_INFO_LVL_4, 0, LOCAL,
+     "Write the log of each process to this file instead of stderr (like NCCL_DEBUG_FILE): "
+     "%h is replaced by the host name, %p by the process id, %r by the MPI_COMM_WORLD rank; "
+     "empty: stderr"},
     {"device", INT, device_values, &CG_C->device_mode, OPAL_INFO_LVL_2, 0, RO,
-     "Device layer: auto (CUDA when a GPU and driver are present, otherwise the component "
-     "disqualifies itself quietly), cuda, or host (host buffers are treated as device "
-     "buffers and run on the host device layer: testing and debugging without a GPU)"},
+     "Device layer: auto (CUDA when a driver is installed, otherwise the component "
+     "disqualifies itself quietly; the driver starts only at the first call with device "
+     "buffers), cuda, or host (the host device layer, for testing and debugging without a "
+     "GPU: strict when the application allocates from the simulated GPU, libcg_sim, whose "
+     "memory the CPU cannot touch; otherwise every host buffer plays a device buffer)"},
     {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, 0, EQ,
      "0: group ranks by the node they run on. N > 0: group N consecutive ranks of each "
      "communicator into one virtual node; N < 0: -N virtual nodes, the ranks dealt to them "
@@ -118,8 +124,11 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Testing failure handling: RANK:CALL makes the first device operation of the CALL-th "
      "fast-path call of MPI_COMM_WORLD rank RANK fail, as a device error would"},
     {"debug_host_buffer_ranks", STR, NULL, &CG_C->debug_host_buffer_ranks, OPAL_INFO_LVL_9, 0,
-     RO, "Testing with coll_gpu_device=host: comma list of MPI_COMM_WORLD ranks whose "
-     "buffers count as host memory, to exercise ranks that mix memory kinds"},
+     RO, "Testing with coll_gpu_device=host in lenient mode: comma list of MPI_COMM_WORLD "
+     "ranks whose buffers count as host memory, to exercise ranks that mix memory kinds"},
+    {"debug_host_lenient", INT, NULL, &CG_C->debug_host_lenient, OPAL_INFO_LVL_9, 0, RO,
+     "Testing with coll_gpu_device=host: 1 ignores the simulated GPU even when the "
+     "application loaded it (lenient mode: every host buffer plays device memory)"},
 };
 
 static int mca_coll_gpu_register_one(const char *name, mca_base_var_type_t type,

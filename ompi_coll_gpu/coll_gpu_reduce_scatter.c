@@ -44,8 +44,7 @@ static int mca_coll_gpu_rs_staged(const void *sbuf, void *rbuf, size_t total, si
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    mca_coll_gpu_staging_end(&st);
-    return rc;
+    return mca_coll_gpu_staging_end(&st, rc);
 }
 
 static int mca_coll_gpu_rs_run(const void *sbuf, void *rbuf, const void *arg,
@@ -73,7 +72,7 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf, s
 {
     ptrdiff_t  gap;
     size_t     dsize = 0;
-    int        kinds, nofast;
+    int        kinds, layout;
     cg_call_t *call = call_out;
 
     if (sbuf == MPI_IN_PLACE) {
@@ -82,7 +81,9 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf, s
         kinds = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(dtype, total, &gap)) |
                 mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, own, &gap));
     }
-    nofast = 0; /* predefined types only (see mca_coll_gpu_allreduce) */
+    /* predefined types only go fast (see mca_coll_gpu_allreduce): gaps matter to a local
+     * copy only */
+    layout = mca_coll_gpu_dtype_is_dense(dtype, total) ? 0 : MCA_COLL_GPU_LAYOUT_GAPS;
     ompi_datatype_type_size(dtype, &dsize);
     *call = (cg_call_t){
         .coll      = coll,
@@ -92,7 +93,7 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf, s
         .op        = mca_coll_gpu_op_map(op),
         .comm_size = ompi_comm_size(comm),
     };
-    return mca_coll_gpu_route(m, comm, call, kinds, nofast, route);
+    return mca_coll_gpu_route(m, comm, call, kinds, layout, route);
 }
 
 /* Run the fast path with counts[r] = rcounts[r] (or rcount for every rank). */
@@ -144,6 +145,8 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_rs_staged(sbuf, rbuf, total, own, dtype, op, comm, m,
                                       mca_coll_gpu_rs_run, rcounts);
+    case MCA_COLL_GPU_PATH_LOCAL:
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
         return mca_coll_gpu_rs_run(sbuf, rbuf, rcounts, dtype, op, comm, m);
     }
@@ -174,6 +177,8 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_rs_staged(sbuf, rbuf, total, (size_t)rcount, dtype, op, comm, m,
                                       mca_coll_gpu_rsb_run, &count);
+    case MCA_COLL_GPU_PATH_LOCAL:
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
         return mca_coll_gpu_rsb_run(sbuf, rbuf, &count, dtype, op, comm, m);
     }

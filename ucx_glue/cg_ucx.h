@@ -34,10 +34,13 @@ int         cg_ucx_supports_cuda(const cg_ucx_t *ucx);
 const char *cg_ucx_describe(const cg_ucx_t *ucx);
 /* This worker's address, to be exchanged with the peers. */
 cg_status_t cg_ucx_address(cg_ucx_t *ucx, const void **addr, size_t *len);
-cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, cg_ucx_ep_t **ep_out);
-/* Close with a flush of what is in flight; force: without (after a failure, when peers may
- * never answer). */
-void        cg_ucx_ep_destroy(cg_ucx_t *ucx, cg_ucx_ep_t *ep, int force);
+/* The endpoint to the worker at peer_addr: one per peer for the life of this worker,
+ * shared by every communicator over that peer (closing one per communicator would disturb
+ * the others' transfers and wait on peers). A failed one is replaced. */
+cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len,
+                             cg_ucx_ep_t **ep_out);
+/* A communicator is done with it: it stays open for others (closed with the worker). */
+void        cg_ucx_ep_release(cg_ucx_t *ucx, cg_ucx_ep_t *ep);
 
 /* Nonblocking tagged operations. *req is NULL when the operation completed at once;
  * otherwise wait for it with cg_ucx_test. device: the buffer is CUDA memory. */

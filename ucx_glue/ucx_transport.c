@@ -1,10 +1,25 @@
 /* UCP context, worker, endpoints and tagged operations. */
 #include "ucx_glue/cg_ucx.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
+
+/* One endpoint per peer worker for the life of the worker, shared by every communicator
+ * over that peer: UCX pairs the endpoints of two workers, so a second endpoint to the same
+ * peer, closed when its communicator is freed, could take down transfers of another
+ * communicator (canceled requests), and closing endpoints while peers do the same can wait
+ * for ever. Endpoints close when the worker does. */
+struct cg_ucx_ep {
+    ucp_ep_h          ep;
+    ucs_status_t      failed; /* set by the error handler */
+    unsigned          users;  /* communicators holding it */
+    size_t            address_len;
+    void             *address; /* the peer worker's address: the cache key */
+    struct cg_ucx_ep *next;
+};
 
 struct cg_ucx {
     cg_ucx_t      *parent;  /* a lane: another worker on the parent's context */
@@ -15,11 +30,8 @@ struct cg_ucx {
     size_t         address_len;
     uint64_t       memory_types;
     char           description[160];
-};
-
-struct cg_ucx_ep {
-    ucp_ep_h     ep;
-    ucs_status_t failed; /* set by the error handler */
+    pthread_mutex_t ep_lock;
+    cg_ucx_ep_t   *eps;     /* the endpoint cache */
 };
 
 int cg_ucx_built(void)
@@ -52,6 +64,7 @@ cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out)
     if (u == NULL) {
         return CG_ERR_NO_MEMORY;
     }
+    pthread_mutex_init(&u->ep_lock, NULL);
     status = ucp_config_read(NULL, NULL, &ucp_config);
     if (status != UCS_OK) {
         cg_error(CG_SUB_UCX, "ucp_config_read failed: %s", ucs_status_string(status));
@@ -121,6 +134,8 @@ cg_status_t cg_ucx_create_lane(cg_ucx_t *parent, cg_ucx_t **lane_out)
     }
     *u        = *parent;
     u->parent = parent;
+    u->eps    = NULL;
+    pthread_mutex_init(&u->ep_lock, NULL);
     wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     wparams.thread_mode = parent->thread_multi ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SERIALIZED;
     status              = ucp_worker_create(parent->context, &wparams, &u->worker);
@@ -140,11 +155,21 @@ cg_status_t cg_ucx_create_lane(cg_ucx_t *parent, cg_ucx_t **lane_out)
     return CG_OK;
 }
 
+static void cg_ucx_ep_close(cg_ucx_t *u, cg_ucx_ep_t *e, int force);
+
 void cg_ucx_destroy(cg_ucx_t *u)
 {
     if (u == NULL) {
         return;
     }
+    /* the end of the process: every communicator is gone, peers close theirs too; nothing
+     * is in flight (every collective flushed before it returned): no handshake to wait for */
+    while (u->eps != NULL) {
+        cg_ucx_ep_t *e = u->eps;
+        u->eps         = e->next;
+        cg_ucx_ep_close(u, e, 1);
+    }
+    pthread_mutex_destroy(&u->ep_lock);
     ucp_worker_release_address(u->worker, u->address);
     ucp_worker_destroy(u->worker);
     if (u->parent == NULL) {
@@ -181,15 +206,19 @@ static void cg_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     cg_warn(CG_SUB_UCX, "connection to a peer failed: %s", ucs_status_string(status));
 }
 
-cg_status_t cg_ucx_ep_create(cg_ucx_t *u, const void *peer_addr, cg_ucx_ep_t **ep_out)
+static cg_status_t cg_ucx_ep_open(cg_ucx_t *u, const void *peer_addr, size_t addr_len,
+                                  cg_ucx_ep_t **ep_out)
 {
     ucp_ep_params_t params = {0};
     ucs_status_t    status;
     cg_ucx_ep_t    *e = calloc(1, sizeof(*e));
 
-    if (e == NULL) {
+    if (e == NULL || (e->address = malloc(addr_len)) == NULL) {
+        free(e);
         return CG_ERR_NO_MEMORY;
     }
+    memcpy(e->address, peer_addr, addr_len);
+    e->address_len         = addr_len;
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
     params.address         = peer_addr;
@@ -199,11 +228,47 @@ cg_status_t cg_ucx_ep_create(cg_ucx_t *u, const void *peer_addr, cg_ucx_ep_t **e
     status                 = ucp_ep_create(u->worker, &params, &e->ep);
     if (status != UCS_OK) {
         cg_error(CG_SUB_UCX, "ucp_ep_create failed: %s", ucs_status_string(status));
+        free(e->address);
         free(e);
         return cg_ucx_status(status);
     }
     *ep_out = e;
     return CG_OK;
+}
+
+cg_status_t cg_ucx_ep_create(cg_ucx_t *u, const void *peer_addr, size_t addr_len,
+                             cg_ucx_ep_t **ep_out)
+{
+    cg_ucx_ep_t **link, *stale = NULL;
+    cg_status_t   status = CG_OK;
+
+    pthread_mutex_lock(&u->ep_lock);
+    for (link = &u->eps; *link != NULL; link = &(*link)->next) {
+        cg_ucx_ep_t *e = *link;
+        if (e->address_len == addr_len && memcmp(e->address, peer_addr, addr_len) == 0) {
+            if (e->failed == UCS_OK) {
+                e->users++;
+                *ep_out = e;
+                pthread_mutex_unlock(&u->ep_lock);
+                return CG_OK;
+            }
+            /* the connection failed earlier: a new communicator gets a new one */
+            *link = e->next;
+            stale = e;
+            break;
+        }
+    }
+    status = cg_ucx_ep_open(u, peer_addr, addr_len, ep_out);
+    if (status == CG_OK) {
+        (*ep_out)->users = 1;
+        (*ep_out)->next  = u->eps;
+        u->eps           = *ep_out;
+    }
+    pthread_mutex_unlock(&u->ep_lock);
+    if (stale != NULL) {
+        cg_ucx_ep_close(u, stale, 1);
+    }
+    return status;
 }
 
 /* Progress until req completes or seconds pass; release it either way (UCX frees a
@@ -224,23 +289,31 @@ static ucs_status_t cg_ucx_wait_bounded(cg_ucx_t *u, ucs_status_ptr_t req, doubl
     return status;
 }
 
-void cg_ucx_ep_destroy(cg_ucx_t *u, cg_ucx_ep_t *e, int force)
+static void cg_ucx_ep_close(cg_ucx_t *u, cg_ucx_ep_t *e, int force)
 {
     ucp_request_param_t params = {0};
 
-    if (e == NULL) {
-        return;
-    }
-    /* Flush what is still in flight (eager data may sit in a transport's buffer), but a
-     * peer that already left must not hold the teardown: force after an error. */
     if (e->failed != UCS_OK || force) {
         params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         params.flags        = UCP_EP_CLOSE_FLAG_FORCE;
     }
-    if (cg_ucx_wait_bounded(u, ucp_ep_close_nbx(e->ep, &params), 10.0) == UCS_INPROGRESS) {
-        cg_warn(CG_SUB_UCX, "an endpoint did not close within 10 s: left behind");
+    if (cg_ucx_wait_bounded(u, ucp_ep_close_nbx(e->ep, &params), 2.0) == UCS_INPROGRESS) {
+        cg_debug(CG_SUB_UCX, "an endpoint did not close within 2 s: left to UCX");
     }
+    free(e->address);
     free(e);
+}
+
+void cg_ucx_ep_release(cg_ucx_t *u, cg_ucx_ep_t *e)
+{
+    if (e == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&u->ep_lock);
+    if (e->users > 0) {
+        e->users--; /* stays open for the next communicator over this peer */
+    }
+    pthread_mutex_unlock(&u->ep_lock);
 }
 
 cg_status_t cg_ucx_flush(cg_ucx_t *u)

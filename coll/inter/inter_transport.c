@@ -51,11 +51,12 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
         status = CG_ERR_NO_MEMORY;
         goto err;
     }
-    /* Device memory to UCX when it can take it; otherwise stage through host chunks. The
-     * host layer's "device" memory is host memory: UCX takes it as it is. */
     x->ucx_device = (dev->kind == CG_DEV_KIND_CUDA) && cg_ucx_supports_cuda(ucx);
+    /* UCX reads device memory itself only when it supports CUDA memory (and the memory
+     * is CUDA's); otherwise device data goes through page-locked host chunks, unless the
+     * CPU may touch device memory (the lenient host layer) */
     x->staged     = config->staging == 1 ||
-                    (config->staging == 0 && dev->kind == CG_DEV_KIND_CUDA && !x->ucx_device);
+                    (config->staging == 0 && !x->ucx_device && !dev->caps.host_access);
     status = dev->ops->stream_create(dev, &x->stream);
     if (status != CG_OK) {
         x->stream = NULL;
@@ -95,7 +96,7 @@ void cg_inter_destroy(cg_inter_t *x)
                     cg_ucx_probe(x->ucx, cg_inter_abort_tag(x), 0xffffull << 48, 1); i++) {
     }
     for (int r = 0; x->eps != NULL && r < x->size; r++) {
-        cg_ucx_ep_destroy(x->ucx, x->eps[r], x->failed);
+        cg_ucx_ep_release(x->ucx, x->eps[r]);
     }
     for (int i = 0; i < CG_INTER_MAX_DEPTH * 2 && i < 64; i++) {
         if (x->events[i] != NULL) {
@@ -146,7 +147,10 @@ static cg_status_t cg_inter_ep(cg_inter_t *x, int peer, cg_ucx_ep_t **ep)
 {
     if (x->eps[peer] == NULL) {
         const char *addr = x->addrs + (size_t)peer * x->addr_stride;
-        cg_status_t status = cg_ucx_ep_create(x->ucx, addr + sizeof(uint64_t), &x->eps[peer]);
+        uint64_t    len;
+        cg_status_t status;
+        memcpy(&len, addr, sizeof(len)); /* each entry: its length, then the address */
+        status = cg_ucx_ep_create(x->ucx, addr + sizeof(uint64_t), (size_t)len, &x->eps[peer]);
         if (status != CG_OK) {
             x->eps[peer] = NULL;
             return status;

@@ -40,12 +40,14 @@ typedef struct {
     cg_ipc_handle_t   in;  /* buffer_id 0: not provided or not exportable */
     cg_ipc_handle_t   out;
     volatile uint32_t meta_ok; /* every buffer asked of this rank is exportable */
+    volatile uint32_t map_ok;  /* this rank mapped every peer buffer it needs */
 } cg_intra_ctl_t;
 
-typedef struct cg_ipc_cache cg_ipc_cache_t;
+typedef struct cg_ipc_mapping cg_ipc_mapping_t;
 
 /* What each rank tells the others when the group is set up. */
 typedef struct {
+    uint64_t        proc_id; /* the process (cg_process_id), the IPC registry's peer key */
     int             pid;
     int             status; /* cg_status_t of its local setup */
     char            pci_bus_id[32];
@@ -70,6 +72,7 @@ typedef struct cg_intra {
     int              rank;       /* this rank's index in the group */
     int              comm_ranks[CG_INTRA_MAX];
     int              pids[CG_INTRA_MAX];
+    uint64_t         proc_ids[CG_INTRA_MAX];
     cg_sync_mode_t   sync;       /* resolved: host or device */
     double           timeout_s;
     cg_copy_method_t copy;
@@ -78,7 +81,7 @@ typedef struct cg_intra {
     char             ctl_name[64];
     cg_dev_event_t  *event;
     char            *scratch[CG_INTRA_MAX]; /* each rank's scratch, as mapped here */
-    void            *scratch_map[CG_INTRA_MAX]; /* what ipc_import returned (peers) */
+    cg_ipc_mapping_t *scratch_map[CG_INTRA_MAX]; /* peers' scratch in the IPC registry */
     size_t           scratch_bytes;
     size_t           half_bytes;            /* bytes of one data half */
     uint64_t         host_epoch;            /* host barriers done (same on every rank) */
@@ -86,7 +89,8 @@ typedef struct cg_intra {
     unsigned         parity;                /* steps done: selects the scratch half */
     int              ring[CG_INTRA_MAX];    /* ring order (group ranks), from the topology */
     int              ring_pos;              /* this rank's place in it */
-    cg_ipc_cache_t  *cache;
+    cg_ipc_mapping_t *pins[2 * CG_INTRA_MAX]; /* peers' user buffers this call uses */
+    int              num_pins;
     int              failed;                /* a barrier failed: the group is unusable */
 } cg_intra_t;
 
@@ -119,13 +123,15 @@ cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine);
 /* Device barriers: set this rank's flags from the host so that its stream never stays
  * blocked on a peer that failed (at a failure, and at teardown). */
 void        cg_intra_release_waits(cg_intra_t *g);
-/* Wait for this rank's stream, watching for peers that failed or died. */
+/* Wait for this rank's stream, watching for peers that failed or died; the end of a call:
+ * releases the peers' buffers that cg_intra_publish mapped for it. */
 cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine);
 /* Zero copy: export in/out (NULL: not needed from this rank), exchange, map the peers'.
  * status: this rank's status so far, carried by the first barrier.
- * *all_ok tells whether every rank could export what it was asked for; when it is 0 the
- * caller runs its copy variant. Status and *all_ok are the same on every rank (two host
- * barriers: one for the handles, one for the mappings). */
+ * *all_ok tells whether every rank could export what it was asked for and map what it
+ * needs of its peers; when it is 0 the caller runs its copy variant (an import that fails
+ * degrades the call, it does not fail it). Status and *all_ok are the same on every rank
+ * (two host barriers: one for the handles, one for the mappings). */
 cg_status_t cg_intra_publish(cg_intra_t *g, cg_status_t status, const void *in, size_t in_bytes,
                              void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
                              int *all_ok);
@@ -139,18 +145,21 @@ cg_status_t cg_intra_copy_multi(cg_intra_t *g, char *const dsts[], int n, const 
 cg_status_t cg_intra_copy_typed(cg_intra_t *g, void *dst, const void *src, size_t count,
                                 cg_dtype_t dtype);
 
-/* ---- IPC cache (ipc_cache.c) ------------------------------------------------------------ */
+/* ---- IPC registry (ipc_cache.c): the process's mappings of peers' allocations ---------- */
 typedef struct {
-    unsigned long hits, misses, evictions;
+    unsigned long hits, misses, evictions, retries, mapped;
 } cg_ipc_cache_stats_t;
 
-cg_status_t cg_ipc_cache_create(cg_dev_t *dev, int npeers, int max_per_peer, cg_ipc_cache_t **out);
-void        cg_ipc_cache_destroy(cg_ipc_cache_t *cache);
-/* Local address of the memory a peer's handle describes (its pointer, offset included).
- * Maps the allocation at the first use; a mapping of the same address range with another
- * buffer id (memory freed and reused) is closed and replaced. */
-cg_status_t cg_ipc_cache_get(cg_ipc_cache_t *cache, int peer, const cg_ipc_handle_t *handle,
-                             char **ptr);
-void        cg_ipc_cache_stats(const cg_ipc_cache_t *cache, cg_ipc_cache_stats_t *stats);
+/* Local address of the memory a peer's handle describes (its pointer, offset included),
+ * mapped at the first use and shared by every communicator; peer: the peer process's
+ * cg_process_id. *pin keeps the mapping open until cg_ipc_release. */
+cg_status_t cg_ipc_acquire(cg_dev_t *dev, uint64_t peer, const cg_ipc_handle_t *handle,
+                           char **ptr, cg_ipc_mapping_t **pin);
+/* Give a pin back; close_now: unmap at once when nobody else uses it (a peer's scratch,
+ * freed with its communicator), otherwise it stays cached for later calls. */
+void        cg_ipc_release(cg_ipc_mapping_t *pin, int close_now);
+/* At the end of the process: close every mapping. */
+void        cg_ipc_registry_cleanup(void);
+void        cg_ipc_stats(cg_ipc_cache_stats_t *stats);
 
 #endif /* CG_INTRA_H */

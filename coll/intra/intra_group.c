@@ -18,7 +18,8 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     void                *ctl;
 
     memset(info, 0, sizeof(*info));
-    info->pid    = (int)getpid();
+    info->proc_id = cg_process_id();
+    info->pid     = (int)getpid();
     info->status = CG_ERR_INTERNAL;
     g = calloc(1, sizeof(*g));
     if (g == NULL) {
@@ -150,6 +151,7 @@ cg_status_t cg_intra_connect(cg_intra_t *g, const int *ranks, const cg_intra_pee
     g->ctl[me]     = own_ctl;
     for (int p = 0; p < size; p++) {
         g->comm_ranks[p] = ranks[p];
+        g->proc_ids[p]   = infos[p].proc_id;
         /* A peer in another PID namespace cannot be watched: 0 disables the check. */
         g->pids[p] = cg_process_alive(infos[p].pid) ? infos[p].pid : 0;
         if (infos[p].status != CG_OK) {
@@ -166,20 +168,19 @@ cg_status_t cg_intra_connect(cg_intra_t *g, const int *ranks, const cg_intra_pee
             return status;
         }
         g->ctl[p] = base;
-        status = g->dev->ops->ipc_import(g->dev, &infos[p].scratch, &base);
+        /* through the process's IPC registry: a stale mapping of this peer over the same
+         * range (memory it freed) is closed first, never "already mapped" */
+        status = cg_ipc_acquire(g->dev, infos[p].proc_id, &infos[p].scratch, &g->scratch[p],
+                                &g->scratch_map[p]);
         if (status != CG_OK) {
+            g->scratch[p] = NULL;
             cg_warn(CG_SUB_IPC, "cannot map the scratch buffer of local rank %d (%s)", p,
                     infos[p].pci_bus_id);
             return status;
         }
-        g->scratch_map[p] = base;
-        g->scratch[p]     = (char *)base + infos[p].scratch.offset;
     }
     g->sync = cg_intra_resolve_sync(g, infos, size, requested);
-    status  = cg_ipc_cache_create(g->dev, size, 64, &g->cache);
-    if (status == CG_OK) {
-        status = cg_intra_pick_copy(g);
-    }
+    status  = cg_intra_pick_copy(g);
     if (status != CG_OK) {
         return status;
     }
@@ -232,15 +233,15 @@ void cg_intra_destroy(cg_intra_t *g)
         cg_intra_release_waits(g);
         (void)dev->ops->stream_sync(dev, g->stream);
     }
-    cg_ipc_cache_destroy(g->cache);
+    for (int i = 0; i < g->num_pins; i++) {
+        cg_ipc_release(g->pins[i], 0);
+    }
     for (int p = 0; p < CG_INTRA_MAX; p++) {
         int own = (g->size == 0) ? (p == 0) : (p == g->rank);
-        if (g->scratch[p] != NULL) {
-            if (own) {
-                dev->ops->mem_free(dev, g->scratch[p]);
-            } else if (g->scratch_map[p] != NULL) {
-                dev->ops->ipc_close(dev, g->scratch_map[p]);
-            }
+        if (own && g->scratch[p] != NULL) {
+            dev->ops->mem_free(dev, g->scratch[p]);
+        } else if (!own && g->scratch_map[p] != NULL) {
+            cg_ipc_release(g->scratch_map[p], 1); /* the peer frees it now */
         }
         if (g->ctl[p] != NULL) {
             cg_shm_detach(g->ctl[p], CG_INTRA_CTL_BYTES);

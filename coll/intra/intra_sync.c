@@ -4,6 +4,8 @@
 #include <sched.h>
 #include <string.h>
 
+static cg_status_t cg_intra_finish_stream(cg_intra_t *g, cg_status_t mine);
+
 static uint64_t *cg_intra_flags(const cg_intra_t *g, int r)
 {
     return (uint64_t *)g->scratch[r];
@@ -137,7 +139,24 @@ cg_status_t cg_intra_barrier(cg_intra_t *g, cg_status_t mine)
     return status;
 }
 
+/* The call is over: the peers' buffers it mapped stay cached, unpinned. */
+static void cg_intra_unpin(cg_intra_t *g)
+{
+    for (int i = 0; i < g->num_pins; i++) {
+        cg_ipc_release(g->pins[i], 0);
+    }
+    g->num_pins = 0;
+}
+
 cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine)
+{
+    cg_status_t status = cg_intra_finish_stream(g, mine);
+
+    cg_intra_unpin(g);
+    return status;
+}
+
+static cg_status_t cg_intra_finish_stream(cg_intra_t *g, cg_status_t mine)
 {
     cg_dev_t   *dev = g->dev;
     cg_status_t status;
@@ -196,12 +215,33 @@ static cg_status_t cg_intra_export(cg_intra_t *g, const void *buf, size_t bytes,
     return status;
 }
 
+/* Map peer p's published handle; a failure only clears *mapped (the call degrades). */
+static void cg_intra_map_peer(cg_intra_t *g, int p, const cg_ipc_handle_t *handle, char **ptr,
+                              int *mapped)
+{
+    cg_status_t status;
+
+    *ptr = NULL;
+    if (handle->buffer_id == 0 || !*mapped) {
+        return;
+    }
+    status = cg_ipc_acquire(g->dev, g->proc_ids[p], handle, ptr, &g->pins[g->num_pins]);
+    if (status == CG_OK) {
+        g->num_pins++;
+        return;
+    }
+    cg_warn(CG_SUB_IPC, "cannot map a buffer of local rank %d (%s): this call copies through "
+            "scratch memory instead", p, cg_status_string(status));
+    *ptr    = NULL;
+    *mapped = 0;
+}
+
 cg_status_t cg_intra_publish(cg_intra_t *g, cg_status_t status, const void *in, size_t in_bytes,
                              void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
                              int *all_ok)
 {
     cg_intra_ctl_t *mine = g->ctl[g->rank];
-    int             ok = 1;
+    int             ok = 1, mapped = 1;
 
     *all_ok = 0;
     if (status == CG_OK) {
@@ -221,24 +261,25 @@ cg_status_t cg_intra_publish(cg_intra_t *g, cg_status_t status, const void *in, 
     if (!ok) {
         return CG_OK;
     }
-    for (int p = 0; p < g->size && status == CG_OK; p++) {
-        peer_in[p]  = NULL;
-        peer_out[p] = NULL;
+    for (int p = 0; p < g->size; p++) {
         if (p == g->rank) {
             peer_in[p]  = (char *)in;
             peer_out[p] = out;
             continue;
         }
-        if (g->ctl[p]->in.buffer_id != 0) {
-            status = cg_ipc_cache_get(g->cache, p, &g->ctl[p]->in, &peer_in[p]);
-        }
-        if (status == CG_OK && g->ctl[p]->out.buffer_id != 0) {
-            status = cg_ipc_cache_get(g->cache, p, &g->ctl[p]->out, &peer_out[p]);
-        }
+        cg_intra_map_peer(g, p, &g->ctl[p]->in, &peer_in[p], &mapped);
+        cg_intra_map_peer(g, p, &g->ctl[p]->out, &peer_out[p], &mapped);
     }
     /* Every rank must know that every rank mapped its peers before anyone writes. */
-    status = cg_intra_host_barrier(g, status);
-    *all_ok = (status == CG_OK);
+    mine->map_ok = (uint32_t)mapped;
+    status       = cg_intra_host_barrier(g, status);
+    for (int p = 0; p < g->size && status == CG_OK; p++) {
+        mapped &= (int)g->ctl[p]->map_ok;
+    }
+    if (status != CG_OK || !mapped) {
+        cg_intra_unpin(g);
+    }
+    *all_ok = (status == CG_OK && mapped);
     return status;
 }
 

@@ -86,12 +86,14 @@ static void cg_cuda_guard_exit(cg_cuda_guard_t *g)
         _s;                                                                                \
     })
 
-cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
+/* Pointer attributes; *context is the allocation's context (NULL for host memory). */
+static cg_status_t cg_cuda_pointer_attrs(const void *ptr, cg_mem_attr_t *attr, CUcontext *context)
 {
-    CUpointer_attribute names[6] = {
+    CUpointer_attribute names[7] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_BUFFER_ID,
         CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        CU_POINTER_ATTRIBUTE_CONTEXT,
     };
     unsigned int       mem_type   = 0;
     unsigned int       is_managed = 0;
@@ -99,18 +101,22 @@ cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
     unsigned long long buffer_id  = 0;
     CUdeviceptr        start      = 0;
     size_t             size       = 0;
-    void *data[6] = {&mem_type, &is_managed, &ordinal, &buffer_id, &start, &size};
+    CUresult           res;
+    void *data[7] = {&mem_type, &is_managed, &ordinal, &buffer_id, &start, &size, context};
 
     memset(attr, 0, sizeof(*attr));
     attr->kind   = CG_MEM_HOST;
     attr->device = -1;
-    if (ptr == NULL) {
-        return CG_OK;
+    *context     = NULL;
+    if (ptr == NULL || !cg_cu_process_active()) {
+        return CG_OK; /* before the application initialised CUDA, nothing is device memory */
     }
-    /* An address unknown to CUDA is reported as success with every attribute zero. */
-    if (cg_cu.cuPointerGetAttributes(6, names, data, (CUdeviceptr)(uintptr_t)ptr) !=
-        CUDA_SUCCESS) {
-        return CG_OK;
+    /* An address unknown to CUDA is reported as success with every attribute zero: a
+     * failure is a real one (and never means host memory). */
+    res = cg_cu.cuPointerGetAttributes(7, names, data, (CUdeviceptr)(uintptr_t)ptr);
+    if (res != CUDA_SUCCESS) {
+        cg_warn(CG_SUB_DEV, "cuPointerGetAttributes(%p) failed: %s", ptr, cg_cu_error_string(res));
+        return CG_ERR_DEVICE;
     }
     if (is_managed) {
         attr->kind = CG_MEM_MANAGED;
@@ -124,10 +130,25 @@ cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
     return CG_OK;
 }
 
+cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
+{
+    CUcontext context;
+
+    return cg_cuda_pointer_attrs(ptr, attr, &context);
+}
+
+/* With the layer open: memory of another device, or of a context other than the device's
+ * primary one (our kernels run in the primary context and cannot address it), is foreign. */
 static cg_status_t cg_cuda_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
 {
-    (void)dev;
-    return cg_dev_cuda_mem_query(ptr, attr);
+    CUcontext   context;
+    cg_status_t status = cg_cuda_pointer_attrs(ptr, attr, &context);
+
+    if (status == CG_OK && attr->kind == CG_MEM_DEVICE &&
+        (attr->device != dev->ordinal || context != cg_cuda_impl(dev)->ctx)) {
+        attr->foreign = 1;
+    }
+    return status;
 }
 
 static cg_status_t cg_cuda_mem_alloc_guarded(cg_dev_t *dev, size_t size, void **ptr)
@@ -320,6 +341,7 @@ static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle
     cg_cuda_mapping_t *m;
     cudaIpcMemHandle_t mem;
     void              *base = NULL;
+    cudaError_t        err;
     cg_status_t        status;
 
     m = calloc(1, sizeof(*m));
@@ -327,7 +349,16 @@ static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle
         return CG_ERR_NO_MEMORY;
     }
     memcpy(&mem, handle->opaque, sizeof(mem));
-    status = CG_CUDART_CALL(cudaIpcOpenMemHandle(&base, mem, cudaIpcMemLazyEnablePeerAccess));
+    err = cudaIpcOpenMemHandle(&base, mem, cudaIpcMemLazyEnablePeerAccess);
+    if (err == cudaErrorAlreadyMapped) {
+        /* a stale mapping of this peer over the same range: the caller evicts and retries */
+        (void)cudaGetLastError();
+        free(m);
+        cg_debug(CG_SUB_IPC, "cudaIpcOpenMemHandle of buffer %#lx: already mapped",
+                 (unsigned long)handle->buffer_id);
+        return CG_ERR_ALREADY_MAPPED;
+    }
+    status = CG_CUDART_CALL(err);
     if (status != CG_OK) {
         free(m);
         return status;
