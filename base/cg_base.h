@@ -71,7 +71,6 @@ void cg_log_set_tag(const char *tag);
  * %h host name, %p process id, %r MPI_COMM_WORLD rank. "" or NULL: stderr. */
 cg_status_t cg_log_set_file(const char *pattern);
 void        cg_log_close_file(void);
-const char *cg_log_subsys_name(unsigned subsys);
 unsigned cg_log_subsys_parse(const char *list, int *ok);
 
 void cg_log_emit(int level, unsigned subsys, const char *file, int line, const char *fmt, ...)

@@ -46,7 +46,7 @@ const char *cg_status_string(cg_status_t status)
     return "unknown status";
 }
 
-const char *cg_log_subsys_name(unsigned subsys)
+static const char *cg_log_subsys_name(unsigned subsys)
 {
     for (size_t i = 0; i < CG_ARRAY_SIZE(cg_subsys_names); i++) {
         if (cg_subsys_names[i].bit == subsys) {

@@ -40,7 +40,7 @@ static cg_ucx_t       *cg_process_ucx;
 static int             cg_process_ucx_tried;
 static cg_ucx_t       *cg_process_lane_ucx[CG_MAX_LANES]; /* [0]: cg_process_ucx */
 
-const cg_topo_t *cg_topo_process(const char *topo_file)
+static const cg_topo_t *cg_topo_process(const char *topo_file)
 {
     pthread_mutex_lock(&cg_process_lock);
     if (!cg_process_topo_tried) {
@@ -204,7 +204,7 @@ static cg_status_t cg_comm_connect_local(cg_comm_t *c, const cg_rank_info_t *inf
         peers[i] = infos[ranks[i]].intra;
     }
     return cg_intra_connect(c->intra, ranks, peers, c->local_size, c->local_rank,
-                            (cg_sync_mode_t)c->config.sync);
+                            c->config.sync);
 }
 
 /* The inter-node transport of one lane on a worker (the addresses come later). */
@@ -309,8 +309,8 @@ static cg_status_t cg_comm_exchange_addresses(cg_comm_t *c, const cg_oob_t *oob)
 cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
                            cg_comm_t **comm_out)
 {
-    cg_intra_config_t intra_config = {config->scratch_bytes, (cg_sync_mode_t)config->sync,
-                                      config->timeout_s, (cg_copy_method_t)config->copy};
+    cg_intra_config_t intra_config = {config->scratch_bytes, config->sync, config->timeout_s,
+                                      config->copy};
     cg_rank_info_t    mine, *infos = NULL;
     cg_rank_result_t  result, *results = NULL;
     cg_comm_t        *c = calloc(1, sizeof(*c));
@@ -407,4 +407,23 @@ void cg_comm_destroy(cg_comm_t *c)
     free(c->node_size);
     free(c->members);
     free(c);
+}
+
+/* Device memory of the hierarchical algorithms, grown on demand, owned by the context. */
+cg_status_t cg_comm_work(cg_comm_t *c, size_t bytes, void **work)
+{
+    if (bytes > c->work_bytes) {
+        if (c->work != NULL) {
+            c->dev->ops->mem_free(c->dev, c->work);
+            c->work       = NULL;
+            c->work_bytes = 0;
+        }
+        if (c->dev->ops->mem_alloc(c->dev, bytes, &c->work) != CG_OK) {
+            c->work = NULL;
+            return CG_ERR_NO_MEMORY;
+        }
+        c->work_bytes = bytes;
+    }
+    *work = c->work;
+    return CG_OK;
 }

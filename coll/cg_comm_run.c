@@ -1,12 +1,7 @@
-/* Running a planned fast path on a communicator's context. */
-#include "coll/allgather/allgather.h"
-#include "coll/allreduce/allreduce.h"
-#include "coll/bcast/bcast.h"
+/* Running a planned fast path on a communicator's context: one indirect call through the
+ * plan's registry row, with what every hierarchical run needs around it. */
 #include "coll/cg_comm_int.h"
-#include "coll/hier/hier.h"
-#include "coll/reduce_scatter/reduce_scatter.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
@@ -24,55 +19,10 @@ void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
     shape->topo_class = c->num_nodes > 1 ? c->model_class : c->topo.cls;
 }
 
-const cg_topo_summary_t *cg_comm_topo(const cg_comm_t *c)
-{
-    return &c->topo;
-}
-
 int cg_comm_failed(const cg_comm_t *c)
 {
     return c->failed || (c->intra != NULL && c->intra->failed) ||
            (c->inter != NULL && c->inter->failed);
-}
-
-cg_status_t cg_comm_work(cg_comm_t *c, size_t bytes, void **work)
-{
-    if (bytes > c->work_bytes) {
-        if (c->work != NULL) {
-            c->dev->ops->mem_free(c->dev, c->work);
-            c->work       = NULL;
-            c->work_bytes = 0;
-        }
-        if (c->dev->ops->mem_alloc(c->dev, bytes, &c->work) != CG_OK) {
-            c->work = NULL;
-            return CG_ERR_NO_MEMORY;
-        }
-        c->work_bytes = bytes;
-    }
-    *work = c->work;
-    return CG_OK;
-}
-
-/* Hierarchical algorithms advance the tag sequence on every rank, in or out of a rail. */
-static int cg_comm_hier(cg_comm_t *c, cg_alg_t alg)
-{
-    if (!cg_alg_is_hier(alg) || c->inter == NULL) {
-        return 0;
-    }
-    cg_inter_begin(c->inter);
-    return 1;
-}
-
-/* Pieces of a message of bytes (nccl-tests size) for the plan's chunk size. */
-static int cg_comm_chunks(const cg_plan_t *plan, double bytes)
-{
-    double chunks;
-
-    if (plan->chunk_bytes == 0 || bytes <= (double)plan->chunk_bytes) {
-        return 1;
-    }
-    chunks = ceil(bytes / (double)plan->chunk_bytes);
-    return chunks > CG_HIER_MAX_CHUNKS ? CG_HIER_MAX_CHUNKS : (int)chunks;
 }
 
 static cg_status_t cg_comm_done(cg_comm_t *c, cg_status_t status)
@@ -110,71 +60,20 @@ static cg_status_t cg_comm_hier_done(cg_comm_t *c, cg_status_t status)
     return cg_comm_done(c, status);
 }
 
-cg_status_t cg_comm_allreduce(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf, void *rbuf,
-                              size_t count, cg_dtype_t dtype, cg_op_t op)
+cg_status_t cg_comm_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
 {
-    if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_hier_done(c, cg_hier_allreduce(c, plan->alg, sbuf, rbuf, count, dtype, op,
-                                                 cg_comm_chunks(plan, (double)count * cg_dtype_size(dtype))));
-    }
-    switch (plan->alg) {
-    case CG_ALG_ONE_SHOT:
-        return cg_comm_done(c, cg_allreduce_one_shot(c->intra, sbuf, rbuf, count, dtype, op));
-    case CG_ALG_TWO_SHOT:
-        return cg_comm_done(c, cg_allreduce_two_shot(c->intra, sbuf, rbuf, count, dtype, op));
-    case CG_ALG_RING:
-        return cg_comm_done(c, cg_allreduce_ring(c->intra, sbuf, rbuf, count, dtype, op));
-    default:
-        return CG_ERR_UNSUPPORTED;
-    }
-}
+    const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
 
-cg_status_t cg_comm_reduce_scatter(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf,
-                                   void *rbuf, const size_t *counts, cg_dtype_t dtype, cg_op_t op)
-{
-    if (cg_comm_hier(c, plan->alg)) {
-        double total = 0;
-        for (int r = 0; r < c->config.size; r++) {
-            total += (double)counts[r] * cg_dtype_size(dtype);
-        }
-        return cg_comm_hier_done(c, plan->alg == CG_ALG_HIER_LEADER
-                                        ? cg_hier_reduce_scatter_leader(c, sbuf, rbuf, counts, dtype, op)
-                                        : cg_hier_reduce_scatter(c, sbuf, rbuf, counts, dtype, op,
-                                                                 cg_comm_chunks(plan, total)));
-    }
-    if (plan->alg != CG_ALG_DIRECT) {
+    if (info == NULL || info->run == NULL) {
         return CG_ERR_UNSUPPORTED;
     }
-    return cg_comm_done(c, cg_reduce_scatter_direct(c->intra, sbuf, rbuf, counts, dtype, op));
-}
-
-cg_status_t cg_comm_allgather(cg_comm_t *c, const cg_plan_t *plan, const void *sbuf, void *rbuf,
-                              size_t bytes)
-{
-    if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_hier_done(c, plan->alg == CG_ALG_HIER_LEADER
-                                        ? cg_hier_allgather_leader(c, sbuf, rbuf, bytes)
-                                        : cg_hier_allgather(c, sbuf, rbuf, bytes,
-                                                            cg_comm_chunks(plan, (double)bytes * c->config.size)));
+    if (info->scope != CG_SCOPE_HIER) {
+        return cg_comm_done(c, info->run(c, plan, call));
     }
-    if (plan->alg != CG_ALG_DIRECT) {
+    if (c->inter == NULL) {
         return CG_ERR_UNSUPPORTED;
     }
-    return cg_comm_done(c, cg_allgather_direct(c->intra, sbuf, rbuf, bytes));
-}
-
-cg_status_t cg_comm_bcast(cg_comm_t *c, const cg_plan_t *plan, void *buf, size_t bytes, int root)
-{
-    if (cg_comm_hier(c, plan->alg)) {
-        return cg_comm_hier_done(c, cg_hier_bcast(c, plan->alg, buf, bytes, root,
-                                             cg_comm_chunks(plan, (double)bytes)));
-    }
-    switch (plan->alg) {
-    case CG_ALG_DIRECT:
-        return cg_comm_done(c, cg_bcast_direct(c->intra, buf, bytes, root));
-    case CG_ALG_SCATTER_ALLGATHER:
-        return cg_comm_done(c, cg_bcast_scatter_allgather(c->intra, buf, bytes, root));
-    default:
-        return CG_ERR_UNSUPPORTED;
-    }
+    /* every rank advances the tag sequence, in or out of a rail */
+    cg_inter_begin(c->inter);
+    return cg_comm_hier_done(c, info->run(c, plan, call));
 }

@@ -1,77 +1,14 @@
-/* Algorithm names and selection. */
+/*
+ * The planner: which algorithm runs a call, and why. Decided from what every rank knows
+ * identically (the call's shape, the communicator's shape, the parameters), in this order:
+ * can any fast path take the call at all; the forced parameter; the rules file; the node
+ * class (no P2P: staged); on one node the size rules, across nodes the cost model over the
+ * applicable rows of the registry.
+ */
 #include "coll/cg_coll.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static const char *const cg_coll_names[CG_COLL_COUNT] = {
-    [CG_COLL_ALLREDUCE]            = "allreduce",
-    [CG_COLL_BCAST]                = "bcast",
-    [CG_COLL_ALLGATHER]            = "allgather",
-    [CG_COLL_REDUCE_SCATTER]       = "reduce_scatter",
-    [CG_COLL_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
-};
-
-static const char *const cg_alg_names[CG_ALG_COUNT] = {
-    [CG_ALG_AUTO]     = "auto",
-    [CG_ALG_STAGED]   = "staged",
-    [CG_ALG_ONE_SHOT] = "one_shot",
-    [CG_ALG_TWO_SHOT] = "two_shot",
-    [CG_ALG_DIRECT]   = "direct",
-    [CG_ALG_RING]     = "ring",
-    [CG_ALG_HIER_RING]   = "hier_ring",
-    [CG_ALG_HIER_RD]     = "hier_rd",
-    [CG_ALG_HIER_LEADER] = "hier_leader",
-    [CG_ALG_HIER_TREE]   = "hier_tree",
-    [CG_ALG_SCATTER_ALLGATHER] = "scatter_allgather",
-};
-
-static const cg_alg_t cg_algs_allreduce[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_ONE_SHOT,
-                                             CG_ALG_TWO_SHOT, CG_ALG_RING, CG_ALG_HIER_RING,
-                                             CG_ALG_HIER_RD, CG_ALG_HIER_LEADER, (cg_alg_t)-1};
-static const cg_alg_t cg_algs_bcast[]     = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
-                                             CG_ALG_SCATTER_ALLGATHER, CG_ALG_HIER_RING,
-                                             CG_ALG_HIER_TREE, (cg_alg_t)-1};
-static const cg_alg_t cg_algs_allgather[] = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
-                                             CG_ALG_HIER_RING, CG_ALG_HIER_LEADER, (cg_alg_t)-1};
-static const cg_alg_t cg_algs_rs[]        = {CG_ALG_AUTO, CG_ALG_STAGED, CG_ALG_DIRECT,
-                                             CG_ALG_HIER_RING, CG_ALG_HIER_LEADER, (cg_alg_t)-1};
-
-static const cg_alg_t *const cg_coll_alg_lists[CG_COLL_COUNT] = {
-    [CG_COLL_ALLREDUCE]            = cg_algs_allreduce,
-    [CG_COLL_BCAST]                = cg_algs_bcast,
-    [CG_COLL_ALLGATHER]            = cg_algs_allgather,
-    [CG_COLL_REDUCE_SCATTER]       = cg_algs_rs,
-    [CG_COLL_REDUCE_SCATTER_BLOCK] = cg_algs_rs,
-};
-
-const char *cg_coll_name(cg_coll_t coll)
-{
-    return (coll >= 0 && coll < CG_COLL_COUNT) ? cg_coll_names[coll] : "unknown";
-}
-
-const char *cg_alg_name(cg_alg_t alg)
-{
-    return (alg >= 0 && alg < CG_ALG_COUNT && cg_alg_names[alg]) ? cg_alg_names[alg] : "unknown";
-}
-
-const cg_alg_t *cg_coll_algs(cg_coll_t coll)
-{
-    return cg_coll_alg_lists[coll];
-}
-
-int cg_alg_valid(cg_coll_t coll, cg_alg_t alg)
-{
-    if (coll < 0 || coll >= CG_COLL_COUNT) {
-        return 0;
-    }
-    for (const cg_alg_t *a = cg_coll_alg_lists[coll]; *a != (cg_alg_t)-1; a++) {
-        if (*a == alg) {
-            return 1;
-        }
-    }
-    return 0;
-}
 
 void cg_planner_config_default(cg_planner_config_t *config)
 {
@@ -120,41 +57,36 @@ int cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call, 
     return 1;
 }
 
-/* nccl-tests' size of a call: the whole buffer (gathered, or scattered). */
-static double cg_plan_size(const cg_call_t *call)
-{
-    return call->coll == CG_COLL_ALLGATHER ? (double)call->bytes * call->comm_size : (double)call->bytes;
-}
-
-/* Can alg run this call on this communicator? When not, why. */
+/* Can alg run this call on this communicator? When not, why. From the registry row. */
 static int cg_plan_applicable(const cg_call_t *call, const cg_shape_t *shape, cg_alg_t alg,
                               char *why, size_t len)
 {
-    if (!cg_alg_valid(call->coll, alg)) {
+    const cg_alg_info_t *info = cg_alg_info(call->coll, alg);
+
+    if (alg == CG_ALG_AUTO) {
+        return 1;
+    }
+    if (info == NULL) {
         snprintf(why, len, "%s is not an algorithm of %s", cg_alg_name(alg), cg_coll_name(call->coll));
         return 0;
     }
-    if (alg == CG_ALG_STAGED || alg == CG_ALG_AUTO) {
-        return 1;
+    if ((info->needs & CG_NEEDS_ONE_NODE) && shape->num_nodes > 1) {
+        snprintf(why, len, "%s runs on one node, the communicator spans %d", info->name,
+                 shape->num_nodes);
+        return 0;
     }
-    if (!cg_alg_is_hier(alg)) {
-        if (shape->num_nodes > 1) {
-            snprintf(why, len, "%s runs on one node, the communicator spans %d", cg_alg_name(alg),
-                     shape->num_nodes);
+    if (info->needs & CG_NEEDS_NODES) {
+        if (shape->num_nodes < 2) {
+            snprintf(why, len, "%s needs several nodes", info->name);
             return 0;
         }
-        return 1;
+        if (!shape->inter_ok) {
+            snprintf(why, len, "no inter-node transport (UCX)");
+            return 0;
+        }
     }
-    if (shape->num_nodes < 2) {
-        snprintf(why, len, "%s needs several nodes", cg_alg_name(alg));
-        return 0;
-    }
-    if (!shape->inter_ok) {
-        snprintf(why, len, "no inter-node transport (UCX)");
-        return 0;
-    }
-    if (!shape->uniform && (alg == CG_ALG_HIER_RING || alg == CG_ALG_HIER_RD)) {
-        snprintf(why, len, "%s needs the same number of ranks on every node", cg_alg_name(alg));
+    if ((info->needs & CG_NEEDS_UNIFORM) && !shape->uniform) {
+        snprintf(why, len, "%s needs the same number of ranks on every node", info->name);
         return 0;
     }
     return 1;
@@ -216,22 +148,24 @@ static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_c
 static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_call_t *call,
                                    const cg_shape_t *shape, char *why, size_t len)
 {
-    static const cg_alg_t candidates[] = {CG_ALG_HIER_RING, CG_ALG_HIER_RD, CG_ALG_HIER_LEADER,
-                                          CG_ALG_HIER_TREE};
-    cg_cost_params_t p;
-    cg_alg_t         best = CG_ALG_STAGED;
-    double           best_t = 0, t;
-    char             skip[96];
+    const cg_alg_info_t *rows;
+    cg_cost_params_t     p;
+    cg_alg_t             best = CG_ALG_STAGED;
+    double               best_t = 0, t;
+    char                 skip[96];
+    int                  nrows;
 
     cg_plan_cost_params(config, shape, &p);
-    for (size_t i = 0; i < CG_ARRAY_SIZE(candidates); i++) {
-        if (!cg_plan_applicable(call, shape, candidates[i], skip, sizeof(skip))) {
+    rows = cg_alg_table(&nrows);
+    for (int i = 0; i < nrows; i++) { /* the applicable hierarchical rows, in table order */
+        if (rows[i].coll != call->coll || rows[i].scope != CG_SCOPE_HIER ||
+            !cg_plan_applicable(call, shape, rows[i].alg, skip, sizeof(skip))) {
             continue;
         }
-        t = cg_cost_predict(&p, candidates[i], call->coll, cg_plan_size(call), shape->num_nodes,
-                            shape->local_size);
+        t = rows[i].cost(&p, call->coll, cg_call_size(call), shape->num_nodes, shape->local_size,
+                         NULL);
         if (best == CG_ALG_STAGED || t < best_t) {
-            best   = candidates[i];
+            best   = rows[i].alg;
             best_t = t;
         }
     }
@@ -260,10 +194,10 @@ static void cg_plan_chunk(const cg_planner_config_t *config, const cg_call_t *ca
         plan->chunk_bytes = config->hier_chunk_bytes;
     } else {
         cg_plan_cost_params(config, shape, &p);
-        cg_cost_predict_chunked(&p, plan->alg, call->coll, cg_plan_size(call), shape->num_nodes,
+        cg_cost_predict_chunked(&p, plan->alg, call->coll, cg_call_size(call), shape->num_nodes,
                                 shape->local_size, &plan->chunk_bytes);
     }
-    if (plan->chunk_bytes > 0 && plan->chunk_bytes < (size_t)cg_plan_size(call)) {
+    if (plan->chunk_bytes > 0 && plan->chunk_bytes < (size_t)cg_call_size(call)) {
         snprintf(plan->reason + len, sizeof(plan->reason) - len, "; overlapped in chunks of %zu%s",
                  plan->chunk_bytes, config->hier_chunk_bytes > 0 ? " (set)" : "");
     } else {
@@ -296,7 +230,7 @@ static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_
     }
     for (int i = 0; i < cg_rules_count(config->rules); i++) {
         const cg_rule_t *r = cg_rules_get(config->rules, i);
-        if (cg_rule_matches(r, call->coll, (size_t)cg_plan_size(call), shape->num_nodes)) {
+        if (cg_rule_matches(r, call->coll, (size_t)cg_call_size(call), shape->num_nodes)) {
             if (r->alg == CG_ALG_AUTO) {
                 break; /* the model decides */
             }

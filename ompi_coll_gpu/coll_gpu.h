@@ -140,7 +140,14 @@ int  mca_coll_gpu_agree_kinds(struct mca_coll_gpu_module_t *m, struct ompi_commu
  * needs it (every rank gets there: the ranks agreed on the route first). NULL when it
  * could not be created, on every rank. */
 cg_comm_t *mca_coll_gpu_context(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm);
-int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, cg_coll_t coll, cg_status_t status);
+/* A fast path ended: an error becomes an MPI error (the communicator's fast paths retire). */
+int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *call,
+                            cg_status_t status);
+/* The call descriptor of an entry point: buffers (MPI_IN_PLACE: sbuf NULL), count as
+ * size_t, the device type and op of a reduction (CG_DT_NONE / CG_OP_NONE otherwise). */
+void mca_coll_gpu_call_init(cg_call_t *call, cg_coll_t coll, const void *sbuf, void *rbuf,
+                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm);
 /* layout: MCA_COLL_GPU_LAYOUT_* of this rank's buffers. */
 int  mca_coll_gpu_route(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                         const cg_call_t *call, int local_kinds, int layout,
@@ -149,9 +156,10 @@ int  mca_coll_gpu_route(struct mca_coll_gpu_module_t *m, struct ompi_communicato
 int  mca_coll_gpu_local_copy(struct mca_coll_gpu_module_t *m, void *dst, const void *src,
                              size_t bytes);
 const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route);
-void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, size_t count,
+/* The one log line of a call (coll_gpu_verbose 2). */
+void mca_coll_gpu_log_call(const cg_call_t *call, struct ompi_communicator_t *comm,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int kinds,
-                           const char *alg, const char *reason);
+                           const mca_coll_gpu_route_t *route);
 cg_dtype_t mca_coll_gpu_dtype_map(struct ompi_datatype_t *dtype);
 cg_op_t    mca_coll_gpu_op_map(struct ompi_op_t *op);
 int mca_coll_gpu_dtype_is_dense(struct ompi_datatype_t *dtype, size_t count);

@@ -192,20 +192,42 @@ static const char *mca_coll_gpu_op_name(struct ompi_op_t *op)
     return mapped == CG_OP_NONE ? "user" : cg_op_name(mapped);
 }
 
-void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, size_t count,
+void mca_coll_gpu_call_init(cg_call_t *call, cg_coll_t coll, const void *sbuf, void *rbuf,
+                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm)
+{
+    const int reduces = coll == CG_COLL_ALLREDUCE || coll == CG_COLL_REDUCE_SCATTER ||
+                        coll == CG_COLL_REDUCE_SCATTER_BLOCK;
+    size_t    dsize   = 0;
+
+    ompi_datatype_type_size(dtype, &dsize);
+    *call = (cg_call_t){
+        .coll      = coll,
+        .sbuf      = sbuf == MPI_IN_PLACE ? NULL : sbuf,
+        .rbuf      = rbuf,
+        .count     = count,
+        .bytes     = count * dsize,
+        .dtype     = reduces ? mca_coll_gpu_dtype_map(dtype) : CG_DT_NONE,
+        .op        = reduces ? mca_coll_gpu_op_map(op) : CG_OP_NONE,
+        .comm_size = ompi_comm_size(comm),
+    };
+}
+
+void mca_coll_gpu_log_call(const cg_call_t *call, struct ompi_communicator_t *comm,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int kinds,
-                           const char *alg, const char *reason)
+                           const mca_coll_gpu_route_t *route)
 {
     static const char *const kind_names[4] = {"none", "host", "device", "mixed"};
+    const char              *reason = route->plan.reason;
 
     if (!cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
         return;
     }
     cg_log_emit(CG_LOG_CALL, CG_SUB_COLL, __FILE__, __LINE__,
-                "%s count=%zu dtype=%s%s%s mem=%s alg=%s comm=%u np=%d%s%s", cg_coll_name(coll),
-                count, dtype ? dtype->name : "-", op ? " op=" : "", mca_coll_gpu_op_name(op),
-                kind_names[kinds & 3], alg, ompi_comm_get_cid(comm), ompi_comm_size(comm),
-                reason && *reason ? " why=" : "", reason ? reason : "");
+                "%s count=%zu dtype=%s%s%s mem=%s alg=%s comm=%u np=%d%s%s", cg_coll_name(call->coll),
+                call->count, dtype ? dtype->name : "-", op ? " op=" : "", mca_coll_gpu_op_name(op),
+                kind_names[kinds & 3], mca_coll_gpu_route_alg(route), ompi_comm_get_cid(comm),
+                ompi_comm_size(comm), reason[0] ? " why=" : "", reason);
 }
 
 /* Exchange through the layer underneath (host memory, MPI_BYTE) on the module's
@@ -226,8 +248,8 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .size          = ompi_comm_size(comm),
         .node_size     = mca_coll_gpu_component.node_size,
         .scratch_bytes = mca_coll_gpu_component.scratch_size,
-        .sync          = mca_coll_gpu_component.intra_sync,
-        .copy          = mca_coll_gpu_component.copy_method,
+        .sync          = (cg_sync_mode_t)mca_coll_gpu_component.intra_sync,
+        .copy          = (cg_copy_method_t)mca_coll_gpu_component.copy_method,
         .timeout_s     = mca_coll_gpu_component.timeout,
         .topo_file     = mca_coll_gpu_component.topo_file,
         .comm_id       = ompi_comm_get_cid(comm),
@@ -236,7 +258,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,
         .depth         = mca_coll_gpu_component.ucx_depth,
         .lanes         = mca_coll_gpu_component.hier_lanes,
-        .staging       = mca_coll_gpu_component.ucx_staging,
+        .staging       = (cg_staging_mode_t)mca_coll_gpu_component.ucx_staging,
     };
     cg_status_t status;
 
@@ -255,12 +277,13 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
 
 /* A fast path ended: an error becomes an MPI error, and the communicator's fast paths
  * are retired (every rank saw the same failure at the same barrier). */
-int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, cg_coll_t coll, cg_status_t status)
+int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *call,
+                           cg_status_t status)
 {
     if (status == CG_OK) {
         return OMPI_SUCCESS;
     }
-    cg_error(CG_SUB_COLL, "MPI_%s on %s failed on the fast path: %s", cg_coll_name(coll),
+    cg_error(CG_SUB_COLL, "MPI_%s on %s failed on the fast path: %s", cg_coll_name(call->coll),
              comm->c_name, cg_status_string(status));
     return mca_coll_gpu_status_to_mpi(status);
 }

@@ -14,11 +14,12 @@ static const mca_base_var_enum_value_t device_values[] = {
 static const mca_base_var_enum_value_t check_values[] = {
     {MCA_COLL_GPU_CHECK_AGREE, "agree"}, {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
 static const mca_base_var_enum_value_t sync_values[] = {
-    {0, "auto"}, {1, "host"}, {2, "device"}, {0, NULL}};
+    {CG_SYNC_AUTO, "auto"}, {CG_SYNC_HOST, "host"}, {CG_SYNC_DEVICE, "device"}, {0, NULL}};
 static const mca_base_var_enum_value_t copy_values[] = {
-    {0, "auto"}, {1, "engine"}, {2, "kernel"}, {0, NULL}};
+    {CG_COPY_AUTO, "auto"}, {CG_COPY_ENGINE, "engine"}, {CG_COPY_KERNEL, "kernel"}, {0, NULL}};
 static const mca_base_var_enum_value_t staging_values[] = {
-    {0, "auto"}, {1, "always"}, {2, "never"}, {0, NULL}};
+    {CG_STAGING_AUTO, "auto"}, {CG_STAGING_ALWAYS, "always"}, {CG_STAGING_NEVER, "never"},
+    {0, NULL}};
 
 typedef struct {
     const char                      *name;
@@ -155,28 +156,35 @@ static int mca_coll_gpu_register_one(const char *name, mca_base_var_type_t type,
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
-/* coll_gpu_<coll>_algorithm: one enumeration per collective, from the planner's tables.
- * Settable through MPI_T so that a benchmark can compare algorithms in one run. */
+/* coll_gpu_<coll>_algorithm: one enumeration per collective, from the algorithm registry
+ * (names and summaries). Settable through MPI_T so that a benchmark can compare algorithms
+ * in one run. */
 static int mca_coll_gpu_register_algorithms(void)
 {
     static mca_base_var_enum_value_t values[CG_COLL_COUNT][CG_ALG_COUNT + 1];
-    static char                      help[CG_COLL_COUNT][512];
+    static char                      help[CG_COLL_COUNT][2048];
     static char                      names[CG_COLL_COUNT][64];
+    const cg_alg_info_t             *rows;
+    int                              nrows;
 
+    rows = cg_alg_table(&nrows);
     for (int c = 0; c < CG_COLL_COUNT; c++) {
-        const cg_alg_t *algs = cg_coll_algs((cg_coll_t)c);
-        size_t          used;
-        int             n = 0, rc;
+        size_t used;
+        int    n = 0, rc;
 
         used = (size_t)snprintf(help[c], sizeof(help[c]),
-                                "Algorithm of MPI_%s on device buffers (auto: the planner "
-                                "chooses by size and topology). Values:",
-                                cg_coll_name((cg_coll_t)c));
-        for (; algs[n] != (cg_alg_t)-1; n++) {
-            values[c][n].value  = algs[n];
-            values[c][n].string = cg_alg_name(algs[n]);
-            used += (size_t)snprintf(help[c] + used, sizeof(help[c]) - used, "%s %s",
-                                     n ? "," : "", cg_alg_name(algs[n]));
+                                "Algorithm of MPI_%s on device buffers. Values: auto (the planner "
+                                "chooses by size and topology)", cg_coll_name((cg_coll_t)c));
+        values[c][n++] = (mca_base_var_enum_value_t){CG_ALG_AUTO, "auto"};
+        for (int i = 0; i < nrows; i++) {
+            if (rows[i].coll != (cg_coll_t)c || n >= CG_ALG_COUNT) {
+                continue;
+            }
+            values[c][n++] = (mca_base_var_enum_value_t){rows[i].alg, rows[i].name};
+            if (used < sizeof(help[c])) {
+                used += (size_t)snprintf(help[c] + used, sizeof(help[c]) - used, "; %s (%s)",
+                                         rows[i].name, rows[i].summary);
+            }
         }
         values[c][n] = (mca_base_var_enum_value_t){0, NULL};
         mca_coll_gpu_component.algorithm[c] = CG_ALG_AUTO;

@@ -5,6 +5,7 @@
  *
  *   coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] [--size BYTES] [--scale]
  *                 [--net-bw GBS] [--lanes N]
+ *   coll_gpu_info --algorithms     every algorithm of the registry and what it needs
  */
 #include "coll/cg_coll.h"
 
@@ -28,6 +29,7 @@ typedef struct {
     int         scale;
     double      net_bw;
     int         lanes;
+    int         algorithms;
 } info_opts_t;
 
 static void info_usage(void)
@@ -41,12 +43,13 @@ static void info_usage(void)
                     "  --size   message size in bytes (k, M, G suffixes)\n"
                     "  --scale  predicted time and bandwidth from 1 to 1024 nodes\n"
                     "  --net-bw NIC bandwidth for the model, GB/s per direction (default 48)\n"
-                    "  --lanes  inter-node lanes (coll_gpu_hier_lanes, default 4)\n");
+                    "  --lanes  inter-node lanes (coll_gpu_hier_lanes, default 4)\n"
+                    "  --algorithms  list the algorithm registry and exit\n");
 }
 
 static int info_parse(int argc, char **argv, info_opts_t *o)
 {
-    *o = (info_opts_t){"", 0, 1, NULL, 0, 0, 0, 4};
+    *o = (info_opts_t){"", 0, 1, NULL, 0, 0, 0, 4, 0};
     for (int i = 1; i < argc; i++) {
         const char *v = (i + 1 < argc) ? argv[i + 1] : "";
         if (!strcmp(argv[i], "--xml")) {
@@ -61,6 +64,9 @@ static int info_parse(int argc, char **argv, info_opts_t *o)
             if (cg_size_parse(v, &o->size) != CG_OK) {
                 return -1;
             }
+        } else if (!strcmp(argv[i], "--algorithms")) {
+            o->algorithms = 1;
+            continue;
         } else if (!strcmp(argv[i], "--scale")) {
             o->scale = 1;
             continue;
@@ -126,6 +132,29 @@ static void info_plan(const info_opts_t *o, const cg_topo_summary_t *s, int node
     }
 }
 
+/* The registry: what coll_gpu_<coll>_algorithm accepts, where each algorithm runs, what it
+ * needs of the communicator. */
+static int info_algorithms(void)
+{
+    static const char *const scopes[] = {"staged", "one node", "across nodes"};
+    const cg_alg_info_t     *rows;
+    int                      n;
+
+    rows = cg_alg_table(&n);
+    printf("%-21s %-18s %-12s %-22s %s\n", "collective", "algorithm", "scope", "needs",
+           "what it does");
+    for (int i = 0; i < n; i++) {
+        const cg_alg_info_t *r = &rows[i];
+        char                 needs[64];
+        snprintf(needs, sizeof(needs), "%s%s%s", r->needs & CG_NEEDS_ONE_NODE ? "one node " : "",
+                 r->needs & CG_NEEDS_NODES ? "nodes+UCX " : "",
+                 r->needs & CG_NEEDS_UNIFORM ? "equal ranks/node" : "");
+        printf("%-21s %-18s %-12s %-22s %s\n", cg_coll_name(r->coll), r->name, scopes[r->scope],
+               needs[0] ? needs : "-", r->summary);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static char       matrix[16384];
@@ -140,6 +169,9 @@ int main(int argc, char **argv)
     if (info_parse(argc, argv, &o) != 0) {
         info_usage();
         return 2;
+    }
+    if (o.algorithms) {
+        return info_algorithms();
     }
     printf("coll/gpu %s\n  build: %s\n  hwloc API: %s\n", CG_PACKAGE_VERSION, CG_BUILD_CONFIG,
            cg_topo_hwloc_version());

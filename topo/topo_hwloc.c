@@ -10,11 +10,6 @@
 
 #define CG_PCI_VENDOR_NVIDIA 0x10de
 
-int cg_topo_built_with_hwloc(void)
-{
-    return 1;
-}
-
 const char *cg_topo_hwloc_version(void)
 {
     static char version[16];

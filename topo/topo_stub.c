@@ -1,11 +1,6 @@
 /* The topology layer of a build configured --without-hwloc: no machine topology. */
 #include "topo/cg_topo.h"
 
-int cg_topo_built_with_hwloc(void)
-{
-    return 0;
-}
-
 const char *cg_topo_hwloc_version(void)
 {
     return "none";

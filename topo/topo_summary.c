@@ -15,7 +15,7 @@ static const char *const cg_class_names[CG_TOPO_CLASS_COUNT] = {
     [CG_TOPO_CLASS_NO_P2P]         = "no-p2p",
 };
 
-const char *cg_topo_path_name(cg_topo_path_t path)
+static const char *cg_topo_path_name(cg_topo_path_t path)
 {
     return cg_path_names[path <= CG_PATH_UNKNOWN ? path : CG_PATH_UNKNOWN];
 }

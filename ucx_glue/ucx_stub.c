@@ -1,11 +1,6 @@
 /* The UCX layer of a build configured --without-ucx: no inter-node transport. */
 #include "ucx_glue/cg_ucx.h"
 
-int cg_ucx_built(void)
-{
-    return 0;
-}
-
 cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out)
 {
     (void)config;

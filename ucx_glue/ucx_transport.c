@@ -34,11 +34,6 @@ struct cg_ucx {
     cg_ucx_ep_t   *eps;     /* the endpoint cache */
 };
 
-int cg_ucx_built(void)
-{
-    return 1;
-}
-
 static cg_status_t cg_ucx_status(ucs_status_t status)
 {
     switch (status) {

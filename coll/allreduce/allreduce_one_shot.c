@@ -32,3 +32,10 @@ cg_status_t cg_allreduce_one_shot(cg_intra_t *g, const void *sbuf, void *rbuf, s
     }
     return cg_intra_finish(g, status);
 }
+
+cg_status_t cg_allreduce_one_shot_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
+{
+    (void)plan;
+    return cg_allreduce_one_shot(c->intra, call->sbuf, call->rbuf, call->count, call->dtype,
+                                 call->op);
+}

@@ -24,7 +24,7 @@ static size_t cg_ring_off(const cg_ring_round_t *r, int b, size_t elem)
     return (r->first + (size_t)b * r->block) * elem;
 }
 
-cg_status_t cg_allreduce_ring(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
+static cg_status_t cg_allreduce_ring(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
                               cg_dtype_t dtype, cg_op_t op)
 {
     const int    n    = g->size, pos = g->ring_pos;
@@ -78,4 +78,11 @@ cg_status_t cg_allreduce_ring(cg_intra_t *g, const void *sbuf, void *rbuf, size_
         }
     }
     return cg_intra_finish(g, status);
+}
+
+cg_status_t cg_allreduce_ring_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
+{
+    (void)plan;
+    return cg_allreduce_ring(c->intra, call->sbuf, call->rbuf, call->count, call->dtype,
+                             call->op);
 }

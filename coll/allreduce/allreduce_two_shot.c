@@ -93,3 +93,10 @@ cg_status_t cg_allreduce_two_shot(cg_intra_t *g, const void *sbuf, void *rbuf, s
     return zero_copy ? cg_two_shot_zero_copy(g, peer_in, peer_out, count, dtype, op)
                      : cg_two_shot_copy(g, in, rbuf, count, dtype, op);
 }
+
+cg_status_t cg_allreduce_two_shot_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
+{
+    (void)plan;
+    return cg_allreduce_two_shot(c->intra, call->sbuf, call->rbuf, call->count, call->dtype,
+                                 call->op);
+}

@@ -21,6 +21,7 @@
 #define CG_INTRA_H
 
 #include "base/cg_base.h"
+#include "coll/cg_coll.h"
 #include "kernels/cg_dev.h"
 
 #include <stdint.h>
@@ -28,7 +29,6 @@
 #define CG_INTRA_MAX        CG_DEV_MAX_FANIN
 #define CG_INTRA_FLAG_BYTES 4096 /* device flags at the start of each scratch area */
 
-typedef enum { CG_SYNC_AUTO = 0, CG_SYNC_HOST = 1, CG_SYNC_DEVICE = 2 } cg_sync_mode_t;
 
 /* Host shared memory page of one rank. Written only by its owner. */
 typedef struct {
@@ -55,8 +55,6 @@ typedef struct {
     cg_ipc_handle_t scratch;
 } cg_intra_peer_info_t;
 
-/* How one source is copied to several destinations (allgather, bcast). */
-typedef enum { CG_COPY_AUTO = 0, CG_COPY_ENGINE = 1, CG_COPY_KERNEL = 2 } cg_copy_method_t;
 
 typedef struct {
     size_t           scratch_bytes;
@@ -118,8 +116,6 @@ static inline char *cg_intra_half(const cg_intra_t *g, int r, unsigned h)
 /* Full barrier of the group in the group's mode. mine: this rank's status so far.
  * Returns mine, or CG_ERR_PEER when another rank reported an error. */
 cg_status_t cg_intra_barrier(cg_intra_t *g, cg_status_t mine);
-/* Host barrier whatever the mode (for data the host reads: published handles). */
-cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine);
 /* Device barriers: set this rank's flags from the host so that its stream never stays
  * blocked on a peer that failed (at a failure, and at teardown). */
 void        cg_intra_release_waits(cg_intra_t *g);
@@ -144,6 +140,26 @@ cg_status_t cg_intra_copy_multi(cg_intra_t *g, char *const dsts[], int n, const 
  * the padding bytes of pair types untouched. */
 cg_status_t cg_intra_copy_typed(cg_intra_t *g, void *dst, const void *src, size_t count,
                                 cg_dtype_t dtype);
+
+/* ---- phases on segments (intra_segments.c) -------------------------------------------- */
+/* A piece of a buffer: offset and length (in the unit the phase says). */
+typedef struct {
+    size_t off;
+    size_t len;
+} cg_seg_t;
+
+/* Every rank's nseg segments (bytes of rbuf; segs[rank * nseg + k]) into every rank's rbuf.
+ * status: this rank's status so far, carried by the first barrier. */
+cg_status_t cg_allgather_segments(cg_intra_t *g, void *rbuf, const cg_seg_t *segs, int nseg,
+                                  cg_status_t status);
+/* Each rank reduces its own segments (elements of in) over every rank into out, packed one
+ * after the other. in_place: out is in, and the segments tile it in rank order. */
+cg_status_t cg_reduce_scatter_segments(cg_intra_t *g, const void *in, void *out,
+                                       const cg_seg_t *segs, int nseg, int in_place,
+                                       cg_dtype_t dtype, cg_op_t op, cg_status_t status);
+/* The root hands rank r segs[r] (bytes of buf). */
+cg_status_t cg_scatter_segments(cg_intra_t *g, void *buf, const cg_seg_t *segs, int root,
+                                cg_status_t status);
 
 /* ---- IPC registry (ipc_cache.c): the process's mappings of peers' allocations ---------- */
 typedef struct {

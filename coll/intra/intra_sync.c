@@ -67,7 +67,8 @@ static cg_status_t cg_intra_watch(cg_intra_t *g, double *t0)
     return CG_OK;
 }
 
-cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine)
+/* Host barrier whatever the mode (for data the host reads: published handles). */
+static cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine)
 {
     const uint64_t epoch = ++g->host_epoch;
     cg_status_t    status;

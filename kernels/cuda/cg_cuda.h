@@ -38,11 +38,6 @@ typedef struct {
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
 } cg_cu_driver_t;
 
-/* Load libcuda and resolve its symbols, without initialising it; fills reason when it
- * cannot. Idempotent. */
-cg_status_t cg_cu_driver_load(char *reason, size_t reason_len);
-/* Load and cuInit (once). */
-cg_status_t cg_cu_driver_init(char *reason, size_t reason_len);
 /* Has CUDA been initialised in this process (by the application, or by us)? Never
  * initialises it first: before the application does, no pointer is device memory. */
 int         cg_cu_process_active(void);

@@ -92,7 +92,9 @@ static void cg_cu_init_once(void)
     __atomic_store_n(&cg_cu_active, 1, __ATOMIC_RELEASE);
 }
 
-cg_status_t cg_cu_driver_load(char *reason, size_t reason_len)
+/* Load libcuda and resolve its symbols, without initialising it; fills reason when it
+ * cannot. Idempotent. */
+static cg_status_t cg_cu_driver_load(char *reason, size_t reason_len)
 {
     pthread_once(&cg_cu_load_once_ctl, cg_cu_load_once);
     if (cg_cu_load_status != CG_OK && reason != NULL) {
@@ -101,7 +103,8 @@ cg_status_t cg_cu_driver_load(char *reason, size_t reason_len)
     return cg_cu_load_status;
 }
 
-cg_status_t cg_cu_driver_init(char *reason, size_t reason_len)
+/* Load and cuInit (once). */
+static cg_status_t cg_cu_driver_init(char *reason, size_t reason_len)
 {
     cg_status_t status = cg_cu_driver_load(reason, reason_len);
 

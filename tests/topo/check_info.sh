@@ -37,6 +37,11 @@ info_args="--nodes 16" expect dgx-h100.xml 8 "allreduce +1024 B  hier_rd" \
 info_args="--scale --size 8G" expect dgx-h100.xml 8 "4 inter-node lanes" \
     "^ +1 +8  two_shot" "^ +16 +128  hier_ring .* [0-9]+$"
 info_args="--scale --lanes 1" expect dgx-h100.xml 8 "1 inter-node lanes"
+# the algorithm registry, as coll_gpu_info lists it
+if ! "$info" --algorithms | grep -qE "^reduce_scatter_block +hier_leader +across nodes +nodes\+UCX"; then
+    echo "FAIL coll_gpu_info --algorithms does not list the registry"
+    failures=$((failures + 1))
+fi
 if "$info" --lanes 9 >/dev/null 2>&1; then
     echo "FAIL coll_gpu_info accepted --lanes 9"
     failures=$((failures + 1))

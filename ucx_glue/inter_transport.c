@@ -1,5 +1,5 @@
 /* Tagged exchanges between nodes over UCX, directly or through pipelined host chunks. */
-#include "coll/inter/inter.h"
+#include "ucx_glue/cg_ucx.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -55,8 +55,9 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
     /* UCX reads device memory itself only when it supports CUDA memory (and the memory
      * is CUDA's); otherwise device data goes through page-locked host chunks, unless the
      * CPU may touch device memory (the lenient host layer) */
-    x->staged     = config->staging == 1 ||
-                    (config->staging == 0 && !x->ucx_device && !dev->caps.host_access);
+    x->staged     = config->staging == CG_INTER_STAGING_ALWAYS ||
+                    (config->staging == CG_INTER_STAGING_AUTO && !x->ucx_device &&
+                     !dev->caps.host_access);
     status = dev->ops->stream_create(dev, &x->stream);
     if (status != CG_OK) {
         x->stream = NULL;

@@ -1,36 +1,10 @@
-/* Hierarchical allreduce: intra-node phase, inter-node phase on rails or leaders. */
-#include "coll/allgather/allgather.h"
+/* Hierarchical allreduce hier_ring: intra reduce-scatter, ring allreduce of 1/L of the data
+ * on every rail, intra allgather; the phases overlapped chunk by chunk (hier_pipe.c). The
+ * network carries the least: every rail 1/L of the message. Equal ranks per node. */
 #include "coll/allreduce/allreduce.h"
-#include "coll/bcast/bcast.h"
 #include "coll/hier/hier.h"
-#include "coll/reduce_scatter/reduce_scatter.h"
 
 #include <stdlib.h>
-
-cg_status_t cg_hier_rail(const cg_comm_t *c, int local, cg_inter_group_t *g)
-{
-    g->n     = c->num_nodes;
-    g->me    = c->my_node;
-    g->ranks = malloc((size_t)c->num_nodes * sizeof(int));
-    if (g->ranks == NULL) {
-        return CG_ERR_NO_MEMORY;
-    }
-    for (int n = 0; n < c->num_nodes; n++) {
-        g->ranks[n] = cg_comm_member(c, n, local);
-    }
-    return CG_OK;
-}
-
-cg_status_t cg_hier_place(cg_comm_t *c, const void *sbuf, void *dst, size_t bytes)
-{
-    cg_status_t status;
-
-    if (sbuf == NULL || bytes == 0) {
-        return CG_OK;
-    }
-    status = c->dev->ops->copy(c->dev, dst, sbuf, bytes, c->inter->stream);
-    return status == CG_OK ? c->dev->ops->stream_sync(c->dev, c->inter->stream) : status;
-}
 
 /* hier_ring: chunk i of the message is cut into L blocks; local rank l reduces block l over
  * the node into a work slot, its rail allreduces it across the nodes, and the node shares
@@ -142,45 +116,17 @@ static cg_status_t cg_hier_allreduce_ring(cg_comm_t *c, const void *sbuf, void *
     return cg_hier_pipe_run(c, &job);
 }
 
-cg_status_t cg_hier_allreduce(cg_comm_t *c, cg_alg_t alg, const void *sbuf, void *rbuf,
-                              size_t count, cg_dtype_t dtype, cg_op_t op, int chunks)
+cg_status_t cg_allreduce_hier_ring_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
 {
-    const size_t     bytes = count * cg_dtype_size(dtype);
-    const int        small = bytes <= c->config.one_shot_max;
-    cg_inter_group_t group = {0};
-    cg_status_t      status;
+    cg_inter_group_t rail = {0};
+    cg_status_t      status = cg_hier_rail(c, c->local_rank, &rail);
 
-    /* the rail of local rank 0 is the leaders' group */
-    status = cg_hier_rail(c, alg == CG_ALG_HIER_LEADER ? 0 : c->local_rank, &group);
     if (status != CG_OK) { /* the node's other ranks learn of it at the barrier */
         return c->local_size > 1 ? cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status))
                                  : status;
     }
-    switch (alg) {
-    case CG_ALG_HIER_RING:
-        status = cg_hier_allreduce_ring(c, sbuf, rbuf, count, dtype, op, &group, chunks);
-        break;
-    case CG_ALG_HIER_RD:
-    case CG_ALG_HIER_LEADER:
-        /* every rank of the node gets the node's sum (the same bits everywhere) */
-        if (c->local_size > 1) {
-            status = small ? cg_allreduce_one_shot(c->intra, sbuf, rbuf, count, dtype, op)
-                           : cg_allreduce_two_shot(c->intra, sbuf, rbuf, count, dtype, op);
-        } else {
-            status = cg_hier_place(c, sbuf, rbuf, bytes);
-        }
-        if (status == CG_OK && (alg == CG_ALG_HIER_RD || c->local_rank == 0)) {
-            status = small ? cg_inter_allreduce_rd(c->inter, &group, rbuf, count, dtype, op)
-                           : cg_inter_allreduce_ring(c->inter, &group, rbuf, count, dtype, op);
-        }
-        if (alg == CG_ALG_HIER_LEADER && c->local_size > 1) {
-            status = (status == CG_OK) ? cg_bcast_direct(c->intra, rbuf, bytes, 0)
-                                       : cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
-        }
-        break;
-    default:
-        status = CG_ERR_UNSUPPORTED;
-    }
-    free(group.ranks);
+    status = cg_hier_allreduce_ring(c, call->sbuf, call->rbuf, call->count, call->dtype,
+                                    call->op, &rail, cg_hier_plan_chunks(plan, (double)call->bytes));
+    free(rail.ranks);
     return status;
 }

@@ -1,40 +1,16 @@
 /*
- * Hierarchical bcast.
- *   hier_tree  one rank per node (the root's local index) forms a binomial tree across the
- *              nodes, then every node broadcasts inside. Any layout; small messages.
- *   hier_ring  the message is cut into chunks and each chunk into L parts; on the root's
- *              node the root hands local rank l part l, rail l relays part l from node to
- *              node down a chain, and every node shares the parts inside: each GPU's links
- *              carry about the message once, and the chunks keep the chain and the
- *              intra-node phases busy at the same time. Equal ranks per node; large
- *              messages.
+ * Hierarchical bcast hier_ring: the message is cut into chunks and each chunk into L parts;
+ * on the root's node the root hands local rank l part l, rail l relays part l from node to
+ * node down a chain, and every node shares the parts inside: each GPU's links carry about
+ * the message once, and the chunks keep the chain and the intra-node phases busy at the
+ * same time. Equal ranks per node; large messages.
  */
-#include "coll/allgather/allgather.h"
 #include "coll/bcast/bcast.h"
 #include "coll/hier/hier.h"
 
 #include <stdlib.h>
 
 #define CG_HIER_BCAST_STEP 1024 /* tag steps of the chain: 1024 + piece (mod 4096) */
-
-static cg_status_t cg_hier_bcast_tree(cg_comm_t *c, void *buf, size_t bytes, int rnode,
-                                      int rlocal)
-{
-    cg_inter_group_t g = {0};
-    cg_status_t      status;
-
-    /* one rank per node: the one with the root's local index (wrapped on smaller nodes) */
-    status = cg_hier_rail(c, rlocal, &g);
-    if (status == CG_OK && g.ranks[c->my_node] == c->config.rank) {
-        status = cg_inter_bcast_binomial(c->inter, &g, buf, bytes, rnode);
-    }
-    free(g.ranks);
-    if (c->local_size > 1) {
-        status = (status == CG_OK) ? cg_bcast_direct(c->intra, buf, bytes, rlocal % c->local_size)
-                                   : cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
-    }
-    return status;
-}
 
 typedef struct {
     cg_comm_t *c;
@@ -136,15 +112,11 @@ static cg_status_t cg_hier_bcast_ring(cg_comm_t *c, void *buf, size_t bytes, int
     return cg_hier_pipe_run(c, &job);
 }
 
-cg_status_t cg_hier_bcast(cg_comm_t *c, cg_alg_t alg, void *buf, size_t bytes, int root,
-                          int chunks)
+cg_status_t cg_bcast_hier_ring_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
 {
-    const int rnode  = c->node_of[root];
-    int       rlocal = 0;
+    int rnode, rlocal;
 
-    for (int l = 0; l < c->node_size[rnode]; l++) {
-        rlocal = (cg_comm_member(c, rnode, l) == root) ? l : rlocal;
-    }
-    return alg == CG_ALG_HIER_RING ? cg_hier_bcast_ring(c, buf, bytes, rnode, rlocal, chunks)
-                                   : cg_hier_bcast_tree(c, buf, bytes, rnode, rlocal);
+    cg_hier_root(c, call->root, &rnode, &rlocal);
+    return cg_hier_bcast_ring(c, call->rbuf, call->bytes, rnode, rlocal,
+                              cg_hier_plan_chunks(plan, (double)call->bytes));
 }

@@ -5,7 +5,7 @@
  * are reduced on the device; every block is reduced in one order everywhere, so every
  * member ends with the same bits.
  */
-#include "coll/inter/inter.h"
+#include "ucx_glue/cg_ucx.h"
 
 #include <stdlib.h>
 

@@ -1,0 +1,65 @@
+/* Hierarchical allgather hier_leader, for any layout (nodes with different numbers of
+ * ranks, a node's ranks anywhere in the communicator): the node shares its blocks, the
+ * leaders (local rank 0) ring-allgather the nodes' blocks in node order (rank order itself
+ * when every node's ranks are consecutive, otherwise packed in work memory), each leader
+ * broadcasts the whole result inside its node. */
+#include "coll/allgather/allgather.h"
+#include "coll/bcast/bcast.h"
+#include "coll/hier/hier.h"
+
+#include <stdlib.h>
+
+static cg_status_t cg_hier_allgather_leader(cg_comm_t *c, const void *sbuf, void *rbuf,
+                                            size_t bytes)
+{
+    const int         L = c->local_size;
+    cg_inter_group_t  g = {0};
+    cg_leader_order_t o = {0};
+    cg_seg_t          segs[CG_INTRA_MAX];
+    void             *work = NULL;
+    char             *ring = rbuf;
+    cg_status_t       status;
+
+    status = cg_hier_rail(c, 0, &g); /* the leaders */
+    if (status == CG_OK) {
+        status = cg_leader_order(c, NULL, bytes, &o);
+    }
+    if (status == CG_OK) {
+        status = cg_hier_place(c, sbuf, (char *)rbuf + (size_t)c->config.rank * bytes, bytes);
+    }
+    if (L > 1) { /* the leader gets the node's blocks */
+        for (int l = 0; l < L; l++) {
+            segs[l] = (cg_seg_t){(size_t)cg_comm_member(c, c->my_node, l) * bytes, bytes};
+        }
+        status = cg_allgather_segments(c->intra, rbuf, segs, 1, status);
+    }
+    if (status == CG_OK && c->local_rank == 0) {
+        if (!o.identity) {
+            status = cg_comm_work(c, CG_MAX(o.total, (size_t)256), &work);
+            ring   = work;
+            if (status == CG_OK) {
+                status = cg_leader_pack(c, &o, NULL, bytes, 1, c->my_node, 0, rbuf, ring, 1);
+            }
+        }
+        if (status == CG_OK) {
+            status = cg_inter_allgather_ring(c->inter, &g, ring, o.offs, o.lens);
+        }
+        if (status == CG_OK && !o.identity) {
+            status = cg_leader_pack(c, &o, NULL, bytes, 1, c->my_node, 1, rbuf, ring, 0);
+        }
+    }
+    if (L > 1) {
+        status = CG_LEADER_NODE_PHASE(c, status,
+                                      cg_bcast_direct(c->intra, rbuf, (size_t)c->config.size * bytes, 0));
+    }
+    cg_leader_order_free(&o);
+    free(g.ranks);
+    return status;
+}
+
+cg_status_t cg_allgather_hier_leader_run(cg_comm_t *c, const cg_plan_t *plan,
+                                         const cg_call_t *call)
+{
+    (void)plan;
+    return cg_hier_allgather_leader(c, call->sbuf, call->rbuf, call->bytes);
+}
