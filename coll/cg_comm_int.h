@@ -38,12 +38,12 @@ struct cg_comm {
 };
 
 /* Comm rank of node n's local rank l (wrapped around the node's size). */
-static inline int cg_comm_member(const cg_comm_t *c, int n, int l)
+static inline int cg_comm_member(const cg_comm_t *comm, int n, int l)
 {
-    return c->members[c->node_start[n] + l % c->node_size[n]];
+    return comm->members[comm->node_start[n] + l % comm->node_size[n]];
 }
 
-cg_status_t cg_comm_work(cg_comm_t *c, size_t bytes, void **work);
+cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work);
 
 /* The cost functions of the registry's rows (cg_cost.c): cg_alg_cost_fn_t. */
 #define CG_COST_FN(_name)                                                                  \

@@ -4,31 +4,31 @@
 
 #include <stdlib.h>
 
-void cg_comm_shape(const cg_comm_t *c, cg_shape_t *shape)
+void cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape)
 {
-    shape->size       = c->config.size;
-    shape->num_nodes  = c->num_nodes;
-    shape->local_size = c->local_size;
-    shape->max_local  = c->max_local;
-    shape->intra_ok   = !c->failed && (c->local_size == 1 || (c->intra && !c->intra->failed));
-    shape->inter_ok   = c->inter != NULL && !c->inter->failed;
-    shape->inter_staged = c->model_staged;
-    shape->lanes      = CG_MAX(c->num_lanes, 1);
-    shape->uniform    = c->uniform;
+    shape->size       = comm->config.size;
+    shape->num_nodes  = comm->num_nodes;
+    shape->local_size = comm->local_size;
+    shape->max_local  = comm->max_local;
+    shape->intra_ok   = !comm->failed && (comm->local_size == 1 || (comm->intra && !comm->intra->failed));
+    shape->inter_ok   = comm->inter != NULL && !comm->inter->failed;
+    shape->inter_staged = comm->model_staged;
+    shape->lanes      = CG_MAX(comm->num_lanes, 1);
+    shape->uniform    = comm->uniform;
     /* one node: its own class; several: the slowest, so that every rank plans the same */
-    shape->topo_class = c->num_nodes > 1 ? c->model_class : c->topo.cls;
+    shape->topo_class = comm->num_nodes > 1 ? comm->model_class : comm->topo.cls;
 }
 
-int cg_comm_failed(const cg_comm_t *c)
+int cg_comm_failed(const cg_comm_t *comm)
 {
-    return c->failed || (c->intra != NULL && c->intra->failed) ||
-           (c->inter != NULL && c->inter->failed);
+    return comm->failed || (comm->intra != NULL && comm->intra->failed) ||
+           (comm->inter != NULL && comm->inter->failed);
 }
 
-static cg_status_t cg_comm_done(cg_comm_t *c, cg_status_t status)
+static cg_status_t cg_comm_done(cg_comm_t *comm, cg_status_t status)
 {
     if (status != CG_OK) {
-        c->failed = 1;
+        comm->failed = 1;
     }
     return status;
 }
@@ -38,29 +38,29 @@ static cg_status_t cg_comm_done(cg_comm_t *c, cg_status_t status)
  * this worker may be too late to give (the peer may need it first). When it failed here,
  * the ranks of other nodes may wait for data that will never come: abort them, on every
  * lane (their node's ranks learn of it at their next barrier). */
-static cg_status_t cg_comm_hier_done(cg_comm_t *c, cg_status_t status)
+static cg_status_t cg_comm_hier_done(cg_comm_t *comm, cg_status_t status)
 {
-    const int lanes = CG_MAX(c->num_lanes, 1);
+    const int lanes = CG_MAX(comm->num_lanes, 1);
 
     for (int m = 0; status == CG_OK && m < lanes; m++) {
-        status = cg_ucx_flush((m == 0 ? c->inter : c->lane[m])->ucx);
+        status = cg_ucx_flush((m == 0 ? comm->inter : comm->lane[m])->ucx);
     }
     if (status != CG_OK) {
-        int *others = malloc((size_t)c->config.size * sizeof(int)), n = 0;
-        for (int r = 0; others != NULL && r < c->config.size; r++) {
-            if (c->node_of[r] != c->my_node) {
+        int *others = malloc((size_t)comm->config.size * sizeof(int)), n = 0;
+        for (int r = 0; others != NULL && r < comm->config.size; r++) {
+            if (comm->node_of[r] != comm->my_node) {
                 others[n++] = r;
             }
         }
         for (int m = 0; others != NULL && m < lanes; m++) {
-            cg_inter_abort(m == 0 ? c->inter : c->lane[m], others, n, 2.0 / lanes);
+            cg_inter_abort(m == 0 ? comm->inter : comm->lane[m], others, n, 2.0 / lanes);
         }
         free(others);
     }
-    return cg_comm_done(c, status);
+    return cg_comm_done(comm, status);
 }
 
-cg_status_t cg_comm_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
+cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
     const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
 
@@ -68,12 +68,12 @@ cg_status_t cg_comm_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *ca
         return CG_ERR_UNSUPPORTED;
     }
     if (info->scope != CG_SCOPE_HIER) {
-        return cg_comm_done(c, info->run(c, plan, call));
+        return cg_comm_done(comm, info->run(comm, plan, call));
     }
-    if (c->inter == NULL) {
+    if (comm->inter == NULL) {
         return CG_ERR_UNSUPPORTED;
     }
     /* every rank advances the tag sequence, in or out of a rail */
-    cg_inter_begin(c->inter);
-    return cg_comm_hier_done(c, info->run(c, plan, call));
+    cg_inter_begin(comm->inter);
+    return cg_comm_hier_done(comm, info->run(comm, plan, call));
 }

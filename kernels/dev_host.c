@@ -90,28 +90,28 @@ static cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes,
 }
 
 /* ---- lenient mode's shared-memory allocations ------------------------------------------ */
-static void cg_host_region_add(cg_dev_host_t *h, cg_host_region_t *r)
+static void cg_host_region_add(cg_dev_host_t *host, cg_host_region_t *r)
 {
-    pthread_mutex_lock(&h->lock);
-    r->next    = h->regions;
-    h->regions = r;
-    pthread_mutex_unlock(&h->lock);
+    pthread_mutex_lock(&host->lock);
+    r->next    = host->regions;
+    host->regions = r;
+    pthread_mutex_unlock(&host->lock);
 }
 
 /* Remove the region starting at ptr from the list and return it (NULL if unknown). */
-static cg_host_region_t *cg_host_region_take(cg_dev_host_t *h, void *ptr)
+static cg_host_region_t *cg_host_region_take(cg_dev_host_t *host, void *ptr)
 {
     cg_host_region_t **pp, *r = NULL;
 
-    pthread_mutex_lock(&h->lock);
-    for (pp = &h->regions; *pp != NULL; pp = &(*pp)->next) {
+    pthread_mutex_lock(&host->lock);
+    for (pp = &host->regions; *pp != NULL; pp = &(*pp)->next) {
         if ((*pp)->ptr == ptr) {
             r   = *pp;
             *pp = r->next;
             break;
         }
     }
-    pthread_mutex_unlock(&h->lock);
+    pthread_mutex_unlock(&host->lock);
     return r;
 }
 
@@ -140,7 +140,7 @@ static void cg_host_region_free(cg_host_region_t *r)
 /* ---- memory ------------------------------------------------------------------------------ */
 static cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
 {
-    cg_dev_host_t *h = cg_host_impl(dev);
+    cg_dev_host_t *host = cg_host_impl(dev);
     cg_sim_attr_t  sim_attr;
 
     memset(attr, 0, sizeof(*attr));
@@ -149,8 +149,8 @@ static cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr
     if (ptr == NULL) {
         return CG_OK;
     }
-    if (h->sim != NULL) {
-        if (h->sim->query(ptr, &sim_attr) == CG_SIM_OK) {
+    if (host->sim != NULL) {
+        if (host->sim->query(ptr, &sim_attr) == CG_SIM_OK) {
             attr->kind      = CG_MEM_DEVICE;
             attr->device    = 0;
             attr->base      = sim_attr.base;
@@ -159,7 +159,7 @@ static cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr
         }
         return CG_OK;
     }
-    if (!h->classify_as_host) {
+    if (!host->classify_as_host) {
         attr->kind   = CG_MEM_DEVICE;
         attr->device = 0;
     }
@@ -168,16 +168,16 @@ static cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr
 
 static cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
 {
-    cg_dev_host_t    *h = cg_host_impl(dev);
+    cg_dev_host_t    *host = cg_host_impl(dev);
     cg_host_region_t *r;
     cg_status_t       status;
     int               rc;
 
-    if (h->sim != NULL) {
-        rc = h->sim->malloc_fn(ptr, size, CG_SIM_ALLOC_DEFAULT);
+    if (host->sim != NULL) {
+        rc = host->sim->malloc_fn(ptr, size, CG_SIM_ALLOC_DEFAULT);
         if (rc != CG_SIM_OK) {
             cg_error(CG_SUB_DEV, "simulated device allocation of %zu bytes failed: %s", size,
-                     h->sim->status_string(rc));
+                     host->sim->status_string(rc));
             return rc == CG_SIM_ERR_NO_MEMORY ? CG_ERR_NO_MEMORY : CG_ERR_DEVICE;
         }
         return CG_OK;
@@ -194,23 +194,23 @@ static cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
     }
     r->size      = size;
     r->buffer_id = cg_host_shm_id(r->name);
-    cg_host_region_add(h, r);
+    cg_host_region_add(host, r);
     *ptr = r->ptr;
     return CG_OK;
 }
 
 static void cg_host_mem_free(cg_dev_t *dev, void *ptr)
 {
-    cg_dev_host_t    *h = cg_host_impl(dev);
+    cg_dev_host_t    *host = cg_host_impl(dev);
     cg_host_region_t *r;
 
-    if (h->sim != NULL) {
-        if (ptr != NULL && h->sim->free_fn(ptr) != CG_SIM_OK) {
+    if (host->sim != NULL) {
+        if (ptr != NULL && host->sim->free_fn(ptr) != CG_SIM_OK) {
             cg_error(CG_SUB_DEV, "freeing simulated device memory %p failed", ptr);
         }
         return;
     }
-    r = cg_host_region_take(h, ptr);
+    r = cg_host_region_take(host, ptr);
     if (r != NULL) {
         cg_host_region_free(r);
     }
@@ -335,20 +335,20 @@ static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
 }
 
 /* ---- IPC ----------------------------------------------------------------------------------- */
-static cg_status_t cg_host_sim_export(cg_dev_host_t *h, const void *ptr, size_t size,
+static cg_status_t cg_host_sim_export(cg_dev_host_t *host, const void *ptr, size_t size,
                                       cg_ipc_handle_t *handle)
 {
     cg_sim_ipc_handle_t sim_handle;
     cg_sim_attr_t       attr;
     int                 rc;
 
-    if (h->sim->query(ptr, &attr) != CG_SIM_OK || attr.imported ||
+    if (host->sim->query(ptr, &attr) != CG_SIM_OK || attr.imported ||
         (uintptr_t)ptr + size > attr.base + attr.size) {
         return CG_ERR_UNSUPPORTED; /* host memory, a peer's memory: not exportable */
     }
-    rc = h->sim->ipc_get_handle(&sim_handle, (const void *)attr.base);
+    rc = host->sim->ipc_get_handle(&sim_handle, (const void *)attr.base);
     if (rc != CG_SIM_OK) {
-        cg_debug(CG_SUB_IPC, "cannot export %p: %s", ptr, h->sim->status_string(rc));
+        cg_debug(CG_SUB_IPC, "cannot export %p: %s", ptr, host->sim->status_string(rc));
         return CG_ERR_UNSUPPORTED;
     }
     handle->buffer_id = sim_handle.buffer_id;
@@ -362,18 +362,18 @@ static cg_status_t cg_host_sim_export(cg_dev_host_t *h, const void *ptr, size_t 
 static cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
                                       cg_ipc_handle_t *handle)
 {
-    cg_dev_host_t        *h = cg_host_impl(dev);
+    cg_dev_host_t        *host = cg_host_impl(dev);
     cg_host_ipc_opaque_t *o = (cg_host_ipc_opaque_t *)handle->opaque;
     cg_host_region_t     *r;
     cg_status_t           status = CG_ERR_UNSUPPORTED;
 
     memset(handle, 0, sizeof(*handle));
-    if (h->sim != NULL) {
-        return cg_host_sim_export(h, ptr, size, handle);
+    if (host->sim != NULL) {
+        return cg_host_sim_export(host, ptr, size, handle);
     }
     /* lenient: the layer's own allocations only */
-    pthread_mutex_lock(&h->lock);
-    for (r = h->regions; r != NULL; r = r->next) {
+    pthread_mutex_lock(&host->lock);
+    for (r = host->regions; r != NULL; r = r->next) {
         if (!r->imported && (const char *)ptr >= (char *)r->ptr &&
             (const char *)ptr + size <= (char *)r->ptr + r->size) {
             handle->buffer_id = r->buffer_id;
@@ -385,18 +385,18 @@ static cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t siz
             break;
         }
     }
-    pthread_mutex_unlock(&h->lock);
+    pthread_mutex_unlock(&host->lock);
     return status;
 }
 
-static cg_status_t cg_host_sim_import(cg_dev_host_t *h, const cg_ipc_handle_t *handle,
+static cg_status_t cg_host_sim_import(cg_dev_host_t *host, const cg_ipc_handle_t *handle,
                                       void **base)
 {
     cg_sim_ipc_handle_t sim_handle;
     int                 rc;
 
     memcpy(&sim_handle, handle->opaque, sizeof(sim_handle));
-    rc = h->sim->ipc_open(base, &sim_handle);
+    rc = host->sim->ipc_open(base, &sim_handle);
     switch (rc) {
     case CG_SIM_OK:
         return CG_OK;
@@ -407,25 +407,25 @@ static cg_status_t cg_host_sim_import(cg_dev_host_t *h, const cg_ipc_handle_t *h
     case CG_SIM_ERR_GONE:
         cg_error(CG_SUB_IPC, "opening buffer %#lx of process %d: %s",
                  (unsigned long)handle->buffer_id, (int)sim_handle.owner_pid,
-                 h->sim->status_string(rc));
+                 host->sim->status_string(rc));
         return CG_ERR_PEER;
     default:
         cg_error(CG_SUB_IPC, "opening buffer %#lx of process %d: %s",
                  (unsigned long)handle->buffer_id, (int)sim_handle.owner_pid,
-                 h->sim->status_string(rc));
+                 host->sim->status_string(rc));
         return rc == CG_SIM_ERR_NO_MEMORY ? CG_ERR_NO_MEMORY : CG_ERR_DEVICE;
     }
 }
 
 static cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base)
 {
-    cg_dev_host_t              *h = cg_host_impl(dev);
+    cg_dev_host_t              *host = cg_host_impl(dev);
     const cg_host_ipc_opaque_t *o = (const cg_host_ipc_opaque_t *)handle->opaque;
     cg_host_region_t           *r;
     cg_status_t                 status;
 
-    if (h->sim != NULL) {
-        return cg_host_sim_import(h, handle, base);
+    if (host->sim != NULL) {
+        return cg_host_sim_import(host, handle, base);
     }
     if (handle->buffer_id == 0 || o->name[0] != '/') {
         cg_error(CG_SUB_IPC, "not a host-layer IPC handle");
@@ -444,23 +444,23 @@ static cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *hand
     r->imported  = 1;
     r->buffer_id = handle->buffer_id;
     snprintf(r->name, sizeof(r->name), "%s", o->name);
-    cg_host_region_add(h, r);
+    cg_host_region_add(host, r);
     *base = r->ptr;
     return CG_OK;
 }
 
 static void cg_host_ipc_close(cg_dev_t *dev, void *base)
 {
-    cg_dev_host_t    *h = cg_host_impl(dev);
+    cg_dev_host_t    *host = cg_host_impl(dev);
     cg_host_region_t *r;
 
-    if (h->sim != NULL) {
-        if (h->sim->ipc_close(base) != CG_SIM_OK) {
+    if (host->sim != NULL) {
+        if (host->sim->ipc_close(base) != CG_SIM_OK) {
             cg_error(CG_SUB_IPC, "closing the mapping at %p failed", base);
         }
         return;
     }
-    r = cg_host_region_take(h, base);
+    r = cg_host_region_take(host, base);
     if (r != NULL) {
         cg_host_region_free(r);
     }
@@ -530,15 +530,15 @@ static cg_status_t cg_host_app_wait(cg_dev_t *dev)
 
 static void cg_host_close(cg_dev_t *dev)
 {
-    cg_dev_host_t *h = cg_host_impl(dev);
+    cg_dev_host_t *host = cg_host_impl(dev);
 
-    while (h->regions != NULL) {
-        cg_host_region_t *r = h->regions;
-        h->regions          = r->next;
+    while (host->regions != NULL) {
+        cg_host_region_t *r = host->regions;
+        host->regions          = r->next;
         cg_host_region_free(r);
     }
-    pthread_mutex_destroy(&h->lock);
-    free(h);
+    pthread_mutex_destroy(&host->lock);
+    free(host);
     free(dev);
 }
 
@@ -592,33 +592,33 @@ static const cg_sim_api_t *cg_host_find_sim(void)
 cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_out)
 {
     cg_dev_t      *dev;
-    cg_dev_host_t *h;
+    cg_dev_host_t *host;
 
     dev = calloc(1, sizeof(*dev));
-    h   = calloc(1, sizeof(*h));
-    if (dev == NULL || h == NULL) {
+    host   = calloc(1, sizeof(*host));
+    if (dev == NULL || host == NULL) {
         free(dev);
-        free(h);
+        free(host);
         return CG_ERR_NO_MEMORY;
     }
-    pthread_mutex_init(&h->lock, NULL);
-    h->sim = (config != NULL && config->lenient) ? NULL : cg_host_find_sim();
-    if (config != NULL && h->sim == NULL) {
+    pthread_mutex_init(&host->lock, NULL);
+    host->sim = (config != NULL && config->lenient) ? NULL : cg_host_find_sim();
+    if (config != NULL && host->sim == NULL) {
         for (int i = 0; i < config->num_host_buffer_ranks; i++) {
             if (config->host_buffer_ranks[i] == config->world_rank) {
-                h->classify_as_host = 1;
+                host->classify_as_host = 1;
             }
         }
     }
     dev->ops                   = &cg_dev_host_ops;
     dev->kind                  = CG_DEV_KIND_HOST;
     dev->ordinal               = 0;
-    dev->caps.ipc_user_buffers = h->sim != NULL;
+    dev->caps.ipc_user_buffers = host->sim != NULL;
     dev->caps.device_flags     = 1; /* synchronous, but the device-barrier code runs */
-    dev->caps.host_access      = h->sim == NULL;
-    dev->impl                  = h;
+    dev->caps.host_access      = host->sim == NULL;
+    dev->impl                  = host;
     snprintf(dev->pci_bus_id, sizeof(dev->pci_bus_id), "host");
-    cg_detail(CG_SUB_DEV, "host device layer, %s", h->sim != NULL
+    cg_detail(CG_SUB_DEV, "host device layer, %s", host->sim != NULL
               ? "strict: simulated device memory that the CPU cannot touch"
               : "lenient: host memory plays device memory");
     *dev_out = dev;

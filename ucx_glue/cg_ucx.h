@@ -126,36 +126,36 @@ typedef struct cg_inter {
 cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
                             cg_inter_t **inter_out);
-void        cg_inter_destroy(cg_inter_t *x);
+void        cg_inter_destroy(cg_inter_t *inter);
 /* Start an inter-node phase of a new call (advances the sequence number of the tags). */
-void        cg_inter_begin(cg_inter_t *x);
+void        cg_inter_begin(cg_inter_t *inter);
 /* Send sbytes of sbuf to comm rank dst and receive rbytes into rbuf from comm rank src
  * (either may be -1: no send, no receive), both tagged with step. Device buffers. */
-cg_status_t cg_inter_sendrecv(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes, int src,
+cg_status_t cg_inter_sendrecv(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes, int src,
                               void *rbuf, size_t rbytes, unsigned step);
 /* The same with a step of its own for each direction. */
-cg_status_t cg_inter_exchange(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes,
+cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes,
                               unsigned sstep, int src, void *rbuf, size_t rbytes, unsigned rstep);
 /* This rank's collective failed: tell ranks (comm ranks) that may be waiting for its data;
  * their waits give up with CG_ERR_PEER, and they tell others in turn. Waits at most
  * seconds for the messages to leave (those still in flight go on without being tracked). */
-void        cg_inter_abort(cg_inter_t *x, const int *ranks, int n, double seconds);
+void        cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds);
 /* Device scratch of at least bytes for received blocks. */
-cg_status_t cg_inter_tmp(cg_inter_t *x, size_t bytes, void **tmp);
+cg_status_t cg_inter_tmp(cg_inter_t *inter, size_t bytes, void **tmp);
 
 /* ---- collectives on a group (inter_algs.c); buffers are device memory ----------------- */
-cg_status_t cg_inter_allreduce_ring(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_allreduce_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                     size_t count, cg_dtype_t dtype, cg_op_t op);
-cg_status_t cg_inter_allreduce_rd(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_allreduce_rd(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                   size_t count, cg_dtype_t dtype, cg_op_t op);
 /* Member i's block is counts[i] elements at element offset offs[i] of buf. */
-cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                          const size_t *offs, const size_t *counts,
                                          cg_dtype_t dtype, cg_op_t op);
 /* Member i's block is bytes[i] at byte offset offs[i] of buf. */
-cg_status_t cg_inter_allgather_ring(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_allgather_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                     const size_t *offs, const size_t *bytes);
-cg_status_t cg_inter_bcast_binomial(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_bcast_binomial(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                     size_t bytes, int root);
 
 #ifdef __cplusplus

@@ -12,15 +12,15 @@
  * it, whatever the call and the step they are at. */
 #define CG_INTER_ABORT_STEP 0xfffu
 
-static uint64_t cg_inter_tag(const cg_inter_t *x, unsigned step, int src)
+static uint64_t cg_inter_tag(const cg_inter_t *inter, unsigned step, int src)
 {
-    return ((uint64_t)x->comm_id << 48) | ((uint64_t)x->seq << 32) |
+    return ((uint64_t)inter->comm_id << 48) | ((uint64_t)inter->seq << 32) |
            ((uint64_t)(step % CG_INTER_ABORT_STEP) << 20) | (uint64_t)(src & 0xfffff);
 }
 
-static uint64_t cg_inter_abort_tag(const cg_inter_t *x)
+static uint64_t cg_inter_abort_tag(const cg_inter_t *inter)
 {
-    return ((uint64_t)x->comm_id << 48) | ((uint64_t)CG_INTER_ABORT_STEP << 20);
+    return ((uint64_t)inter->comm_id << 48) | ((uint64_t)CG_INTER_ABORT_STEP << 20);
 }
 
 #define CG_INTER_ABORT_MASK ((0xffffull << 48) | (0xfffull << 20))
@@ -29,181 +29,181 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
                             cg_inter_t **inter_out)
 {
-    cg_inter_t *x = calloc(1, sizeof(*x));
+    cg_inter_t *inter = calloc(1, sizeof(*inter));
     cg_status_t status;
 
-    if (x == NULL) {
+    if (inter == NULL) {
         free((void *)addrs);
         return CG_ERR_NO_MEMORY;
     }
-    x->ucx          = ucx;
-    x->dev          = dev;
-    x->rank         = rank;
-    x->size         = size;
-    x->comm_id      = comm_id;
-    x->config       = *config;
-    x->config.depth = CG_MAX(1, CG_MIN(config->depth, CG_INTER_MAX_DEPTH));
-    x->config.chunk_bytes = CG_MAX(config->chunk_bytes, (size_t)4096);
-    x->addr_stride  = addr_stride;
-    x->eps          = calloc((size_t)size, sizeof(*x->eps));
-    x->addrs        = (char *)addrs;
-    if (x->eps == NULL) {
+    inter->ucx          = ucx;
+    inter->dev          = dev;
+    inter->rank         = rank;
+    inter->size         = size;
+    inter->comm_id      = comm_id;
+    inter->config       = *config;
+    inter->config.depth = CG_MAX(1, CG_MIN(config->depth, CG_INTER_MAX_DEPTH));
+    inter->config.chunk_bytes = CG_MAX(config->chunk_bytes, (size_t)4096);
+    inter->addr_stride  = addr_stride;
+    inter->eps          = calloc((size_t)size, sizeof(*inter->eps));
+    inter->addrs        = (char *)addrs;
+    if (inter->eps == NULL) {
         status = CG_ERR_NO_MEMORY;
         goto err;
     }
-    x->ucx_device = (dev->kind == CG_DEV_KIND_CUDA) && cg_ucx_supports_cuda(ucx);
+    inter->ucx_device = (dev->kind == CG_DEV_KIND_CUDA) && cg_ucx_supports_cuda(ucx);
     /* UCX reads device memory itself only when it supports CUDA memory (and the memory
      * is CUDA's); otherwise device data goes through page-locked host chunks, unless the
      * CPU may touch device memory (the lenient host layer) */
-    x->staged     = config->staging == CG_INTER_STAGING_ALWAYS ||
-                    (config->staging == CG_INTER_STAGING_AUTO && !x->ucx_device &&
+    inter->staged     = config->staging == CG_INTER_STAGING_ALWAYS ||
+                    (config->staging == CG_INTER_STAGING_AUTO && !inter->ucx_device &&
                      !dev->caps.host_access);
-    status = dev->ops->stream_create(dev, &x->stream);
+    status = dev->ops->stream_create(dev, &inter->stream);
     if (status != CG_OK) {
-        x->stream = NULL;
+        inter->stream = NULL;
         goto err;
     }
-    if (x->staged) {
-        status = dev->ops->host_alloc(dev, 2 * (size_t)x->config.depth * x->config.chunk_bytes,
-                                      (void **)&x->pinned);
-        for (int i = 0; status == CG_OK && i < 2 * x->config.depth; i++) {
-            status = dev->ops->event_create(dev, &x->events[i]);
+    if (inter->staged) {
+        status = dev->ops->host_alloc(dev, 2 * (size_t)inter->config.depth * inter->config.chunk_bytes,
+                                      (void **)&inter->pinned);
+        for (int i = 0; status == CG_OK && i < 2 * inter->config.depth; i++) {
+            status = dev->ops->event_create(dev, &inter->events[i]);
         }
         if (status != CG_OK) {
             goto err;
         }
     }
     cg_detail(CG_SUB_UCX, "inter-node transport: %s, %s", cg_ucx_describe(ucx),
-              x->staged ? "staged through page-locked chunks" : "direct");
-    *inter_out = x;
+              inter->staged ? "staged through page-locked chunks" : "direct");
+    *inter_out = inter;
     return CG_OK;
 
 err:
-    cg_inter_destroy(x);
+    cg_inter_destroy(inter);
     return status;
 }
 
-void cg_inter_destroy(cg_inter_t *x)
+void cg_inter_destroy(cg_inter_t *inter)
 {
     cg_dev_t *dev;
 
-    if (x == NULL) {
+    if (inter == NULL) {
         return;
     }
-    dev = x->dev;
+    dev = inter->dev;
     /* messages of this communicator still waiting (aborts; data a failed call left
      * unreceived) must not reach another communicator that gets its id */
-    for (int i = 0; x->ucx != NULL && i < 1 << 16 &&
-                    cg_ucx_probe(x->ucx, cg_inter_abort_tag(x), 0xffffull << 48, 1); i++) {
+    for (int i = 0; inter->ucx != NULL && i < 1 << 16 &&
+                    cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), 0xffffull << 48, 1); i++) {
     }
-    for (int r = 0; x->eps != NULL && r < x->size; r++) {
-        cg_ucx_ep_release(x->ucx, x->eps[r]);
+    for (int r = 0; inter->eps != NULL && r < inter->size; r++) {
+        cg_ucx_ep_release(inter->ucx, inter->eps[r]);
     }
     for (int i = 0; i < CG_INTER_MAX_DEPTH * 2 && i < 64; i++) {
-        if (x->events[i] != NULL) {
-            dev->ops->event_destroy(dev, x->events[i]);
+        if (inter->events[i] != NULL) {
+            dev->ops->event_destroy(dev, inter->events[i]);
         }
     }
-    if (x->pinned != NULL) {
-        dev->ops->host_free(dev, x->pinned);
+    if (inter->pinned != NULL) {
+        dev->ops->host_free(dev, inter->pinned);
     }
-    if (x->tmp != NULL) {
-        dev->ops->mem_free(dev, x->tmp);
+    if (inter->tmp != NULL) {
+        dev->ops->mem_free(dev, inter->tmp);
     }
-    if (x->stream != NULL) {
-        dev->ops->stream_destroy(dev, x->stream);
+    if (inter->stream != NULL) {
+        dev->ops->stream_destroy(dev, inter->stream);
     }
-    free(x->eps);
-    free(x->addrs);
-    free(x);
+    free(inter->eps);
+    free(inter->addrs);
+    free(inter);
 }
 
-void cg_inter_begin(cg_inter_t *x)
+void cg_inter_begin(cg_inter_t *inter)
 {
-    x->seq++;
+    inter->seq++;
 }
 
-cg_status_t cg_inter_tmp(cg_inter_t *x, size_t bytes, void **tmp)
+cg_status_t cg_inter_tmp(cg_inter_t *inter, size_t bytes, void **tmp)
 {
     cg_status_t status;
 
-    if (bytes > x->tmp_bytes) {
-        if (x->tmp != NULL) {
-            x->dev->ops->mem_free(x->dev, x->tmp);
-            x->tmp       = NULL;
-            x->tmp_bytes = 0;
+    if (bytes > inter->tmp_bytes) {
+        if (inter->tmp != NULL) {
+            inter->dev->ops->mem_free(inter->dev, inter->tmp);
+            inter->tmp       = NULL;
+            inter->tmp_bytes = 0;
         }
-        status = x->dev->ops->mem_alloc(x->dev, bytes, &x->tmp);
+        status = inter->dev->ops->mem_alloc(inter->dev, bytes, &inter->tmp);
         if (status != CG_OK) {
-            x->tmp = NULL;
+            inter->tmp = NULL;
             return status;
         }
-        x->tmp_bytes = bytes;
+        inter->tmp_bytes = bytes;
     }
-    *tmp = x->tmp;
+    *tmp = inter->tmp;
     return CG_OK;
 }
 
-static cg_status_t cg_inter_ep(cg_inter_t *x, int peer, cg_ucx_ep_t **ep)
+static cg_status_t cg_inter_ep(cg_inter_t *inter, int peer, cg_ucx_ep_t **ep)
 {
-    if (x->eps[peer] == NULL) {
-        const char *addr = x->addrs + (size_t)peer * x->addr_stride;
+    if (inter->eps[peer] == NULL) {
+        const char *addr = inter->addrs + (size_t)peer * inter->addr_stride;
         uint64_t    len;
         cg_status_t status;
         memcpy(&len, addr, sizeof(len)); /* each entry: its length, then the address */
-        status = cg_ucx_ep_create(x->ucx, addr + sizeof(uint64_t), (size_t)len, &x->eps[peer]);
+        status = cg_ucx_ep_create(inter->ucx, addr + sizeof(uint64_t), (size_t)len, &inter->eps[peer]);
         if (status != CG_OK) {
-            x->eps[peer] = NULL;
+            inter->eps[peer] = NULL;
             return status;
         }
     }
-    *ep = x->eps[peer];
+    *ep = inter->eps[peer];
     return CG_OK;
 }
 
 /* Cancel what is still posted: the buffers may be released once the caller returns. */
-static void cg_inter_cancel(cg_inter_t *x, void **reqs, int n)
+static void cg_inter_cancel(cg_inter_t *inter, void **reqs, int n)
 {
     for (int i = 0; i < n; i++) {
-        cg_ucx_cancel(x->ucx, reqs[i]);
+        cg_ucx_cancel(inter->ucx, reqs[i]);
         reqs[i] = NULL;
     }
 }
 
 /* Every so often while a wait makes no progress: the timeout, and aborts from ranks whose
  * collective failed (they will never send what is awaited). */
-static cg_status_t cg_inter_idle(cg_inter_t *x, double *t0)
+static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0)
 {
     double now = cg_time_now();
 
     *t0 = *t0 ? *t0 : now;
-    if (cg_ucx_probe(x->ucx, cg_inter_abort_tag(x), CG_INTER_ABORT_MASK, 0)) {
+    if (cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), CG_INTER_ABORT_MASK, 0)) {
         cg_error(CG_SUB_UCX, "a rank on another node failed this collective: giving up");
         return CG_ERR_PEER;
     }
-    if (x->config.timeout_s > 0 && now - *t0 > x->config.timeout_s) {
+    if (inter->config.timeout_s > 0 && now - *t0 > inter->config.timeout_s) {
         cg_error(CG_SUB_UCX, "an inter-node exchange waited more than %.0f s (coll_gpu_timeout)",
-                 x->config.timeout_s);
+                 inter->config.timeout_s);
         return CG_ERR_TIMEOUT;
     }
     sched_yield();
     return CG_OK;
 }
 
-void cg_inter_abort(cg_inter_t *x, const int *ranks, int n, double seconds)
+void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
 {
     void      **reqs = calloc((size_t)CG_MAX(n, 1), sizeof(void *));
     double      t0   = cg_time_now();
     int         pending;
     cg_ucx_ep_t *ep;
 
-    x->failed = 1; /* no more exchanges here; endpoints close without waiting for peers */
+    inter->failed = 1; /* no more exchanges here; endpoints close without waiting for peers */
     if (reqs == NULL) {
         return;
     }
     for (int i = 0; i < n; i++) {
-        if (cg_inter_ep(x, ranks[i], &ep) != CG_OK ||
-            cg_ucx_isend(x->ucx, ep, NULL, 0, cg_inter_abort_tag(x) | (uint64_t)(x->rank & 0xfffff),
+        if (cg_inter_ep(inter, ranks[i], &ep) != CG_OK ||
+            cg_ucx_isend(inter->ucx, ep, NULL, 0, cg_inter_abort_tag(inter) | (uint64_t)(inter->rank & 0xfffff),
                          0, &reqs[i]) != CG_OK) {
             reqs[i] = NULL; /* that peer is gone or unreachable: it waits for nobody */
         }
@@ -212,21 +212,21 @@ void cg_inter_abort(cg_inter_t *x, const int *ranks, int n, double seconds)
         pending = 0;
         for (int i = 0; i < n; i++) {
             int done = 1;
-            if (reqs[i] != NULL && (cg_ucx_test(x->ucx, reqs[i], &done) != CG_OK || done)) {
+            if (reqs[i] != NULL && (cg_ucx_test(inter->ucx, reqs[i], &done) != CG_OK || done)) {
                 reqs[i] = NULL, done = 1;
             }
             pending += !done;
         }
     } while (pending > 0 && cg_time_now() - t0 < seconds);
     for (int i = 0; i < n; i++) { /* zero bytes: nothing to outlive; may still arrive */
-        cg_ucx_release(x->ucx, reqs[i]);
+        cg_ucx_release(inter->ucx, reqs[i]);
     }
     free(reqs);
 }
 
 /* Wait for n requests, progressing UCX; give up on a transport error, an abort or the
  * timeout (and cancel the rest). */
-static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
+static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n)
 {
     unsigned    idle   = 0;
     double      t0     = 0;
@@ -237,7 +237,7 @@ static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
         for (int i = 0; i < n; i++) {
             int done = 1;
             if (reqs[i] != NULL) {
-                cg_status_t s = cg_ucx_test(x->ucx, reqs[i], &done);
+                cg_status_t s = cg_ucx_test(inter->ucx, reqs[i], &done);
                 status        = (status == CG_OK) ? s : status;
                 if (done) {
                     reqs[i] = NULL;
@@ -246,17 +246,17 @@ static cg_status_t cg_inter_wait(cg_inter_t *x, void **reqs, int n)
             pending += !done;
         }
         if (!pending || status != CG_OK) {
-            cg_inter_cancel(x, reqs, n);
+            cg_inter_cancel(inter, reqs, n);
             return status;
         }
-        if (++idle % 1024 == 0 && (status = cg_inter_idle(x, &t0)) != CG_OK) {
-            cg_inter_cancel(x, reqs, n);
+        if (++idle % 1024 == 0 && (status = cg_inter_idle(inter, &t0)) != CG_OK) {
+            cg_inter_cancel(inter, reqs, n);
             return status;
         }
     }
 }
 
-static cg_status_t cg_inter_direct(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes,
+static cg_status_t cg_inter_direct(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes,
                                    unsigned sstep, int src, void *rbuf, size_t rbytes,
                                    unsigned rstep)
 {
@@ -265,18 +265,18 @@ static cg_status_t cg_inter_direct(cg_inter_t *x, int dst, const void *sbuf, siz
     cg_status_t status = CG_OK;
 
     if (src >= 0 && rbytes > 0) {
-        status = cg_ucx_irecv(x->ucx, rbuf, rbytes, cg_inter_tag(x, rstep, src), UINT64_MAX,
-                              x->ucx_device, &reqs[0]);
+        status = cg_ucx_irecv(inter->ucx, rbuf, rbytes, cg_inter_tag(inter, rstep, src), UINT64_MAX,
+                              inter->ucx_device, &reqs[0]);
     }
-    if (status == CG_OK && dst >= 0 && sbytes > 0 && (status = cg_inter_ep(x, dst, &ep)) == CG_OK) {
-        status = cg_ucx_isend(x->ucx, ep, sbuf, sbytes, cg_inter_tag(x, sstep, x->rank),
-                              x->ucx_device, &reqs[1]);
+    if (status == CG_OK && dst >= 0 && sbytes > 0 && (status = cg_inter_ep(inter, dst, &ep)) == CG_OK) {
+        status = cg_ucx_isend(inter->ucx, ep, sbuf, sbytes, cg_inter_tag(inter, sstep, inter->rank),
+                              inter->ucx_device, &reqs[1]);
     }
     if (status != CG_OK) {
-        cg_inter_cancel(x, reqs, 2);
+        cg_inter_cancel(inter, reqs, 2);
         return status;
     }
-    return cg_inter_wait(x, reqs, 2);
+    return cg_inter_wait(inter, reqs, 2);
 }
 
 /* One direction of the staged pipeline: chunk i of the message, its slot and its state. */
@@ -288,20 +288,20 @@ typedef struct {
     void  *req[CG_INTER_MAX_DEPTH];
 } cg_inter_flow_t;
 
-static size_t cg_inter_chunk_len(const cg_inter_t *x, const cg_inter_flow_t *f, size_t i)
+static size_t cg_inter_chunk_len(const cg_inter_t *inter, const cg_inter_flow_t *f, size_t i)
 {
-    return CG_MIN(x->config.chunk_bytes, f->bytes - i * x->config.chunk_bytes);
+    return CG_MIN(inter->config.chunk_bytes, f->bytes - i * inter->config.chunk_bytes);
 }
 
 /* Send side: device -> host chunk (copy, event) -> network; receive side: network -> host
  * chunk -> device (copy, event). Each step of the loop advances whatever is ready. */
-static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, size_t sbytes,
+static cg_status_t cg_inter_staged(cg_inter_t *inter, int dst, const char *sbuf, size_t sbytes,
                                    unsigned sstep, int src, char *rbuf, size_t rbytes,
                                    unsigned rstep)
 {
-    const size_t    C = x->config.chunk_bytes;
-    const int       D = x->config.depth;
-    cg_dev_t       *dev = x->dev;
+    const size_t    C = inter->config.chunk_bytes;
+    const int       D = inter->config.depth;
+    cg_dev_t       *dev = inter->dev;
     cg_inter_flow_t s = {0}, r = {0};
     cg_ucx_ep_t    *ep = NULL;
     cg_status_t     status = CG_OK;
@@ -313,31 +313,31 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
     s.chunks = (s.bytes + C - 1) / C;
     r.chunks = (r.bytes + C - 1) / C;
     if (s.chunks > 0) {
-        status = cg_inter_ep(x, dst, &ep);
+        status = cg_inter_ep(inter, dst, &ep);
     }
     while (status == CG_OK && (s.done < s.chunks || r.done < r.chunks)) {
         int progressed = 0;
         for (int k = 0; k < D && status == CG_OK; k++) {
-            char *hs = x->pinned + (size_t)k * C, *hr = x->pinned + (size_t)(D + k) * C;
+            char *hs = inter->pinned + (size_t)k * C, *hr = inter->pinned + (size_t)(D + k) * C;
             int   ready = 0, done = 0;
             /* send slot k */
             if (s.state[k] == 0 && s.next < s.chunks) {
                 s.chunk_of[k] = s.next++;
                 status = dev->ops->copy(dev, hs, sbuf + s.chunk_of[k] * C,
-                                        cg_inter_chunk_len(x, &s, s.chunk_of[k]), x->stream);
+                                        cg_inter_chunk_len(inter, &s, s.chunk_of[k]), inter->stream);
                 if (status == CG_OK) {
-                    status = dev->ops->event_record(dev, x->events[k], x->stream);
+                    status = dev->ops->event_record(dev, inter->events[k], inter->stream);
                 }
                 s.state[k] = 1, progressed = 1;
             } else if (s.state[k] == 1 && s.chunk_of[k] == s.sent &&
-                       (status = dev->ops->event_query(dev, x->events[k], &ready)) == CG_OK && ready) {
+                       (status = dev->ops->event_query(dev, inter->events[k], &ready)) == CG_OK && ready) {
                 /* every chunk has the same tag and the receiver posts its receives in
                  * chunk order: send in chunk order too, whatever slot holds the chunk */
-                status = cg_ucx_isend(x->ucx, ep, hs, cg_inter_chunk_len(x, &s, s.chunk_of[k]),
-                                      cg_inter_tag(x, sstep, x->rank), 0, &s.req[k]);
+                status = cg_ucx_isend(inter->ucx, ep, hs, cg_inter_chunk_len(inter, &s, s.chunk_of[k]),
+                                      cg_inter_tag(inter, sstep, inter->rank), 0, &s.req[k]);
                 s.state[k] = 2, s.sent++, progressed = 1;
             } else if (s.state[k] == 2) {
-                status = cg_ucx_test(x->ucx, s.req[k], &done);
+                status = cg_ucx_test(inter->ucx, s.req[k], &done);
                 s.req[k] = done ? NULL : s.req[k]; /* a finished request is released */
                 if (status == CG_OK && done) {
                     s.state[k] = 0, s.done++, progressed = 1;
@@ -349,58 +349,58 @@ static cg_status_t cg_inter_staged(cg_inter_t *x, int dst, const char *sbuf, siz
             /* receive slot k: posted in chunk order, so chunk i lands in its slot */
             if (r.state[k] == 0 && r.next < r.chunks) {
                 r.chunk_of[k] = r.next++;
-                status = cg_ucx_irecv(x->ucx, hr, cg_inter_chunk_len(x, &r, r.chunk_of[k]),
-                                      cg_inter_tag(x, rstep, src), UINT64_MAX, 0, &r.req[k]);
+                status = cg_ucx_irecv(inter->ucx, hr, cg_inter_chunk_len(inter, &r, r.chunk_of[k]),
+                                      cg_inter_tag(inter, rstep, src), UINT64_MAX, 0, &r.req[k]);
                 r.state[k] = 2, progressed = 1;
             } else if (r.state[k] == 2) {
-                status = cg_ucx_test(x->ucx, r.req[k], &done);
+                status = cg_ucx_test(inter->ucx, r.req[k], &done);
                 r.req[k] = done ? NULL : r.req[k];
                 if (status == CG_OK && done) {
                     status = dev->ops->copy(dev, rbuf + r.chunk_of[k] * C, hr,
-                                            cg_inter_chunk_len(x, &r, r.chunk_of[k]), x->stream);
+                                            cg_inter_chunk_len(inter, &r, r.chunk_of[k]), inter->stream);
                     if (status == CG_OK) {
-                        status = dev->ops->event_record(dev, x->events[D + k], x->stream);
+                        status = dev->ops->event_record(dev, inter->events[D + k], inter->stream);
                     }
                     r.state[k] = 1, progressed = 1;
                 }
             } else if (r.state[k] == 1 &&
-                       (status = dev->ops->event_query(dev, x->events[D + k], &ready)) == CG_OK && ready) {
+                       (status = dev->ops->event_query(dev, inter->events[D + k], &ready)) == CG_OK && ready) {
                 r.state[k] = 0, r.done++, progressed = 1;
             }
         }
-        cg_ucx_progress(x->ucx);
+        cg_ucx_progress(inter->ucx);
         if (!progressed && ++idle % 1024 == 0) {
-            status = cg_inter_idle(x, &t0);
+            status = cg_inter_idle(inter, &t0);
         }
     }
     if (status != CG_OK) { /* nothing may land in the chunks after this */
-        cg_inter_cancel(x, s.req, D);
-        cg_inter_cancel(x, r.req, D);
+        cg_inter_cancel(inter, s.req, D);
+        cg_inter_cancel(inter, r.req, D);
     }
     return status;
 }
 
-cg_status_t cg_inter_sendrecv(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes, int src,
+cg_status_t cg_inter_sendrecv(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes, int src,
                               void *rbuf, size_t rbytes, unsigned step)
 {
-    return cg_inter_exchange(x, dst, sbuf, sbytes, step, src, rbuf, rbytes, step);
+    return cg_inter_exchange(inter, dst, sbuf, sbytes, step, src, rbuf, rbytes, step);
 }
 
-cg_status_t cg_inter_exchange(cg_inter_t *x, int dst, const void *sbuf, size_t sbytes,
+cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes,
                               unsigned sstep, int src, void *rbuf, size_t rbytes, unsigned rstep)
 {
     cg_status_t status;
 
-    if (x->failed) {
+    if (inter->failed) {
         return CG_ERR_PEER;
     }
-    status = x->staged ? cg_inter_staged(x, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep)
-                       : cg_inter_direct(x, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep);
-    if (status == CG_OK && x->staged && src >= 0 && rbytes > 0) {
-        status = x->dev->ops->stream_sync(x->dev, x->stream); /* data in rbuf for the caller */
+    status = inter->staged ? cg_inter_staged(inter, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep)
+                       : cg_inter_direct(inter, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep);
+    if (status == CG_OK && inter->staged && src >= 0 && rbytes > 0) {
+        status = inter->dev->ops->stream_sync(inter->dev, inter->stream); /* data in rbuf for the caller */
     }
     if (status != CG_OK) {
-        x->failed = 1;
+        inter->failed = 1;
     }
     return status;
 }

@@ -5,9 +5,9 @@
 
 #include "coll/cg_comm_int.h"
 
-cg_status_t cg_allgather_direct_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call);
-cg_status_t cg_allgather_hier_ring_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call);
-cg_status_t cg_allgather_hier_leader_run(cg_comm_t *c, const cg_plan_t *plan,
+cg_status_t cg_allgather_direct_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allgather_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allgather_hier_leader_run(cg_comm_t *comm, const cg_plan_t *plan,
                                          const cg_call_t *call);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 typedef struct {
-    cg_comm_t        *c;
+    cg_comm_t        *comm;
     char             *rbuf;
     size_t            bytes;  /* per rank */
     int               chunks;
@@ -36,50 +36,50 @@ static cg_status_t cg_hier_ag_mid(void *ctx, int i, cg_inter_t *lane)
 static cg_status_t cg_hier_ag_post(void *ctx, int i, cg_status_t status)
 {
     cg_hier_ag_t *a     = ctx;
-    cg_comm_t    *c     = a->c;
-    const int     N     = c->num_nodes;
+    cg_comm_t    *comm     = a->comm;
+    const int     N     = comm->num_nodes;
     cg_seg_t      piece = cg_hier_piece(a->bytes, a->chunks, i, 256);
 
-    for (int l = 0; l < c->local_size; l++) { /* local rank l brings its rail's pieces */
+    for (int l = 0; l < comm->local_size; l++) { /* local rank l brings its rail's pieces */
         for (int n = 0; n < N; n++) {
             a->segs[(size_t)l * N + n] =
-                (cg_seg_t){(size_t)cg_comm_member(c, n, l) * a->bytes + piece.off, piece.len};
+                (cg_seg_t){(size_t)cg_comm_member(comm, n, l) * a->bytes + piece.off, piece.len};
         }
     }
-    return cg_allgather_segments(c->intra, a->rbuf, a->segs, N, status);
+    return cg_allgather_segments(comm->intra, a->rbuf, a->segs, N, status);
 }
 
-static cg_status_t cg_hier_allgather(cg_comm_t *c, const void *sbuf, void *rbuf, size_t bytes,
+static cg_status_t cg_hier_allgather(cg_comm_t *comm, const void *sbuf, void *rbuf, size_t bytes,
                                      int chunks)
 {
-    const int        N = c->num_nodes, L = c->local_size;
+    const int        N = comm->num_nodes, L = comm->local_size;
     cg_inter_group_t g = {0};
-    cg_hier_ag_t     a = {c, rbuf, bytes, cg_hier_chunks_cap(chunks, bytes, 256), &g,
-                          cg_hier_pipe_window(c, 0), NULL,
+    cg_hier_ag_t     a = {comm, rbuf, bytes, cg_hier_chunks_cap(chunks, bytes, 256), &g,
+                          cg_hier_pipe_window(comm, 0), NULL,
                           NULL};
     cg_pipe_job_t    job = {a.chunks, 0, NULL, cg_hier_ag_mid, L > 1 ? cg_hier_ag_post : NULL, &a};
     cg_status_t      status;
 
-    status = cg_hier_rail(c, c->local_rank, &g);
+    status = cg_hier_rail(comm, comm->local_rank, &g);
     if (status == CG_OK &&
         ((a.offs = malloc((size_t)a.window * 2 * (size_t)N * sizeof(size_t))) == NULL ||
          (a.segs = malloc((size_t)N * (size_t)L * sizeof(cg_seg_t))) == NULL)) {
         status = CG_ERR_NO_MEMORY;
     }
     if (status == CG_OK) {
-        status = cg_hier_place(c, sbuf, (char *)rbuf + (size_t)c->config.rank * bytes, bytes);
+        status = cg_hier_place(comm, sbuf, (char *)rbuf + (size_t)comm->config.rank * bytes, bytes);
     }
     if (status == CG_OK) {
-        status = cg_hier_pipe_run(c, &job);
+        status = cg_hier_pipe_run(comm, &job);
     } else if (L > 1) { /* the node's other ranks learn of the failure at the barrier */
-        status = cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
+        status = cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status));
     }
     free(g.ranks), free(a.offs), free(a.segs);
     return status;
 }
 
-cg_status_t cg_allgather_hier_ring_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
+cg_status_t cg_allgather_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
-    return cg_hier_allgather(c, call->sbuf, call->rbuf, call->bytes,
+    return cg_hier_allgather(comm, call->sbuf, call->rbuf, call->bytes,
                              cg_hier_plan_chunks(plan, cg_call_size(call)));
 }

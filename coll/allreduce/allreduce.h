@@ -8,22 +8,22 @@
 #include "coll/cg_comm_int.h"
 
 /* one_shot: copy in, barrier, every rank reduces every peer's copy in rank order. */
-cg_status_t cg_allreduce_one_shot(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
+cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbuf, size_t count,
                                   cg_dtype_t dtype, cg_op_t op);
 /* two_shot: rank r reduces block r from every input and writes it into every output. */
-cg_status_t cg_allreduce_two_shot(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
+cg_status_t cg_allreduce_two_shot(cg_intra_t *group, const void *sbuf, void *rbuf, size_t count,
                                   cg_dtype_t dtype, cg_op_t op);
 /* Every rank of the node gets the node's reduction in rbuf (one_shot or two_shot by size:
  * the same bits everywhere); one rank on its node: a copy (allreduce_hier_rd.c). */
-cg_status_t cg_allreduce_node(cg_comm_t *c, const void *sbuf, void *rbuf, size_t count,
+cg_status_t cg_allreduce_node(cg_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               cg_dtype_t dtype, cg_op_t op);
 
-cg_status_t cg_allreduce_one_shot_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call);
-cg_status_t cg_allreduce_two_shot_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call);
-cg_status_t cg_allreduce_ring_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call);
-cg_status_t cg_allreduce_hier_ring_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call);
-cg_status_t cg_allreduce_hier_rd_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call);
-cg_status_t cg_allreduce_hier_leader_run(cg_comm_t *c, const cg_plan_t *plan,
+cg_status_t cg_allreduce_one_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_two_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_hier_rd_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_hier_leader_run(cg_comm_t *comm, const cg_plan_t *plan,
                                          const cg_call_t *call);
 
 #endif

@@ -7,27 +7,27 @@
 
 #include <stdlib.h>
 
-cg_status_t cg_allreduce_hier_leader_run(cg_comm_t *c, const cg_plan_t *plan,
+cg_status_t cg_allreduce_hier_leader_run(cg_comm_t *comm, const cg_plan_t *plan,
                                          const cg_call_t *call)
 {
     cg_inter_group_t leaders = {0};
-    cg_status_t      status  = cg_hier_rail(c, 0, &leaders); /* local rank 0 of every node */
+    cg_status_t      status  = cg_hier_rail(comm, 0, &leaders); /* local rank 0 of every node */
 
     (void)plan;
     if (status != CG_OK) {
-        return c->local_size > 1 ? cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status))
+        return comm->local_size > 1 ? cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status))
                                  : status;
     }
-    status = cg_allreduce_node(c, call->sbuf, call->rbuf, call->count, call->dtype, call->op);
-    if (status == CG_OK && c->local_rank == 0) {
-        status = call->bytes <= c->config.one_shot_max
-                     ? cg_inter_allreduce_rd(c->inter, &leaders, call->rbuf, call->count,
+    status = cg_allreduce_node(comm, call->sbuf, call->rbuf, call->count, call->dtype, call->op);
+    if (status == CG_OK && comm->local_rank == 0) {
+        status = call->bytes <= comm->config.one_shot_max
+                     ? cg_inter_allreduce_rd(comm->inter, &leaders, call->rbuf, call->count,
                                              call->dtype, call->op)
-                     : cg_inter_allreduce_ring(c->inter, &leaders, call->rbuf, call->count,
+                     : cg_inter_allreduce_ring(comm->inter, &leaders, call->rbuf, call->count,
                                                call->dtype, call->op);
     }
-    if (c->local_size > 1) {
-        status = CG_LEADER_NODE_PHASE(c, status, cg_bcast_direct(c->intra, call->rbuf,
+    if (comm->local_size > 1) {
+        status = CG_LEADER_NODE_PHASE(comm, status, cg_bcast_direct(comm->intra, call->rbuf,
                                                                  call->bytes, 0));
     }
     free(leaders.ranks);

@@ -10,7 +10,7 @@
  * the node into a work slot, its rail allreduces it across the nodes, and the node shares
  * the blocks of the chunk. */
 typedef struct {
-    cg_comm_t        *c;
+    cg_comm_t        *comm;
     const char       *in;
     char             *rbuf;
     size_t            count;
@@ -25,7 +25,7 @@ typedef struct {
 /* The L blocks of chunk i, in elements from the start of the message. */
 static void cg_hier_ar_blocks(const cg_hier_ar_t *a, int i, cg_seg_t *segs)
 {
-    const int    L     = a->c->local_size;
+    const int    L     = a->comm->local_size;
     const size_t elem  = cg_dtype_size(a->dtype);
     const size_t align = elem < 256 ? 256 / elem : 1;
     cg_seg_t     chunk = cg_hier_piece(a->count, a->chunks, i, align);
@@ -42,7 +42,7 @@ static cg_status_t cg_hier_ar_pre(void *ctx, int i, cg_status_t status)
     cg_seg_t      segs[CG_INTRA_MAX];
 
     cg_hier_ar_blocks(a, i, segs);
-    return cg_reduce_scatter_segments(a->c->intra, a->in, a->slot[i % a->window], segs, 1, 0,
+    return cg_reduce_scatter_segments(a->comm->intra, a->in, a->slot[i % a->window], segs, 1, 0,
                                       a->dtype, a->op, status);
 }
 
@@ -53,7 +53,7 @@ static cg_status_t cg_hier_ar_mid(void *ctx, int i, cg_inter_t *lane)
     size_t        len;
 
     cg_hier_ar_blocks(a, i, segs);
-    len = segs[a->c->local_rank].len;
+    len = segs[a->comm->local_rank].len;
     cg_inter_begin(lane); /* each chunk's exchanges have tags of their own */
     return len > 0 ? cg_inter_allreduce_ring(lane, a->rail, a->slot[i % a->window], len,
                                              a->dtype, a->op)
@@ -67,65 +67,65 @@ static cg_status_t cg_hier_ar_post(void *ctx, int i, cg_status_t status)
     cg_seg_t      segs[CG_INTRA_MAX], mine;
 
     cg_hier_ar_blocks(a, i, segs);
-    mine = segs[a->c->local_rank];
+    mine = segs[a->comm->local_rank];
     if (status == CG_OK) {
-        status = cg_intra_copy_typed(a->c->intra, a->rbuf + mine.off * elem,
+        status = cg_intra_copy_typed(a->comm->intra, a->rbuf + mine.off * elem,
                                      a->slot[i % a->window], mine.len, a->dtype);
     }
-    for (int l = 0; l < a->c->local_size; l++) {
+    for (int l = 0; l < a->comm->local_size; l++) {
         segs[l].off *= elem;
         segs[l].len *= elem;
     }
-    return cg_allgather_segments(a->c->intra, a->rbuf, segs, 1, status);
+    return cg_allgather_segments(a->comm->intra, a->rbuf, segs, 1, status);
 }
 
 /* Rails over 1/L of the data each: the network carries the least. */
-static cg_status_t cg_hier_allreduce_ring(cg_comm_t *c, const void *sbuf, void *rbuf,
+static cg_status_t cg_hier_allreduce_ring(cg_comm_t *comm, const void *sbuf, void *rbuf,
                                           size_t count, cg_dtype_t dtype, cg_op_t op,
                                           cg_inter_group_t *rail, int chunks)
 {
     const size_t  elem = cg_dtype_size(dtype);
     const size_t  align = elem < 256 ? 256 / elem : 1;
-    cg_hier_ar_t  a = {c, sbuf ? sbuf : rbuf, rbuf, count,
-                       cg_hier_chunks_cap(chunks, count, align * (size_t)c->local_size), dtype, op, rail,
-                       cg_hier_pipe_window(c, 0), {NULL}};
+    cg_hier_ar_t  a = {comm, sbuf ? sbuf : rbuf, rbuf, count,
+                       cg_hier_chunks_cap(chunks, count, align * (size_t)comm->local_size), dtype, op, rail,
+                       cg_hier_pipe_window(comm, 0), {NULL}};
     cg_pipe_job_t job = {a.chunks, 0, cg_hier_ar_pre, cg_hier_ar_mid, cg_hier_ar_post, &a};
     cg_seg_t      segs[CG_INTRA_MAX];
     size_t        slot_bytes;
     void         *work;
     cg_status_t   status;
 
-    if (c->local_size == 1) {
-        status = cg_hier_place(c, sbuf, rbuf, count * elem);
-        return status == CG_OK ? cg_inter_allreduce_ring(c->inter, rail, rbuf, count, dtype, op)
+    if (comm->local_size == 1) {
+        status = cg_hier_place(comm, sbuf, rbuf, count * elem);
+        return status == CG_OK ? cg_inter_allreduce_ring(comm->inter, rail, rbuf, count, dtype, op)
                                : status;
     }
     cg_hier_ar_blocks(&a, 0, segs); /* chunk 0 and block 0 are the largest */
     slot_bytes = CG_ALIGN_UP(CG_MAX(segs[0].len * elem, (size_t)1), 256);
-    status     = cg_comm_work(c, (size_t)a.window * slot_bytes, &work);
+    status     = cg_comm_work(comm, (size_t)a.window * slot_bytes, &work);
     if (status == CG_OK) { /* a ring block of a chunk is at most its slot */
-        status = cg_hier_lanes_reserve(c, slot_bytes);
+        status = cg_hier_lanes_reserve(comm, slot_bytes);
     }
     if (status != CG_OK) { /* the phases still run: the failure reaches the node's ranks */
-        status = cg_reduce_scatter_segments(c->intra, a.in, NULL, segs, 1, 0, dtype, op, status);
-        return cg_allgather_segments(c->intra, rbuf, segs, 1, status);
+        status = cg_reduce_scatter_segments(comm->intra, a.in, NULL, segs, 1, 0, dtype, op, status);
+        return cg_allgather_segments(comm->intra, rbuf, segs, 1, status);
     }
     for (int w = 0; w < a.window; w++) {
         a.slot[w] = (char *)work + (size_t)w * slot_bytes;
     }
-    return cg_hier_pipe_run(c, &job);
+    return cg_hier_pipe_run(comm, &job);
 }
 
-cg_status_t cg_allreduce_hier_ring_run(cg_comm_t *c, const cg_plan_t *plan, const cg_call_t *call)
+cg_status_t cg_allreduce_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
     cg_inter_group_t rail = {0};
-    cg_status_t      status = cg_hier_rail(c, c->local_rank, &rail);
+    cg_status_t      status = cg_hier_rail(comm, comm->local_rank, &rail);
 
     if (status != CG_OK) { /* the node's other ranks learn of it at the barrier */
-        return c->local_size > 1 ? cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status))
+        return comm->local_size > 1 ? cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status))
                                  : status;
     }
-    status = cg_hier_allreduce_ring(c, call->sbuf, call->rbuf, call->count, call->dtype,
+    status = cg_hier_allreduce_ring(comm, call->sbuf, call->rbuf, call->count, call->dtype,
                                     call->op, &rail, cg_hier_plan_chunks(plan, (double)call->bytes));
     free(rail.ranks);
     return status;

@@ -3,23 +3,23 @@
  * once instead of L - 1 times over the root's. */
 #include "coll/bcast/bcast.h"
 
-static cg_status_t cg_bcast_scatter_allgather(cg_intra_t *g, void *buf, size_t bytes, int root)
+static cg_status_t cg_bcast_scatter_allgather(cg_intra_t *group, void *buf, size_t bytes, int root)
 {
     cg_seg_t    parts[CG_INTRA_MAX];
-    size_t      part = CG_ALIGN_UP((bytes + (size_t)g->size - 1) / (size_t)g->size, 256);
+    size_t      part = CG_ALIGN_UP((bytes + (size_t)group->size - 1) / (size_t)group->size, 256);
     cg_status_t status;
 
-    for (int p = 0; p < g->size; p++) {
+    for (int p = 0; p < group->size; p++) {
         size_t off = CG_MIN(bytes, (size_t)p * part);
         parts[p]   = (cg_seg_t){off, CG_MIN(bytes - off, part)};
     }
-    status = cg_scatter_segments(g, buf, parts, root, CG_OK);
-    return cg_allgather_segments(g, buf, parts, 1, status);
+    status = cg_scatter_segments(group, buf, parts, root, CG_OK);
+    return cg_allgather_segments(group, buf, parts, 1, status);
 }
 
-cg_status_t cg_bcast_scatter_allgather_run(cg_comm_t *c, const cg_plan_t *plan,
+cg_status_t cg_bcast_scatter_allgather_run(cg_comm_t *comm, const cg_plan_t *plan,
                                            const cg_call_t *call)
 {
     (void)plan;
-    return cg_bcast_scatter_allgather(c->intra, call->rbuf, call->bytes, call->root);
+    return cg_bcast_scatter_allgather(comm->intra, call->rbuf, call->bytes, call->root);
 }

@@ -27,23 +27,23 @@ typedef struct {
     void *ctx;
 } cg_pipe_job_t;
 
-cg_status_t cg_hier_pipe_run(cg_comm_t *c, const cg_pipe_job_t *job);
+cg_status_t cg_hier_pipe_run(cg_comm_t *comm, const cg_pipe_job_t *job);
 /* Device scratch of every lane for received blocks, allocated before the lanes run (an
  * allocation on a lane thread could wait for the caller's stream). */
-cg_status_t cg_hier_lanes_reserve(cg_comm_t *c, size_t bytes);
+cg_status_t cg_hier_lanes_reserve(cg_comm_t *comm, size_t bytes);
 /* Chunks in flight (work slots) of a job with max_lanes. */
-int         cg_hier_pipe_window(const cg_comm_t *c, int max_lanes);
+int         cg_hier_pipe_window(const cg_comm_t *comm, int max_lanes);
 void        cg_hier_pipe_destroy(cg_hier_pipe_t *pipe);
 
 /* Pieces a message of bytes (nccl-tests size) is cut into for the plan's chunk size (the
  * same on every rank; 1: the phases run one after the other). */
 int         cg_hier_plan_chunks(const cg_plan_t *plan, double bytes);
 /* The rail of local index local: node n's rank with that index, for every node. */
-cg_status_t cg_hier_rail(const cg_comm_t *c, int local, cg_inter_group_t *rail);
+cg_status_t cg_hier_rail(const cg_comm_t *comm, int local, cg_inter_group_t *rail);
 /* Copy this rank's input (sbuf, when not in place) to dst on the inter-node stream. */
-cg_status_t cg_hier_place(cg_comm_t *c, const void *sbuf, void *dst, size_t bytes);
+cg_status_t cg_hier_place(cg_comm_t *comm, const void *sbuf, void *dst, size_t bytes);
 /* The node of comm rank root, and its local index there. */
-void        cg_hier_root(const cg_comm_t *c, int root, int *rnode, int *rlocal);
+void        cg_hier_root(const cg_comm_t *comm, int root, int *rnode, int *rlocal);
 
 /* At most the number of pieces of len units that leaves none smaller than unit (no empty
  * chunks, each costing its phases' barriers). */
@@ -71,13 +71,13 @@ typedef struct {
     int     identity;
 } cg_leader_order_t;
 
-cg_status_t cg_leader_order(const cg_comm_t *c, const size_t *sizes, size_t fixed,
+cg_status_t cg_leader_order(const cg_comm_t *comm, const size_t *sizes, size_t fixed,
                             cg_leader_order_t *order);
 void        cg_leader_order_free(cg_leader_order_t *order);
 /* Copy the blocks of the ranks of node n (every node but n when others; n -1 and others:
  * every rank) between rank order (user) and node order (packed), on the inter stream.
  * sizes and fixed as for cg_leader_order; unit: bytes per unit. */
-cg_status_t cg_leader_pack(cg_comm_t *c, const cg_leader_order_t *order, const size_t *sizes,
+cg_status_t cg_leader_pack(cg_comm_t *comm, const cg_leader_order_t *order, const size_t *sizes,
                            size_t fixed, size_t unit, int n, int others, char *user,
                            char *packed, int to_packed);
 

@@ -5,29 +5,29 @@
 #include <math.h>
 #include <stdlib.h>
 
-cg_status_t cg_hier_rail(const cg_comm_t *c, int local, cg_inter_group_t *g)
+cg_status_t cg_hier_rail(const cg_comm_t *comm, int local, cg_inter_group_t *g)
 {
-    g->n     = c->num_nodes;
-    g->me    = c->my_node;
-    g->ranks = malloc((size_t)c->num_nodes * sizeof(int));
+    g->n     = comm->num_nodes;
+    g->me    = comm->my_node;
+    g->ranks = malloc((size_t)comm->num_nodes * sizeof(int));
     if (g->ranks == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    for (int n = 0; n < c->num_nodes; n++) {
-        g->ranks[n] = cg_comm_member(c, n, local);
+    for (int n = 0; n < comm->num_nodes; n++) {
+        g->ranks[n] = cg_comm_member(comm, n, local);
     }
     return CG_OK;
 }
 
-cg_status_t cg_hier_place(cg_comm_t *c, const void *sbuf, void *dst, size_t bytes)
+cg_status_t cg_hier_place(cg_comm_t *comm, const void *sbuf, void *dst, size_t bytes)
 {
     cg_status_t status;
 
     if (sbuf == NULL || bytes == 0) {
         return CG_OK;
     }
-    status = c->dev->ops->copy(c->dev, dst, sbuf, bytes, c->inter->stream);
-    return status == CG_OK ? c->dev->ops->stream_sync(c->dev, c->inter->stream) : status;
+    status = comm->dev->ops->copy(comm->dev, dst, sbuf, bytes, comm->inter->stream);
+    return status == CG_OK ? comm->dev->ops->stream_sync(comm->dev, comm->inter->stream) : status;
 }
 
 int cg_hier_plan_chunks(const cg_plan_t *plan, double bytes)
@@ -41,20 +41,20 @@ int cg_hier_plan_chunks(const cg_plan_t *plan, double bytes)
     return chunks > CG_HIER_MAX_CHUNKS ? CG_HIER_MAX_CHUNKS : (int)chunks;
 }
 
-void cg_hier_root(const cg_comm_t *c, int root, int *rnode, int *rlocal)
+void cg_hier_root(const cg_comm_t *comm, int root, int *rnode, int *rlocal)
 {
-    *rnode  = c->node_of[root];
+    *rnode  = comm->node_of[root];
     *rlocal = 0;
-    for (int l = 0; l < c->node_size[*rnode]; l++) {
-        *rlocal = (cg_comm_member(c, *rnode, l) == root) ? l : *rlocal;
+    for (int l = 0; l < comm->node_size[*rnode]; l++) {
+        *rlocal = (cg_comm_member(comm, *rnode, l) == root) ? l : *rlocal;
     }
 }
 
 /* ---- the leaders' node order (hier_leader algorithms) ---------------------------------- */
-cg_status_t cg_leader_order(const cg_comm_t *c, const size_t *sizes, size_t fixed,
+cg_status_t cg_leader_order(const cg_comm_t *comm, const size_t *sizes, size_t fixed,
                                    cg_leader_order_t *o)
 {
-    const int P = c->config.size, N = c->num_nodes;
+    const int P = comm->config.size, N = comm->num_nodes;
     size_t    at = 0;
 
     o->pos   = malloc((size_t)P * sizeof(size_t));
@@ -66,8 +66,8 @@ cg_status_t cg_leader_order(const cg_comm_t *c, const size_t *sizes, size_t fixe
     }
     for (int n = 0; n < N; n++) {
         o->offs[n] = at;
-        for (int l = 0; l < c->node_size[n]; l++) {
-            int r     = cg_comm_member(c, n, l);
+        for (int l = 0; l < comm->node_size[n]; l++) {
+            int r     = cg_comm_member(comm, n, l);
             o->pos[r] = at;
             at += sizes ? sizes[r] : fixed;
         }
@@ -92,21 +92,21 @@ void cg_leader_order_free(cg_leader_order_t *o)
 /* Copy the blocks of the ranks of node n (every node but n when others; n -1 and others:
  * every rank) between rank order (user) and node order (packed), on the inter stream.
  * sizes and fixed as for cg_leader_order; unit: bytes per unit. */
-cg_status_t cg_leader_pack(cg_comm_t *c, const cg_leader_order_t *o, const size_t *sizes,
+cg_status_t cg_leader_pack(cg_comm_t *comm, const cg_leader_order_t *o, const size_t *sizes,
                                   size_t fixed, size_t unit, int n, int others, char *user,
                                   char *packed, int to_packed)
 {
     cg_status_t status = CG_OK;
 
-    for (int r = 0; r < c->config.size && status == CG_OK; r++) {
+    for (int r = 0; r < comm->config.size && status == CG_OK; r++) {
         size_t bytes = (sizes ? sizes[r] : fixed) * unit;
         char  *u = user + o->displ[r] * unit, *p = packed + o->pos[r] * unit;
-        if ((c->node_of[r] == n) == others || bytes == 0) {
+        if ((comm->node_of[r] == n) == others || bytes == 0) {
             continue;
         }
-        status = c->dev->ops->copy(c->dev, to_packed ? p : u, to_packed ? u : p, bytes,
-                                   c->inter->stream);
+        status = comm->dev->ops->copy(comm->dev, to_packed ? p : u, to_packed ? u : p, bytes,
+                                   comm->inter->stream);
     }
-    return status == CG_OK ? c->dev->ops->stream_sync(c->dev, c->inter->stream) : status;
+    return status == CG_OK ? comm->dev->ops->stream_sync(comm->dev, comm->inter->stream) : status;
 }
 

@@ -98,47 +98,47 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
                              cg_intra_peer_info_t *info);
 /* After the exchange: the group is ranks[0..size) (comm ranks), infos indexed the same
  * way; this rank is ranks[me]. Maps the peers' scratch and control pages. */
-cg_status_t cg_intra_connect(cg_intra_t *g, const int *ranks, const cg_intra_peer_info_t *infos,
+cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra_peer_info_t *infos,
                              int size, int me, cg_sync_mode_t requested);
 /* Once every rank is connected: remove the name of this rank's control page (no leftovers
  * in /dev/shm if the process dies later). */
-void        cg_intra_seal(cg_intra_t *g);
+void        cg_intra_seal(cg_intra_t *group);
 /* Tear down; waits (bounded) until every peer has started its own teardown. */
-void        cg_intra_destroy(cg_intra_t *g);
+void        cg_intra_destroy(cg_intra_t *group);
 
 /* Pointer to half h of rank r's scratch data area. */
-static inline char *cg_intra_half(const cg_intra_t *g, int r, unsigned h)
+static inline char *cg_intra_half(const cg_intra_t *group, int r, unsigned h)
 {
-    return g->scratch[r] + CG_INTRA_FLAG_BYTES + (size_t)(h & 1) * g->half_bytes;
+    return group->scratch[r] + CG_INTRA_FLAG_BYTES + (size_t)(h & 1) * group->half_bytes;
 }
 
 /* ---- synchronisation (intra_sync.c) ---------------------------------------------------- */
 /* Full barrier of the group in the group's mode. mine: this rank's status so far.
  * Returns mine, or CG_ERR_PEER when another rank reported an error. */
-cg_status_t cg_intra_barrier(cg_intra_t *g, cg_status_t mine);
+cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine);
 /* Device barriers: set this rank's flags from the host so that its stream never stays
  * blocked on a peer that failed (at a failure, and at teardown). */
-void        cg_intra_release_waits(cg_intra_t *g);
+void        cg_intra_release_waits(cg_intra_t *group);
 /* Wait for this rank's stream, watching for peers that failed or died; the end of a call:
  * releases the peers' buffers that cg_intra_publish mapped for it. */
-cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine);
+cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine);
 /* Zero copy: export in/out (NULL: not needed from this rank), exchange, map the peers'.
  * status: this rank's status so far, carried by the first barrier.
  * *all_ok tells whether every rank could export what it was asked for and map what it
  * needs of its peers; when it is 0 the caller runs its copy variant (an import that fails
  * degrades the call, it does not fail it). Status and *all_ok are the same on every rank
  * (two host barriers: one for the handles, one for the mappings). */
-cg_status_t cg_intra_publish(cg_intra_t *g, cg_status_t status, const void *in, size_t in_bytes,
+cg_status_t cg_intra_publish(cg_intra_t *group, cg_status_t status, const void *in, size_t in_bytes,
                              void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
                              int *all_ok);
 /* Copy src to every dsts[i] (i < n) on the group's stream: one kernel that reads the
  * source once and writes every destination (auto, kernel), or one copy-engine transfer
  * per destination (engine). */
-cg_status_t cg_intra_copy_multi(cg_intra_t *g, char *const dsts[], int n, const void *src,
+cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, const void *src,
                                 size_t bytes);
 /* Copy count elements of dtype into user memory: byte copy, or a typed copy that leaves
  * the padding bytes of pair types untouched. */
-cg_status_t cg_intra_copy_typed(cg_intra_t *g, void *dst, const void *src, size_t count,
+cg_status_t cg_intra_copy_typed(cg_intra_t *group, void *dst, const void *src, size_t count,
                                 cg_dtype_t dtype);
 
 /* ---- phases on segments (intra_segments.c) -------------------------------------------- */
@@ -150,15 +150,15 @@ typedef struct {
 
 /* Every rank's nseg segments (bytes of rbuf; segs[rank * nseg + k]) into every rank's rbuf.
  * status: this rank's status so far, carried by the first barrier. */
-cg_status_t cg_allgather_segments(cg_intra_t *g, void *rbuf, const cg_seg_t *segs, int nseg,
+cg_status_t cg_allgather_segments(cg_intra_t *group, void *rbuf, const cg_seg_t *segs, int nseg,
                                   cg_status_t status);
 /* Each rank reduces its own segments (elements of in) over every rank into out, packed one
  * after the other. in_place: out is in, and the segments tile it in rank order. */
-cg_status_t cg_reduce_scatter_segments(cg_intra_t *g, const void *in, void *out,
+cg_status_t cg_reduce_scatter_segments(cg_intra_t *group, const void *in, void *out,
                                        const cg_seg_t *segs, int nseg, int in_place,
                                        cg_dtype_t dtype, cg_op_t op, cg_status_t status);
 /* The root hands rank r segs[r] (bytes of buf). */
-cg_status_t cg_scatter_segments(cg_intra_t *g, void *buf, const cg_seg_t *segs, int root,
+cg_status_t cg_scatter_segments(cg_intra_t *group, void *buf, const cg_seg_t *segs, int root,
                                 cg_status_t status);
 
 /* ---- IPC registry (ipc_cache.c): the process's mappings of peers' allocations ---------- */

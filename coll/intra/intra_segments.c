@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* ---- allgather ------------------------------------------------------------------------ */
-static cg_status_t cg_segs_pack(cg_intra_t *g, const cg_seg_t *segs, int nseg, size_t unit,
+static cg_status_t cg_segs_pack(cg_intra_t *group, const cg_seg_t *segs, int nseg, size_t unit,
                          size_t first, size_t len, char *buf, char *packed, int to_packed)
 {
     cg_status_t status = CG_OK;
@@ -22,16 +22,16 @@ static cg_status_t cg_segs_pack(cg_intra_t *g, const cg_seg_t *segs, int nseg, s
             continue;
         }
         char *user = buf + (segs[k].off + (lo - pos)) * unit, *p = packed + (lo - first) * unit;
-        status     = g->dev->ops->copy(g->dev, to_packed ? p : user, to_packed ? user : p,
-                                       (hi - lo) * unit, g->stream);
+        status     = group->dev->ops->copy(group->dev, to_packed ? p : user, to_packed ? user : p,
+                                       (hi - lo) * unit, group->stream);
     }
     return status;
 }
 
-static cg_status_t cg_segs_copy(cg_intra_t *g, const cg_seg_t *segs, int nseg, size_t first,
+static cg_status_t cg_segs_copy(cg_intra_t *group, const cg_seg_t *segs, int nseg, size_t first,
                                 size_t len, char *rbuf, char *packed, int to_packed)
 {
-    return cg_segs_pack(g, segs, nseg, 1, first, len, rbuf, packed, to_packed);
+    return cg_segs_pack(group, segs, nseg, 1, first, len, rbuf, packed, to_packed);
 }
 
 static size_t cg_segs_total(const cg_seg_t *segs, int nseg)
@@ -43,76 +43,76 @@ static size_t cg_segs_total(const cg_seg_t *segs, int nseg)
     return total;
 }
 
-static cg_status_t cg_ag_zero_copy(cg_intra_t *g, char *const out[], const cg_seg_t *mine, int nseg)
+static cg_status_t cg_ag_zero_copy(cg_intra_t *group, char *const out[], const cg_seg_t *mine, int nseg)
 {
     cg_status_t status = CG_OK;
 
     for (int k = 0; k < nseg && status == CG_OK; k++) {
         char *dsts[CG_INTRA_MAX];
         int   n = 0;
-        for (int p = 0; p < g->size; p++) {
-            if (p != g->rank) {
+        for (int p = 0; p < group->size; p++) {
+            if (p != group->rank) {
                 dsts[n++] = out[p] + mine[k].off;
             }
         }
         if (mine[k].len > 0) {
-            status = cg_intra_copy_multi(g, dsts, n, out[g->rank] + mine[k].off, mine[k].len);
+            status = cg_intra_copy_multi(group, dsts, n, out[group->rank] + mine[k].off, mine[k].len);
         }
     }
-    return cg_intra_finish(g, cg_intra_barrier(g, status));
+    return cg_intra_finish(group, cg_intra_barrier(group, status));
 }
 
-static cg_status_t cg_ag_copy(cg_intra_t *g, char *rbuf, const cg_seg_t *segs, int nseg,
+static cg_status_t cg_ag_copy(cg_intra_t *group, char *rbuf, const cg_seg_t *segs, int nseg,
                               cg_status_t status)
 {
-    const size_t window = g->half_bytes;
-    const size_t mine   = cg_segs_total(segs + (size_t)g->rank * nseg, nseg);
+    const size_t window = group->half_bytes;
+    const size_t mine   = cg_segs_total(segs + (size_t)group->rank * nseg, nseg);
     size_t       longest = 0;
 
-    for (int p = 0; p < g->size; p++) {
+    for (int p = 0; p < group->size; p++) {
         longest = CG_MAX(longest, cg_segs_total(segs + (size_t)p * nseg, nseg));
     }
     for (size_t first = 0; first < longest; first += window) {
-        const unsigned h = g->parity++;
+        const unsigned h = group->parity++;
         if (status == CG_OK && first < mine) {
-            status = cg_segs_copy(g, segs + (size_t)g->rank * nseg, nseg, first,
-                                  CG_MIN(window, mine - first), rbuf, cg_intra_half(g, g->rank, h), 1);
+            status = cg_segs_copy(group, segs + (size_t)group->rank * nseg, nseg, first,
+                                  CG_MIN(window, mine - first), rbuf, cg_intra_half(group, group->rank, h), 1);
         }
-        status = cg_intra_barrier(g, status);
-        for (int p = 0; p < g->size && status == CG_OK; p++) {
+        status = cg_intra_barrier(group, status);
+        for (int p = 0; p < group->size && status == CG_OK; p++) {
             size_t total = cg_segs_total(segs + (size_t)p * nseg, nseg);
-            if (p != g->rank && first < total) {
-                status = cg_segs_copy(g, segs + (size_t)p * nseg, nseg, first,
-                                      CG_MIN(window, total - first), rbuf, cg_intra_half(g, p, h), 0);
+            if (p != group->rank && first < total) {
+                status = cg_segs_copy(group, segs + (size_t)p * nseg, nseg, first,
+                                      CG_MIN(window, total - first), rbuf, cg_intra_half(group, p, h), 0);
             }
         }
     }
-    return cg_intra_finish(g, status);
+    return cg_intra_finish(group, status);
 }
 
-cg_status_t cg_allgather_segments(cg_intra_t *g, void *rbuf, const cg_seg_t *segs, int nseg,
+cg_status_t cg_allgather_segments(cg_intra_t *group, void *rbuf, const cg_seg_t *segs, int nseg,
                                   cg_status_t status)
 {
     char       *peer_in[CG_INTRA_MAX], *peer_out[CG_INTRA_MAX];
     size_t      extent = 0;
     int         zero_copy = 0;
 
-    for (int i = 0; i < g->size * nseg; i++) {
+    for (int i = 0; i < group->size * nseg; i++) {
         extent = CG_MAX(extent, segs[i].off + segs[i].len);
     }
-    if (g->dev->caps.ipc_user_buffers) {
-        status = cg_intra_publish(g, status, NULL, 0, rbuf, extent, peer_in, peer_out, &zero_copy);
+    if (group->dev->caps.ipc_user_buffers) {
+        status = cg_intra_publish(group, status, NULL, 0, rbuf, extent, peer_in, peer_out, &zero_copy);
         if (status != CG_OK) {
-            return cg_intra_finish(g, status);
+            return cg_intra_finish(group, status);
         }
     }
     cg_detail(CG_SUB_COLL, "allgather: %s", zero_copy ? "zero copy" : "through scratch");
-    return zero_copy ? cg_ag_zero_copy(g, peer_out, segs + (size_t)g->rank * nseg, nseg)
-                     : cg_ag_copy(g, rbuf, segs, nseg, status);
+    return zero_copy ? cg_ag_zero_copy(group, peer_out, segs + (size_t)group->rank * nseg, nseg)
+                     : cg_ag_copy(group, rbuf, segs, nseg, status);
 }
 
 /* ---- reduce-scatter ------------------------------------------------------------------ */
-static cg_status_t cg_rs_zero_copy(cg_intra_t *g, char *const in[], char *out,
+static cg_status_t cg_rs_zero_copy(cg_intra_t *group, char *const in[], char *out,
                                    const cg_seg_t *mine, int nseg, cg_dtype_t dtype, cg_op_t op)
 {
     const size_t elem   = cg_dtype_size(dtype);
@@ -121,17 +121,17 @@ static cg_status_t cg_rs_zero_copy(cg_intra_t *g, char *const in[], char *out,
 
     for (int k = 0; k < nseg && status == CG_OK; packed += mine[k].len, k++) {
         cg_reduce_args_t args = {.dtype = dtype, .op = op, .count = mine[k].len,
-                                 .nsrc = g->size, .ndst = 1};
-        for (int p = 0; p < g->size; p++) {
+                                 .nsrc = group->size, .ndst = 1};
+        for (int p = 0; p < group->size; p++) {
             args.srcs[p] = in[p] + mine[k].off * elem;
         }
         args.dsts[0] = out + packed * elem;
         if (args.count > 0) {
-            status = g->dev->ops->reduce(g->dev, &args, g->stream);
+            status = group->dev->ops->reduce(group->dev, &args, group->stream);
         }
     }
     /* nobody returns while a peer still reads its input */
-    return cg_intra_finish(g, cg_intra_barrier(g, status));
+    return cg_intra_finish(group, cg_intra_barrier(group, status));
 }
 
 /* Through the scratch halves, window by window over the concatenation of every rank's
@@ -140,46 +140,46 @@ static cg_status_t cg_rs_zero_copy(cg_intra_t *g, char *const in[], char *out,
  * rank's half. Only the segments' elements are copied. In place (MPI's reduce-scatter: the
  * segments tile the input in rank order from its start, the output is its start), an
  * output element is written no earlier than the round that copied the input at its index. */
-static cg_status_t cg_rs_copy(cg_intra_t *g, const char *in, char *out, const cg_seg_t *segs,
+static cg_status_t cg_rs_copy(cg_intra_t *group, const char *in, char *out, const cg_seg_t *segs,
                               int nseg, cg_dtype_t dtype, cg_op_t op, cg_status_t status)
 {
     const size_t    elem   = cg_dtype_size(dtype);
-    const size_t    window = g->half_bytes / elem;
-    const cg_seg_t *mine   = segs + (size_t)g->rank * nseg;
+    const size_t    window = group->half_bytes / elem;
+    const cg_seg_t *mine   = segs + (size_t)group->rank * nseg;
     size_t          total = 0, mine_at = 0;
 
-    for (int i = 0; i < g->size * nseg; i++) {
-        mine_at += (i < g->rank * nseg) ? segs[i].len : 0;
+    for (int i = 0; i < group->size * nseg; i++) {
+        mine_at += (i < group->rank * nseg) ? segs[i].len : 0;
         total += segs[i].len;
     }
     for (size_t first = 0; first < total; first += window) {
-        const unsigned h = g->parity++;
+        const unsigned h = group->parity++;
         const size_t   n = CG_MIN(window, total - first);
         size_t         pos = mine_at, packed = 0;
 
         if (status == CG_OK) {
-            status = cg_segs_pack(g, segs, g->size * nseg, elem, first, n, (char *)in,
-                                  cg_intra_half(g, g->rank, h), 1);
+            status = cg_segs_pack(group, segs, group->size * nseg, elem, first, n, (char *)in,
+                                  cg_intra_half(group, group->rank, h), 1);
         }
-        status = cg_intra_barrier(g, status);
+        status = cg_intra_barrier(group, status);
         for (int k = 0; k < nseg && status == CG_OK; pos += mine[k].len, packed += mine[k].len, k++) {
             size_t lo = CG_MAX(first, pos), hi = CG_MIN(first + n, pos + mine[k].len);
-            cg_reduce_args_t args = {.dtype = dtype, .op = op, .nsrc = g->size, .ndst = 1};
+            cg_reduce_args_t args = {.dtype = dtype, .op = op, .nsrc = group->size, .ndst = 1};
             if (lo >= hi) {
                 continue;
             }
             args.count = hi - lo;
-            for (int p = 0; p < g->size; p++) {
-                args.srcs[p] = cg_intra_half(g, p, h) + (lo - first) * elem;
+            for (int p = 0; p < group->size; p++) {
+                args.srcs[p] = cg_intra_half(group, p, h) + (lo - first) * elem;
             }
             args.dsts[0] = out + (packed + lo - pos) * elem;
-            status       = g->dev->ops->reduce(g->dev, &args, g->stream);
+            status       = group->dev->ops->reduce(group->dev, &args, group->stream);
         }
     }
-    return cg_intra_finish(g, status);
+    return cg_intra_finish(group, status);
 }
 
-cg_status_t cg_reduce_scatter_segments(cg_intra_t *g, const void *in, void *out,
+cg_status_t cg_reduce_scatter_segments(cg_intra_t *group, const void *in, void *out,
                                        const cg_seg_t *segs, int nseg, int in_place,
                                        cg_dtype_t dtype, cg_op_t op, cg_status_t status)
 {
@@ -187,31 +187,31 @@ cg_status_t cg_reduce_scatter_segments(cg_intra_t *g, const void *in, void *out,
     size_t extent = 0;
     int    zero_copy = 0;
 
-    for (int i = 0; i < g->size * nseg; i++) {
+    for (int i = 0; i < group->size * nseg; i++) {
         extent = CG_MAX(extent, segs[i].off + segs[i].len);
     }
-    if (!in_place && g->dev->caps.ipc_user_buffers) {
-        status = cg_intra_publish(g, status, in, extent * cg_dtype_size(dtype), NULL, 0, peer_in,
+    if (!in_place && group->dev->caps.ipc_user_buffers) {
+        status = cg_intra_publish(group, status, in, extent * cg_dtype_size(dtype), NULL, 0, peer_in,
                                   peer_out, &zero_copy);
         if (status != CG_OK) {
-            return cg_intra_finish(g, status);
+            return cg_intra_finish(group, status);
         }
     }
     cg_detail(CG_SUB_COLL, "reduce_scatter: %s", zero_copy ? "zero copy" : "through scratch");
-    return zero_copy ? cg_rs_zero_copy(g, peer_in, out, segs + (size_t)g->rank * nseg, nseg, dtype, op)
-                     : cg_rs_copy(g, in, out, segs, nseg, dtype, op, status);
+    return zero_copy ? cg_rs_zero_copy(group, peer_in, out, segs + (size_t)group->rank * nseg, nseg, dtype, op)
+                     : cg_rs_copy(group, in, out, segs, nseg, dtype, op, status);
 }
 
 /* ---- scatter -------------------------------------------------------------------------- */
 /* Through the root's scratch halves: window by window, each rank copies the part of its
  * segment that the window holds. */
-static cg_status_t cg_scatter_copy(cg_intra_t *g, char *buf, const cg_seg_t *segs, int root,
+static cg_status_t cg_scatter_copy(cg_intra_t *group, char *buf, const cg_seg_t *segs, int root,
                                    cg_status_t status)
 {
-    const size_t window = g->half_bytes;
+    const size_t window = group->half_bytes;
     size_t       lo = SIZE_MAX, hi = 0;
 
-    for (int p = 0; p < g->size; p++) {
+    for (int p = 0; p < group->size; p++) {
         if (p != root && segs[p].len > 0) {
             lo = CG_MIN(lo, segs[p].off);
             hi = CG_MAX(hi, segs[p].off + segs[p].len);
@@ -219,53 +219,53 @@ static cg_status_t cg_scatter_copy(cg_intra_t *g, char *buf, const cg_seg_t *seg
     }
     for (size_t first = lo; lo < hi && first < hi; first += window) {
         const size_t   n = CG_MIN(window, hi - first);
-        const unsigned h = g->parity++;
-        const cg_seg_t s = segs[g->rank];
+        const unsigned h = group->parity++;
+        const cg_seg_t s = segs[group->rank];
         size_t         a = CG_MAX(first, s.off), b = CG_MIN(first + n, s.off + s.len);
 
-        if (status == CG_OK && g->rank == root) {
-            status = g->dev->ops->copy(g->dev, cg_intra_half(g, root, h), buf + first, n, g->stream);
+        if (status == CG_OK && group->rank == root) {
+            status = group->dev->ops->copy(group->dev, cg_intra_half(group, root, h), buf + first, n, group->stream);
         }
-        status = cg_intra_barrier(g, status);
-        if (status == CG_OK && g->rank != root && a < b) {
-            status = g->dev->ops->copy(g->dev, buf + a, cg_intra_half(g, root, h) + (a - first),
-                                       b - a, g->stream);
+        status = cg_intra_barrier(group, status);
+        if (status == CG_OK && group->rank != root && a < b) {
+            status = group->dev->ops->copy(group->dev, buf + a, cg_intra_half(group, root, h) + (a - first),
+                                       b - a, group->stream);
         }
     }
     /* the root's next window may overwrite a half only after everyone copied from it */
-    return cg_intra_finish(g, cg_intra_barrier(g, status));
+    return cg_intra_finish(group, cg_intra_barrier(group, status));
 }
 
-cg_status_t cg_scatter_segments(cg_intra_t *g, void *buf, const cg_seg_t *segs, int root,
+cg_status_t cg_scatter_segments(cg_intra_t *group, void *buf, const cg_seg_t *segs, int root,
                                 cg_status_t status)
 {
     char *peer_in[CG_INTRA_MAX], *peer_out[CG_INTRA_MAX];
     int   zero_copy = 0;
 
-    if (g->dev->caps.ipc_user_buffers) {
+    if (group->dev->caps.ipc_user_buffers) {
         size_t extent = 0;
-        for (int p = 0; p < g->size; p++) {
+        for (int p = 0; p < group->size; p++) {
             extent = CG_MAX(extent, segs[p].off + segs[p].len);
         }
-        status = cg_intra_publish(g, status, NULL, 0, g->rank == root ? NULL : buf, extent,
+        status = cg_intra_publish(group, status, NULL, 0, group->rank == root ? NULL : buf, extent,
                                   peer_in, peer_out, &zero_copy);
         if (status != CG_OK) {
-            return cg_intra_finish(g, status);
+            return cg_intra_finish(group, status);
         }
     }
     cg_detail(CG_SUB_COLL, "scatter: %s", zero_copy ? "zero copy" : "through scratch");
     if (!zero_copy) {
-        return cg_scatter_copy(g, buf, segs, root, status);
+        return cg_scatter_copy(group, buf, segs, root, status);
     }
-    if (g->rank == root) {
-        for (int p = 0; p < g->size && status == CG_OK; p++) {
+    if (group->rank == root) {
+        for (int p = 0; p < group->size && status == CG_OK; p++) {
             if (p != root && segs[p].len > 0) {
-                status = g->dev->ops->copy(g->dev, peer_out[p] + segs[p].off,
-                                           (char *)buf + segs[p].off, segs[p].len, g->stream);
+                status = group->dev->ops->copy(group->dev, peer_out[p] + segs[p].off,
+                                           (char *)buf + segs[p].off, segs[p].len, group->stream);
             }
         }
     }
     /* nobody returns before the root has written every segment */
-    return cg_intra_finish(g, cg_intra_barrier(g, status));
+    return cg_intra_finish(group, cg_intra_barrier(group, status));
 }
 

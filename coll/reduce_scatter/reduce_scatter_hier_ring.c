@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 typedef struct {
-    cg_comm_t        *c;
+    cg_comm_t        *comm;
     const char       *in;
     char             *rbuf;
     const size_t     *counts;
@@ -50,18 +50,18 @@ static size_t cg_hier_rs_pack(const cg_hier_rs_t *a, int i, size_t *offs, size_t
 static cg_status_t cg_hier_rs_pre(void *ctx, int i, cg_status_t status)
 {
     cg_hier_rs_t *a = ctx;
-    cg_comm_t    *c = a->c;
-    const int     N = c->num_nodes;
+    cg_comm_t    *comm = a->comm;
+    const int     N = comm->num_nodes;
 
     /* local rank l reduces, over the node, piece i of the blocks of rail l */
-    for (int l = 0; l < c->local_size; l++) {
+    for (int l = 0; l < comm->local_size; l++) {
         for (int n = 0; n < N; n++) {
-            int      r = cg_comm_member(c, n, l);
+            int      r = cg_comm_member(comm, n, l);
             cg_seg_t p = cg_hier_rs_piece(a, r, i);
             a->segs[(size_t)l * N + n] = (cg_seg_t){a->displ[r] + p.off, p.len};
         }
     }
-    return cg_reduce_scatter_segments(c->intra, a->in, a->slot[i % a->window], a->segs, N, 0,
+    return cg_reduce_scatter_segments(comm->intra, a->in, a->slot[i % a->window], a->segs, N, 0,
                                       a->dtype, a->op, status);
 }
 
@@ -80,71 +80,71 @@ static cg_status_t cg_hier_rs_mid(void *ctx, int i, cg_inter_t *lane)
 static cg_status_t cg_hier_rs_post(void *ctx, int i, cg_status_t status)
 {
     cg_hier_rs_t *a    = ctx;
-    cg_comm_t    *c    = a->c;
+    cg_comm_t    *comm    = a->comm;
     const size_t  elem = cg_dtype_size(a->dtype);
     size_t        packed = 0;
-    cg_seg_t      mine = cg_hier_rs_piece(a, c->config.rank, i);
+    cg_seg_t      mine = cg_hier_rs_piece(a, comm->config.rank, i);
 
     /* the rail's pieces before this node's */
-    for (int n = 0; n < c->my_node; n++) {
+    for (int n = 0; n < comm->my_node; n++) {
         packed += cg_hier_rs_piece(a, a->rail->ranks[n], i).len;
     }
     if (status == CG_OK && mine.len > 0) {
-        status = cg_intra_copy_typed(c->intra, a->rbuf + mine.off * elem,
+        status = cg_intra_copy_typed(comm->intra, a->rbuf + mine.off * elem,
                                      a->slot[i % a->window] + packed * elem, mine.len, a->dtype);
     }
-    return cg_intra_finish(c->intra, status);
+    return cg_intra_finish(comm->intra, status);
 }
 
 /* One rank per node: pack the rail's blocks, ring, keep this rank's. */
 static cg_status_t cg_hier_rs_single(cg_hier_rs_t *a)
 {
-    cg_comm_t       *c    = a->c;
-    cg_dev_stream_t *s    = c->inter->stream;
+    cg_comm_t       *comm    = a->comm;
+    cg_dev_stream_t *s    = comm->inter->stream;
     const size_t     elem = cg_dtype_size(a->dtype);
     cg_status_t      status = CG_OK;
 
-    size_t          *offs = a->offs, *lens = a->offs + c->num_nodes;
+    size_t          *offs = a->offs, *lens = a->offs + comm->num_nodes;
 
     cg_hier_rs_pack(a, 0, offs, lens);
-    for (int n = 0; status == CG_OK && n < c->num_nodes; n++) {
-        status = c->dev->ops->copy(c->dev, a->slot[0] + offs[n] * elem,
+    for (int n = 0; status == CG_OK && n < comm->num_nodes; n++) {
+        status = comm->dev->ops->copy(comm->dev, a->slot[0] + offs[n] * elem,
                                    a->in + a->displ[a->rail->ranks[n]] * elem, lens[n] * elem, s);
     }
-    status = (status == CG_OK) ? c->dev->ops->stream_sync(c->dev, s) : status;
+    status = (status == CG_OK) ? comm->dev->ops->stream_sync(comm->dev, s) : status;
     if (status == CG_OK) {
-        status = cg_inter_reduce_scatter_ring(c->inter, a->rail, a->slot[0], offs, lens, a->dtype,
+        status = cg_inter_reduce_scatter_ring(comm->inter, a->rail, a->slot[0], offs, lens, a->dtype,
                                               a->op);
     }
-    if (status == CG_OK && lens[c->my_node] > 0) { /* this rank's block, fully reduced */
-        status = cg_dev_copy_typed(c->dev, a->rbuf, a->slot[0] + offs[c->my_node] * elem,
-                                   lens[c->my_node], a->dtype, s);
-        status = (status == CG_OK) ? c->dev->ops->stream_sync(c->dev, s) : status;
+    if (status == CG_OK && lens[comm->my_node] > 0) { /* this rank's block, fully reduced */
+        status = cg_dev_copy_typed(comm->dev, a->rbuf, a->slot[0] + offs[comm->my_node] * elem,
+                                   lens[comm->my_node], a->dtype, s);
+        status = (status == CG_OK) ? comm->dev->ops->stream_sync(comm->dev, s) : status;
     }
     return status;
 }
 
-static cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
+static cg_status_t cg_hier_reduce_scatter(cg_comm_t *comm, const void *sbuf, void *rbuf,
                                           const size_t *counts, cg_dtype_t dtype, cg_op_t op,
                                           int chunks)
 {
-    const int        N = c->num_nodes, L = c->local_size;
+    const int        N = comm->num_nodes, L = comm->local_size;
     const size_t     elem = cg_dtype_size(dtype);
     cg_inter_group_t g = {0};
     size_t          *displ = NULL, slot_bytes = 0;
-    cg_hier_rs_t     a = {c, sbuf ? sbuf : rbuf, rbuf, counts, NULL, 0, L > 1 ? CG_MAX(chunks, 1) : 1,
-                          dtype, op, &g, cg_hier_pipe_window(c, 0), {NULL}, NULL, NULL};
+    cg_hier_rs_t     a = {comm, sbuf ? sbuf : rbuf, rbuf, counts, NULL, 0, L > 1 ? CG_MAX(chunks, 1) : 1,
+                          dtype, op, &g, cg_hier_pipe_window(comm, 0), {NULL}, NULL, NULL};
     cg_pipe_job_t    job = {a.chunks, 0, cg_hier_rs_pre, cg_hier_rs_mid, cg_hier_rs_post, &a};
     void            *work = NULL;
     cg_status_t      status;
 
-    status = cg_hier_rail(c, c->local_rank, &g);
-    if (status == CG_OK && ((displ = calloc((size_t)c->config.size + 1, sizeof(size_t))) == NULL ||
+    status = cg_hier_rail(comm, comm->local_rank, &g);
+    if (status == CG_OK && ((displ = calloc((size_t)comm->config.size + 1, sizeof(size_t))) == NULL ||
                             (a.offs = malloc((size_t)a.window * 2 * N * sizeof(size_t))) == NULL ||
                             (a.segs = malloc((size_t)N * (size_t)L * sizeof(cg_seg_t))) == NULL)) {
         status = CG_ERR_NO_MEMORY;
     }
-    for (int r = 0; status == CG_OK && r < c->config.size; r++) {
+    for (int r = 0; status == CG_OK && r < comm->config.size; r++) {
         displ[r + 1] = displ[r] + counts[r];
         a.largest    = CG_MAX(a.largest, counts[r]);
     }
@@ -155,30 +155,30 @@ static cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *
         for (int l = 0; l < L; l++) { /* the largest slot: chunk 0 of any rail */
             size_t packed = 0;
             for (int n = 0; n < N; n++) {
-                packed += cg_hier_rs_piece(&a, cg_comm_member(c, n, l), 0).len;
+                packed += cg_hier_rs_piece(&a, cg_comm_member(comm, n, l), 0).len;
             }
             slot_bytes = CG_MAX(slot_bytes, CG_ALIGN_UP(packed * elem, 256));
         }
-        status = cg_comm_work(c, CG_MAX((size_t)a.window * slot_bytes, (size_t)256), &work);
+        status = cg_comm_work(comm, CG_MAX((size_t)a.window * slot_bytes, (size_t)256), &work);
         if (status == CG_OK) { /* a ring block of a chunk is at most its slot */
-            status = cg_hier_lanes_reserve(c, slot_bytes);
+            status = cg_hier_lanes_reserve(comm, slot_bytes);
         }
     }
     if (status == CG_OK) {
         for (int w = 0; w < a.window; w++) {
             a.slot[w] = (char *)work + (size_t)w * slot_bytes;
         }
-        status    = (L > 1) ? cg_hier_pipe_run(c, &job) : cg_hier_rs_single(&a);
+        status    = (L > 1) ? cg_hier_pipe_run(comm, &job) : cg_hier_rs_single(&a);
     } else if (L > 1) { /* the node's other ranks learn of the failure at the barrier */
-        status = cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
+        status = cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status));
     }
     free(g.ranks), free(displ), free(a.offs), free(a.segs);
     return status;
 }
 
-cg_status_t cg_reduce_scatter_hier_ring_run(cg_comm_t *c, const cg_plan_t *plan,
+cg_status_t cg_reduce_scatter_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan,
                                             const cg_call_t *call)
 {
-    return cg_hier_reduce_scatter(c, call->sbuf, call->rbuf, call->counts, call->dtype, call->op,
+    return cg_hier_reduce_scatter(comm, call->sbuf, call->rbuf, call->counts, call->dtype, call->op,
                                   cg_hier_plan_chunks(plan, (double)call->bytes));
 }

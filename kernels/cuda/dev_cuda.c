@@ -337,7 +337,7 @@ static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t siz
 static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle_t *handle,
                                               void **base_out)
 {
-    cg_dev_cuda_t     *c = cg_cuda_impl(dev);
+    cg_dev_cuda_t     *cuda = cg_cuda_impl(dev);
     cg_cuda_mapping_t *m;
     cudaIpcMemHandle_t mem;
     void              *base = NULL;
@@ -365,10 +365,10 @@ static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle
     }
     m->base = base;
     m->size = handle->size;
-    pthread_mutex_lock(&c->lock);
-    m->next     = c->mappings;
-    c->mappings = m;
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_lock(&cuda->lock);
+    m->next     = cuda->mappings;
+    cuda->mappings = m;
+    pthread_mutex_unlock(&cuda->lock);
     *base_out = base;
     return CG_OK;
 }
@@ -384,18 +384,18 @@ static cg_status_t cg_cuda_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *hand
 
 static void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
 {
-    cg_dev_cuda_t      *c = cg_cuda_impl(dev);
+    cg_dev_cuda_t      *cuda = cg_cuda_impl(dev);
     cg_cuda_mapping_t **pp, *m = NULL;
 
-    pthread_mutex_lock(&c->lock);
-    for (pp = &c->mappings; *pp != NULL; pp = &(*pp)->next) {
+    pthread_mutex_lock(&cuda->lock);
+    for (pp = &cuda->mappings; *pp != NULL; pp = &(*pp)->next) {
         if ((*pp)->base == base) {
             m   = *pp;
             *pp = m->next;
             break;
         }
     }
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&cuda->lock);
     if (m != NULL) {
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaIpcCloseMemHandle(m->base)));
         free(m);
@@ -439,11 +439,11 @@ static cg_status_t cg_cuda_thread_bind(cg_dev_t *dev)
 /* An event recorded on the legacy default stream completes after everything queued before
  * on it and on the blocking streams (per-thread default streams included). Another thread
  * recording at the same time only makes the wait longer. */
-static cg_status_t cg_cuda_app_wait_guarded(cg_dev_cuda_t *c)
+static cg_status_t cg_cuda_app_wait_guarded(cg_dev_cuda_t *cuda)
 {
-    cg_status_t status = CG_CUDART_CALL(cudaEventRecord(c->app_event, cudaStreamLegacy));
+    cg_status_t status = CG_CUDART_CALL(cudaEventRecord(cuda->app_event, cudaStreamLegacy));
 
-    return status == CG_OK ? CG_CUDART_CALL(cudaEventSynchronize(c->app_event)) : status;
+    return status == CG_OK ? CG_CUDART_CALL(cudaEventSynchronize(cuda->app_event)) : status;
 }
 
 static cg_status_t cg_cuda_app_wait(cg_dev_t *dev)
@@ -453,15 +453,15 @@ static cg_status_t cg_cuda_app_wait(cg_dev_t *dev)
 
 static void cg_cuda_close(cg_dev_t *dev)
 {
-    cg_dev_cuda_t *c = cg_cuda_impl(dev);
+    cg_dev_cuda_t *cuda = cg_cuda_impl(dev);
 
-    while (c->mappings != NULL) {
-        cg_cuda_ipc_close(dev, c->mappings->base);
+    while (cuda->mappings != NULL) {
+        cg_cuda_ipc_close(dev, cuda->mappings->base);
     }
-    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(c->app_event)));
-    (void)cg_cu.cuDevicePrimaryCtxRelease(c->cudev);
-    pthread_mutex_destroy(&c->lock);
-    free(c);
+    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(cuda->app_event)));
+    (void)cg_cu.cuDevicePrimaryCtxRelease(cuda->cudev);
+    pthread_mutex_destroy(&cuda->lock);
+    free(cuda);
     free(dev);
 }
 
@@ -496,7 +496,7 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
 {
     char           reason[200];
     cg_dev_t      *dev = NULL;
-    cg_dev_cuda_t *c   = NULL;
+    cg_dev_cuda_t *cuda   = NULL;
     int            memops = 0, flush = 0;
     cg_status_t    status;
 
@@ -506,69 +506,69 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
         return status;
     }
     dev = calloc(1, sizeof(*dev));
-    c   = calloc(1, sizeof(*c));
-    if (dev == NULL || c == NULL) {
+    cuda   = calloc(1, sizeof(*cuda));
+    if (dev == NULL || cuda == NULL) {
         status = CG_ERR_NO_MEMORY;
         goto err;
     }
-    c->ordinal = ordinal;
+    cuda->ordinal = ordinal;
     if (ordinal < 0) {
-        status = CG_CUDART_CALL(cudaGetDevice(&c->ordinal));
+        status = CG_CUDART_CALL(cudaGetDevice(&cuda->ordinal));
         if (status != CG_OK) {
             goto err;
         }
     }
-    status = CG_CU_CALL(cuDeviceGet, &c->cudev, c->ordinal);
+    status = CG_CU_CALL(cuDeviceGet, &cuda->cudev, cuda->ordinal);
     if (status == CG_OK) {
-        status = CG_CU_CALL(cuDevicePrimaryCtxRetain, &c->ctx, c->cudev);
+        status = CG_CU_CALL(cuDevicePrimaryCtxRetain, &cuda->ctx, cuda->cudev);
     }
     if (status != CG_OK) {
         goto err;
     }
     status = CG_CUDART_CALL(
-        cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, c->ordinal));
+        cudaDeviceGetAttribute(&cuda->sm_count, cudaDevAttrMultiProcessorCount, cuda->ordinal));
     if (status != CG_OK) {
         goto err_ctx;
     }
     /* device-side barriers need 64-bit stream memory operations */
     if (cg_cu.cuDeviceGetAttribute(&memops, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
-                                   c->cudev) != CUDA_SUCCESS) {
+                                   cuda->cudev) != CUDA_SUCCESS) {
         memops = 0;
     }
     if (cg_cu.cuDeviceGetAttribute(&flush, CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES,
-                                   c->cudev) == CUDA_SUCCESS && flush) {
-        c->wait_flags = CU_STREAM_WAIT_VALUE_FLUSH;
+                                   cuda->cudev) == CUDA_SUCCESS && flush) {
+        cuda->wait_flags = CU_STREAM_WAIT_VALUE_FLUSH;
     }
     status = CG_CUDART_CALL(
-        cudaDeviceGetPCIBusId(dev->pci_bus_id, (int)sizeof(dev->pci_bus_id), c->ordinal));
+        cudaDeviceGetPCIBusId(dev->pci_bus_id, (int)sizeof(dev->pci_bus_id), cuda->ordinal));
     if (status != CG_OK) {
         goto err_ctx;
     }
-    pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&cuda->lock, NULL);
     dev->ops                   = &cg_dev_cuda_ops;
     dev->kind                  = CG_DEV_KIND_CUDA;
-    dev->ordinal               = c->ordinal;
+    dev->ordinal               = cuda->ordinal;
     dev->caps.ipc_user_buffers = 1;
     dev->caps.device_flags     = memops != 0;
     dev->caps.async            = 1;
-    dev->impl                  = c;
+    dev->impl                  = cuda;
     status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventCreateWithFlags(
-                                      &c->app_event, cudaEventDisableTiming)));
+                                      &cuda->app_event, cudaEventDisableTiming)));
     if (status != CG_OK) {
         goto err_lock;
     }
-    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s", c->ordinal,
-              dev->pci_bus_id, c->sm_count, memops ? "available" : "unavailable (no 64-bit "
-              "stream memory operations)", c->wait_flags ? ", remote writes flushed" : "");
+    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s", cuda->ordinal,
+              dev->pci_bus_id, cuda->sm_count, memops ? "available" : "unavailable (no 64-bit "
+              "stream memory operations)", cuda->wait_flags ? ", remote writes flushed" : "");
     *dev_out = dev;
     return CG_OK;
 
 err_lock:
-    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&cuda->lock);
 err_ctx:
-    (void)cg_cu.cuDevicePrimaryCtxRelease(c->cudev);
+    (void)cg_cu.cuDevicePrimaryCtxRelease(cuda->cudev);
 err:
-    free(c);
+    free(cuda);
     free(dev);
     return status;
 }
