@@ -59,6 +59,7 @@ CG_COST_FN(hier_ring);
 CG_COST_FN(hier_rd);
 CG_COST_FN(hier_leader);
 CG_COST_FN(hier_tree);
+CG_COST_FN(ll);
 
 
 #endif

@@ -57,6 +57,23 @@ int cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call, 
     return 1;
 }
 
+/* Bytes a rank sends one peer in an LL call of this call (the largest block). */
+static size_t cg_plan_ll_payload(const cg_call_t *call)
+{
+    size_t largest = 0;
+
+    if (call->coll != CG_COLL_REDUCE_SCATTER && call->coll != CG_COLL_REDUCE_SCATTER_BLOCK) {
+        return call->bytes; /* allreduce, bcast: the message; allgather: a rank's block */
+    }
+    if (call->counts == NULL || call->count == 0) { /* the planner's tools: even blocks */
+        return (call->bytes + (size_t)call->comm_size - 1) / (size_t)CG_MAX(call->comm_size, 1);
+    }
+    for (int p = 0; p < call->comm_size; p++) {
+        largest = CG_MAX(largest, call->counts[p]);
+    }
+    return largest * (call->bytes / call->count);
+}
+
 /* Can alg run this call on this communicator? When not, why. From the registry row. */
 static int cg_plan_applicable(const cg_call_t *call, const cg_shape_t *shape, cg_alg_t alg,
                               char *why, size_t len)
@@ -89,6 +106,11 @@ static int cg_plan_applicable(const cg_call_t *call, const cg_shape_t *shape, cg
         snprintf(why, len, "%s needs the same number of ranks on every node", info->name);
         return 0;
     }
+    if ((info->needs & CG_NEEDS_LL_FIT) && cg_plan_ll_payload(call) > shape->ll_capacity) {
+        snprintf(why, len, "%s: %zu bytes per peer do not fit the LL inbox (%zu)", info->name,
+                 cg_plan_ll_payload(call), shape->ll_capacity);
+        return 0;
+    }
     return 1;
 }
 
@@ -108,40 +130,49 @@ static void cg_plan_cost_params(const cg_planner_config_t *config, const cg_shap
     }
 }
 
-/* The algorithm auto picks on one node, from the size and how its GPUs are connected. */
+/* The algorithm auto picks on one node, from the size and how its GPUs are connected:
+ * allreduce by the one-shot limit (ring along NVLink pairs for large messages), bcast by the
+ * model between direct and scatter_allgather, the others direct; then ll instead when it
+ * applies and the model says it is faster (small messages). */
 static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_call_t *call,
                                    const cg_shape_t *shape, char *why, size_t len)
 {
-    const char *cls = cg_topo_class_name(shape->topo_class);
+    const char      *cls = cg_topo_class_name(shape->topo_class);
+    cg_cost_params_t p;
+    cg_alg_t         alg;
+    char             skip[96];
 
+    cg_plan_cost_params(config, shape, &p);
     if (call->coll == CG_COLL_ALLREDUCE && shape->topo_class == CG_TOPO_CLASS_NVLINK_PARTIAL &&
         call->bytes > config->one_shot_max) {
         snprintf(why, len, "topology %s: ring along the NVLink pairs", cls);
-        return CG_ALG_RING;
-    }
-    if (call->coll == CG_COLL_ALLREDUCE) {
-        if (call->bytes <= config->one_shot_max) {
-            snprintf(why, len, "topology %s, %zu bytes <= one-shot limit %zu", cls, call->bytes,
-                     config->one_shot_max);
-            return CG_ALG_ONE_SHOT;
-        }
-        snprintf(why, len, "topology %s, %zu bytes > one-shot limit %zu", cls, call->bytes,
-                 config->one_shot_max);
-        return CG_ALG_TWO_SHOT;
-    }
-    if (call->coll == CG_COLL_BCAST) { /* the root's links, or every GPU's */
-        cg_cost_params_t p;
-        double           direct, split;
-        cg_plan_cost_params(config, shape, &p);
-        direct = cg_cost_predict(&p, CG_ALG_DIRECT, call->coll, (double)call->bytes, 1,
-                                 shape->local_size);
-        split  = cg_cost_predict(&p, CG_ALG_SCATTER_ALLGATHER, call->coll, (double)call->bytes, 1,
-                                 shape->local_size);
+        alg = CG_ALG_RING;
+    } else if (call->coll == CG_COLL_ALLREDUCE) {
+        alg = call->bytes <= config->one_shot_max ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT;
+        snprintf(why, len, "topology %s, %zu bytes %s one-shot limit %zu", cls, call->bytes,
+                 alg == CG_ALG_ONE_SHOT ? "<=" : ">", config->one_shot_max);
+    } else if (call->coll == CG_COLL_BCAST) { /* the root's links, or every GPU's */
+        double direct = cg_cost_predict(&p, CG_ALG_DIRECT, call->coll, (double)call->bytes, 1,
+                                        shape->local_size);
+        double split  = cg_cost_predict(&p, CG_ALG_SCATTER_ALLGATHER, call->coll,
+                                        (double)call->bytes, 1, shape->local_size);
         snprintf(why, len, "topology %s, one node: model %.1f us", cls, CG_MIN(direct, split) * 1e6);
-        return split < direct ? CG_ALG_SCATTER_ALLGATHER : CG_ALG_DIRECT;
+        alg = split < direct ? CG_ALG_SCATTER_ALLGATHER : CG_ALG_DIRECT;
+    } else {
+        snprintf(why, len, "topology %s, one node", cls);
+        alg = CG_ALG_DIRECT;
     }
-    snprintf(why, len, "topology %s, one node", cls);
-    return CG_ALG_DIRECT;
+    if (cg_plan_applicable(call, shape, CG_ALG_LL, skip, sizeof(skip))) {
+        double size = cg_call_size(call), t_ll, t_alg;
+        t_ll  = cg_cost_predict(&p, CG_ALG_LL, call->coll, size, 1, shape->local_size);
+        t_alg = cg_cost_predict(&p, alg, call->coll, size, 1, shape->local_size);
+        if (t_ll < t_alg) {
+            snprintf(why, len, "topology %s, one node, fits the LL inbox: model %.1f us (%s %.1f us)",
+                     cls, t_ll * 1e6, cg_alg_name(alg), t_alg * 1e6);
+            alg = CG_ALG_LL;
+        }
+    }
+    return alg;
 }
 
 /* Several nodes: the fastest applicable algorithm by the cost model. */

@@ -20,7 +20,9 @@ BEGIN_C_DECLS
 /* coll_gpu_device */
 enum { MCA_COLL_GPU_DEVICE_AUTO = 0, MCA_COLL_GPU_DEVICE_CUDA = 1, MCA_COLL_GPU_DEVICE_HOST = 2 };
 /* coll_gpu_buffer_check */
-enum { MCA_COLL_GPU_CHECK_AGREE = 0, MCA_COLL_GPU_CHECK_LOCAL = 1 };
+enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_CHECK_LOCAL = 2 };
+/* mca_coll_gpu_route_agree: this rank has host buffers only and announced it (in band) */
+#define MCA_COLL_GPU_AGREED_HOST 1
 
 /* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
  * cannot take the fast path for this call (layout, foreign device, ...); RETIRED: this
@@ -120,9 +122,18 @@ typedef struct mca_coll_gpu_module_t {
     cg_comm_t                 *core;    /* fast-path context; created at first use */
     int                        core_failed;
     size_t                    *counts;  /* reduce_scatter counts, comm size entries */
+    uint64_t                   seq;     /* calls that needed an agreement (the same on every
+                                           rank) */
+    cg_board_t                *board;   /* the node's announcement board; NULL: none yet */
+    int                        board_failed;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
+
+/* Call the layer underneath's _coll (counted: coll_gpu_mpi_underlying):
+ * MCA_COLL_GPU_UNDER(module, allreduce, sbuf, rbuf, count, dtype, op, comm). */
+#define MCA_COLL_GPU_UNDER(_m, _coll, ...)                                                  \
+    (cg_count(CG_CNT_MPI_UNDER, 1), (_m)->under._coll(__VA_ARGS__, (_m)->under._coll##_module))
 
 /* component / module */
 int mca_coll_gpu_register_params(void);

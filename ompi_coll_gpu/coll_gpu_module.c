@@ -18,6 +18,9 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->core        = NULL;
     m->core_failed = 0;
     m->counts      = NULL;
+    m->seq         = 0;
+    m->board       = NULL;
+    m->board_failed = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
@@ -25,6 +28,7 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
     cg_dev_t *dev = mca_coll_gpu_component.dev;
 
     cg_comm_destroy(m->core);
+    cg_board_destroy(m->board);
     free(m->counts);
     if (m->stream != NULL && dev != NULL) {
         dev->ops->stream_destroy(dev, m->stream);

@@ -51,16 +51,15 @@ static int mca_coll_gpu_rs_run(const void *sbuf, void *rbuf, const void *arg,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
 {
-    return m->under.reduce_scatter(sbuf, rbuf, (const int *)arg, dtype, op, comm,
-                                   m->under.reduce_scatter_module);
+    return MCA_COLL_GPU_UNDER(m, reduce_scatter, sbuf, rbuf, (const int *)arg, dtype, op, comm);
 }
 
 static int mca_coll_gpu_rsb_run(const void *sbuf, void *rbuf, const void *arg,
                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                 struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
 {
-    return m->under.reduce_scatter_block(sbuf, rbuf, *(const mca_coll_gpu_count_t *)arg, dtype,
-                                         op, comm, m->under.reduce_scatter_block_module);
+    return MCA_COLL_GPU_UNDER(m, reduce_scatter_block, sbuf, rbuf, *(const mca_coll_gpu_count_t *)arg, dtype,
+                                         op, comm);
 }
 
 /* Route one reduce-scatter call: the descriptor (counts[r] = rcounts[r], or rcount for every

@@ -134,10 +134,12 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
     if (st->broken) {
         return OMPI_SUCCESS; /* zeros */
     }
-    if (copy_in &&
-        dev->ops->copy(dev, b->host_span, (char *)user + b->gap, b->span, st->module->stream) !=
+    if (copy_in) {
+        cg_count(CG_CNT_STAGED_BYTES, b->span);
+        if (dev->ops->copy(dev, b->host_span, (char *)user + b->gap, b->span, st->module->stream) !=
             CG_OK) {
-        return OMPI_ERROR;
+            return OMPI_ERROR;
+        }
     }
     return OMPI_SUCCESS;
 }
@@ -149,6 +151,7 @@ int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
     if (!b->staged || st->broken) {
         return OMPI_SUCCESS;
     }
+    cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, (char *)b->user + b->gap, b->host_span, b->span,
                        st->module->stream) != CG_OK) {
         return OMPI_ERROR;

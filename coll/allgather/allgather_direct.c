@@ -11,7 +11,7 @@ static cg_status_t cg_allgather_direct(cg_intra_t *group, const void *sbuf, void
         segs[p] = (cg_seg_t){(size_t)p * bytes, bytes};
     }
     if (sbuf != NULL) { /* out of place: this rank's block into place first */
-        status = group->dev->ops->copy(group->dev, (char *)rbuf + (size_t)group->rank * bytes, sbuf, bytes,
+        status = cg_intra_copy(group, (char *)rbuf + (size_t)group->rank * bytes, sbuf, bytes,
                                    group->stream);
     }
     return cg_allgather_segments(group, rbuf, segs, 1, status);

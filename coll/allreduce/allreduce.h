@@ -18,6 +18,7 @@ cg_status_t cg_allreduce_two_shot(cg_intra_t *group, const void *sbuf, void *rbu
 cg_status_t cg_allreduce_node(cg_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               cg_dtype_t dtype, cg_op_t op);
 
+cg_status_t cg_allreduce_ll_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
 cg_status_t cg_allreduce_one_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
 cg_status_t cg_allreduce_two_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
 cg_status_t cg_allreduce_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);

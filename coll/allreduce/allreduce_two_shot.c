@@ -52,7 +52,7 @@ static cg_status_t cg_two_shot_copy(cg_intra_t *group, const char *in, char *rbu
         cg_reduce_args_t args = {.dtype = dtype, .op = op, .nsrc = group->size, .ndst = group->size};
 
         if (status == CG_OK) {
-            status = dev->ops->copy(dev, cg_intra_half(group, group->rank, h), in + first * elem,
+            status = cg_intra_copy(group, cg_intra_half(group, group->rank, h), in + first * elem,
                                     n * elem, group->stream);
         }
         status = cg_intra_barrier(group, status);

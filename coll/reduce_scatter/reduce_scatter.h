@@ -5,6 +5,8 @@
 
 #include "coll/cg_comm_int.h"
 
+cg_status_t cg_reduce_scatter_ll_run(cg_comm_t *comm, const cg_plan_t *plan,
+                                     const cg_call_t *call);
 cg_status_t cg_reduce_scatter_direct_run(cg_comm_t *comm, const cg_plan_t *plan,
                                          const cg_call_t *call);
 cg_status_t cg_reduce_scatter_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan,
