@@ -82,7 +82,7 @@ typedef struct mca_coll_gpu_component_t {
     int       num_host_buffer_ranks;
 } mca_coll_gpu_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
+MCA_COLL_GPU_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
 
 /* The layer underneath, saved at enable. */
 typedef struct {

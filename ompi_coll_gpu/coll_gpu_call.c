@@ -186,7 +186,7 @@ void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, siz
     cg_log_emit(CG_LOG_CALL, CG_SUB_COLL, __FILE__, __LINE__,
                 "%s count=%zu dtype=%s%s%s mem=%s alg=%s comm=%u np=%d%s%s", cg_coll_name(coll),
                 count, dtype ? dtype->name : "-", op ? " op=" : "", mca_coll_gpu_op_name(op),
-                kind_names[kinds & 3], alg, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                kind_names[kinds & 3], alg, mca_coll_gpu_comm_id(comm), ompi_comm_size(comm),
                 reason && *reason ? " why=" : "", reason ? reason : "");
 }
 
@@ -212,7 +212,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .copy          = mca_coll_gpu_component.copy_method,
         .timeout_s     = mca_coll_gpu_component.timeout,
         .topo_file     = mca_coll_gpu_component.topo_file,
-        .comm_id       = ompi_comm_get_cid(comm),
+        .comm_id       = mca_coll_gpu_comm_id(comm),
         .thread_multi  = mca_coll_gpu_component.thread_multi,
         .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max,
         .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,

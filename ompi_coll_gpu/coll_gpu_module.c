@@ -91,7 +91,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
         return OMPI_ERROR;
     }
     cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "enabled on %s (cid %u, %d ranks)", comm->c_name,
-           ompi_comm_get_cid(comm), ompi_comm_size(comm));
+           mca_coll_gpu_comm_id(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
 
