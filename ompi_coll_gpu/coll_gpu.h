@@ -117,6 +117,15 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
 int mca_coll_gpu_status_to_mpi(cg_status_t status);
 void mca_coll_gpu_show_help(const char *topic, ...);
 
+/* messages (coll_gpu_messages.c): job-wide problems once per job, a communicator's once per
+ * communicator (its rank 0); coll_gpu_device=cuda without CUDA stops the job */
+void mca_coll_gpu_show_help_once(const char *topic, ...);
+void mca_coll_gpu_show_help_comm(struct ompi_communicator_t *comm, const char *topic, ...);
+void mca_coll_gpu_cuda_required(const char *reason);
+void mca_coll_gpu_banner(const char *layer);
+void mca_coll_gpu_check_param_names(void);
+void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_component.c) */
+
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);
 int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);

@@ -87,7 +87,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
 
     if (missing != NULL) {
         /* Without a layer underneath we could neither pass host buffers on nor stage. */
-        mca_coll_gpu_show_help("missing underlying collective", comm->c_name, missing);
+        mca_coll_gpu_show_help_comm(comm, "missing underlying collective", comm->c_name, missing);
         return OMPI_ERROR;
     }
     cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "enabled on %s (cid %u, %d ranks)", comm->c_name,

@@ -183,14 +183,20 @@ static int mca_coll_gpu_register_algorithms(void)
 
 int mca_coll_gpu_register_params(void)
 {
+    int rc;
+
     cg_planner_config_default(&mca_coll_gpu_component.planner);
     for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_params); i++) {
         const mca_coll_gpu_param_t *p = &mca_coll_gpu_params[i];
-        int rc = mca_coll_gpu_register_one(p->name, p->type, p->values, p->storage, p->level,
+        rc = mca_coll_gpu_register_one(p->name, p->type, p->values, p->storage, p->level,
                                            p->flags, p->scope, p->help);
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
     }
-    return mca_coll_gpu_register_algorithms();
+    rc = mca_coll_gpu_register_algorithms();
+    if (OPAL_SUCCESS == rc) {
+        mca_coll_gpu_check_param_names(); /* every parameter is known now: report typos */
+    }
+    return rc;
 }
