@@ -12,12 +12,24 @@ AC_DEFUN([CG_CHECK_OMPI], [
     AS_IF([test -n "$with_ompi" && test "$with_ompi" != "yes"], [
         AS_IF([test "$with_ompi" = "no"],
               [AC_MSG_ERROR([coll/gpu is an Open MPI component: --without-ompi is not possible])])
-        OMPI_CPPFLAGS="-I$with_ompi/include -I$with_ompi/include/openmpi"
-        cg_ompi_libdir="$with_ompi/lib"
-        AS_IF([test -d "$with_ompi/lib64" && test ! -d "$with_ompi/lib"], [cg_ompi_libdir="$with_ompi/lib64"])
-        OMPI_LDFLAGS="-L$cg_ompi_libdir -Wl,-rpath,$cg_ompi_libdir"
         cg_ompi_bindir="$with_ompi/bin"
-        cg_ompi_how="--with-ompi=$with_ompi"
+        AS_IF([test ! -f "$with_ompi/include/mpi.h" && test -x "$with_ompi/bin/mpicc"], [
+            dnl a distribution's layout (Debian: prefix /usr, headers under lib/.../openmpi):
+            dnl ask that installation's wrapper compiler
+            for cg_dir in `"$with_ompi/bin/mpicc" --showme:incdirs`; do
+                OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$cg_dir -I$cg_dir/openmpi"
+            done
+            for cg_dir in `"$with_ompi/bin/mpicc" --showme:libdirs`; do
+                OMPI_LDFLAGS="$OMPI_LDFLAGS -L$cg_dir -Wl,-rpath,$cg_dir"
+            done
+            cg_ompi_how="--with-ompi=$with_ompi (its mpicc)"
+        ], [
+            OMPI_CPPFLAGS="-I$with_ompi/include -I$with_ompi/include/openmpi"
+            cg_ompi_libdir="$with_ompi/lib"
+            AS_IF([test -d "$with_ompi/lib64" && test ! -d "$with_ompi/lib"], [cg_ompi_libdir="$with_ompi/lib64"])
+            OMPI_LDFLAGS="-L$cg_ompi_libdir -Wl,-rpath,$cg_ompi_libdir"
+            cg_ompi_how="--with-ompi=$with_ompi"
+        ])
     ], [
         PKG_CHECK_EXISTS([ompi], [
             OMPI_CPPFLAGS=`$PKG_CONFIG --cflags ompi`
@@ -49,6 +61,7 @@ AC_DEFUN([CG_CHECK_OMPI], [
     AC_COMPUTE_INT([cg_ompi_release], [OMPI_RELEASE_VERSION], [#include "ompi/version.h"], [cg_ompi_release=0])
     CPPFLAGS="$cg_save_CPPFLAGS"
     OMPI_VERSION_STRING="$OMPI_MAJOR.$cg_ompi_minor.$cg_ompi_release"
+    OMPI_SERIES="$OMPI_MAJOR.$cg_ompi_minor"
     AS_CASE([$OMPI_MAJOR],
         [4], [OMPI_LIBS="-lmpi -lopen-rte -lopen-pal"],
         [5], [OMPI_LIBS="-lmpi -lopen-pal"],
@@ -73,5 +86,6 @@ AC_DEFUN([CG_CHECK_OMPI], [
     AC_SUBST([OMPI_LIBS])
     AC_SUBST([OMPI_MAJOR])
     AC_SUBST([OMPI_VERSION_STRING])
+    AC_SUBST([OMPI_SERIES])
     AC_SUBST([OMPI_COMPONENT_DIR])
 ])

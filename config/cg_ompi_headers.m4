@@ -54,7 +54,7 @@ _CGEOF
                                 -e "s/.*fatal error: '\([[^']]*\)' file not found.*/\1/p" conftest_ompi.err | sed -n 1p`
         AS_IF([test -z "$cg_ompi_missing"], [break])
         AS_CASE([$cg_ompi_missing],
-            [pmix*|*/pmix*], [
+            [pmix*.h|pmix/*], [
                 AS_IF([test -n "$cg_ompi_pmix_note"], [break])
                 AS_IF([test -n "$with_pmix"],
                       [cg_ompi_pmix_flags="-I$with_pmix/include"
@@ -96,7 +96,10 @@ _CGEOF
   --with-devel-headers. Debian/Ubuntu: install libopenmpi-dev. Spack: use the openmpi package of
   contrib/spack (it adds the headers), see docs/INSTALL.md. Or point --with-ompi at an
   installation that has include/openmpi/ompi_config.h.])],
-        [pmix*|*/pmix*], [AC_MSG_ERROR([Open MPI's headers include $cg_ompi_missing, from PMIx, which was not found.
+        [event.h|event2/*|hwloc.h|hwloc/*], [AC_MSG_ERROR([Open MPI's headers include $cg_ompi_missing (libevent or hwloc, which Open MPI was built with), not found.
+  Add its include directory to CPPFLAGS (CPPFLAGS=-I<prefix>/include) or install its development
+  package (Debian: libevent-dev, libhwloc-dev).])],
+        [pmix*.h|pmix/*], [AC_MSG_ERROR([Open MPI's headers include $cg_ompi_missing, from PMIx, which was not found.
   Pass --with-pmix=DIR, the PMIx installation Open MPI was built with (DIR/include/pmix.h),
   or make pkg-config find it (PKG_CONFIG_PATH=DIR/lib/pkgconfig; Debian: libpmix-dev).])],
         [AC_MSG_ERROR([Open MPI's installed internal headers are incomplete: $cg_ompi_missing is included but not installed.
