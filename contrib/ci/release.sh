@@ -6,6 +6,7 @@
 #      topology tool; the MPI suite already ran on this tree, so distcheck skips it)
 #   2. the Lmod module of the _install prefix (contrib/ci/lmod-test.sh)
 #   3. the Spack package's unit check (contrib/spack/test_package.py)
+#   4. every source file has its SPDX license header (contrib/add-spdx.sh --check)
 #
 #   contrib/ci/release.sh
 set -euo pipefail
@@ -38,3 +39,5 @@ say "Lmod tests passed in $((SECONDS - t0)) s"
 
 say "Spack package"
 python3 "$top/contrib/spack/test_package.py" || die "the Spack package check failed"
+
+"$top/contrib/add-spdx.sh" --check || die "source files without a license header"
