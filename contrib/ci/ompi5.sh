@@ -64,6 +64,10 @@ phase_root() {
             die "cannot install mmdebstrap"
     }
     local t0=$SECONDS tmp="$root.new" sources
+    # never delete through a mount (run_in_root's are private to its namespace; be sure)
+    if grep -qE " ($root|$tmp)/" /proc/mounts; then
+        die "something is mounted under $root: unmount it first"
+    fi
     rm -rf "$tmp" "$root"
     mkdir -p "$(dirname "$root")"
     sources=$(dirname "$root")/trixie.sources
