@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu collectives layer: plain C, no Open MPI headers. The collectives, their
  * algorithms and the planner that picks one; the per-communicator context that the fast

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Running a planned fast path on a communicator's context. */
 #include "coll/allgather/allgather.h"
 #include "coll/allreduce/allreduce.h"

@@ -1,3 +1,5 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
+dnl Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 dnl CG_CHECK_OMPI: find Open MPI's public and internal (MCA component) headers.
 dnl Sets OMPI_CPPFLAGS, OMPI_LDFLAGS, OMPI_LIBS, OMPI_MAJOR, OMPI_COMPONENT_DIR, MPIRUN,
 dnl OMPI_INFO. The internal headers' gaps (Open MPI 5.0) are handled by

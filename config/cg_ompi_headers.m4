@@ -1,3 +1,5 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
+dnl Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 dnl CG_OMPI_INTERNAL_HEADERS: make sure every Open MPI internal header the component includes
 dnl can be found, and explain what is missing when one cannot.
 dnl

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The main job: install dependencies, build and install coll/gpu into ./_install, then run
 # the example application and a short benchmark through the component -- on the GPU when
 # there is one, otherwise on the host device layer (coll_gpu_device=host).

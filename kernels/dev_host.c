@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Host device layer: host memory plays device memory. "Device" allocations live in POSIX
  * shared memory so that they can be exported to the other processes of the node, exactly

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu: the Open MPI boundary. Component, module and one entry point per intercepted
  * collective. This is the only folder that includes Open MPI's internal headers.

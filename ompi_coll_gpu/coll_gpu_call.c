@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * What every entry point needs: the device layer, the memory kind of a buffer, the
  * agreement of all ranks on the memory kinds of a call, the mapping of MPI types and ops to

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll/gpu component: open/close and the init-time device decision (parameters:
  * coll_gpu_params.c). */
 #include "ompi_coll_gpu/coll_gpu.h"

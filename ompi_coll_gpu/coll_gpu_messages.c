@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu: what the component tells users. A problem that every process of the job sees
  * alike (a parameter, a file) is reported once per job, by MPI_COMM_WORLD's rank 0; one that

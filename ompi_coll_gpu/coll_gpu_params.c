@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The MCA parameters of coll/gpu, registered from one table (ompi_info lists them). */
 #include "ompi_coll_gpu/coll_gpu.h"
 

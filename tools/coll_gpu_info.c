@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_gpu_info: what coll/gpu sees on this node (or in an hwloc XML file) and what it
  * would do there: the build, the GPU/NIC matrix (like nvidia-smi topo -m), the node's

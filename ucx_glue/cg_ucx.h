@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu's UCX transport: one UCP context and worker per process, endpoints created on
  * demand with peer error handling (a peer that fails turns into an error, never a hang),

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Intra-node allgather. */
 #ifndef CG_ALLGATHER_H
 #define CG_ALLGATHER_H

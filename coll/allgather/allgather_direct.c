@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Allgather inside a node: every rank's segments land in every rank's buffer. */
 #include "coll/allgather/allgather.h"
 

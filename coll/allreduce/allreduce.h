@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Intra-node allreduce algorithms. sbuf NULL: in place (the input is in rbuf). */
 #ifndef CG_ALLREDUCE_H
 #define CG_ALLREDUCE_H

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Intra-node broadcast of bytes (dense) from group rank root. */
 #ifndef CG_BCAST_H
 #define CG_BCAST_H

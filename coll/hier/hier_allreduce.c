@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical allreduce: intra-node phase, inter-node phase on rails or leaders. */
 #include "coll/allgather/allgather.h"
 #include "coll/allreduce/allreduce.h"

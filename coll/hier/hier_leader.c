@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Hierarchical allgather and reduce-scatter through one leader per node (local rank 0), for
  * any layout: nodes with different numbers of ranks, a node's ranks anywhere in the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Hierarchical allgather and reduce-scatter on the rails (equal ranks per node). Each
  * rank's block is cut into pieces; piece i of every block forms chunk i, and the phases of

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The inter-node phase: point-to-point exchanges between the ranks of different nodes over
  * UCX, and the collectives built from them on a group of ranks (one per node: a rail, or

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Mappings of peers' allocations, keyed by (peer, buffer id, base address). An allocation
  * is mapped once and reused call after call. When a peer frees memory and allocates again

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Intra-node reduce-scatter. */
 #ifndef CG_REDUCE_SCATTER_H
 #define CG_REDUCE_SCATTER_H

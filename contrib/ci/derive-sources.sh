@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Print an apt sources file (deb822) for another suite of this machine's own Debian archive:
 # the entry of /etc/apt whose suite is this machine's codename, with the suite name swapped.
 #

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Run the MPI suite against an installed component (a `make install` or Spack prefix) instead
 # of the build tree's: the suite's test programs come from a build tree of the same Open MPI,
 # the component, coll_gpu_hello and coll_gpu_bench from PREFIX.

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Tests of the Lmod module that `make install` puts in PREFIX/share/modulefiles, with Lmod
 # from Debian (installed when missing) and the system's Open MPI standing behind three fake
 # Open MPI modules (openmpi/4.1.4, openmpi/4.1.6, openmpi/5.0.7): load order both ways,

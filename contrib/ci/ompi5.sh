@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Build coll/gpu against Open MPI 5.0 and run its MPI suite there.
 #
 # Open MPI 5.0 comes from Debian trixie (5.0.7 with PMIx 5, UCX 1.18, hwloc 2.12): a trixie

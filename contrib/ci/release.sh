@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The release checks of CI, after contrib/run-tests.sh built the tree in _build and
 # installed it into _install:
 #   1. make distcheck: the tarball admins and Spack build from (coll-gpu-X.Y.Z.tar.gz in

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Record a release in the Spack package: its version and the sha256 of its tarball (the
 # file `make distcheck` made and that the release publishes).
 #

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 """Unit check of the Spack packages in contrib/spack without Spack (CI has none): the
 package files are imported against a small stand-in of Spack's package API that records the
 directives, then their methods run on stand-in specs. It checks what an admin relies on:

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # What users see from coll/gpu on a job of several ranks: a problem that every rank has is
 # reported once (a misspelled parameter, in the environment or on the mpirun line; a rules
 # file that cannot be read), coll_gpu_device=cuda without CUDA stops the job with one message

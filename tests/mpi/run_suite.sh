@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The MPI integration suite of coll/gpu, run by `make check` (or by hand from the build
 # directory). Every run goes through mpirun with the component built here.
 #

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # coll_gpu_info on every fixture: the classification and the rail map it prints.
 set -u
 info=${CG_BUILDDIR:-.}/coll_gpu_info

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The IPC cache with a fake device layer that counts imports and closes: an allocation is
  * mapped once; memory freed and allocated again at the same address (new buffer id) is

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Spack package of coll/gpu. Use the repository this file is in:
 #   spack repo add contrib/spack/spack_repo/coll_gpu
 #   spack install coll-gpu +cuda cuda_arch=90 ^openmpi@5.0

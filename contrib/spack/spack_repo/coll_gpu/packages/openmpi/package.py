@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Open MPI with the internal headers that out-of-tree MCA components (coll/gpu) compile
 # against: Spack's builtin openmpi plus the variant +internal-headers, which configures Open
 # MPI with --with-devel-headers and then installs the headers that 5.0's own installation
