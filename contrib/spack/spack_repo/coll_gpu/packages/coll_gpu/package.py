@@ -28,7 +28,7 @@ class CollGpu(AutotoolsPackage, CudaPackage):
     license("BSD-3-Clause", checked_by="coll-gpu")
 
     # contrib/spack/add-version.sh TARBALL adds a release's line
-    version("0.1.0", sha256="@SHA256_0_1_0@")
+    version("0.1.0", sha256="9360928de338630bcb14165ee04ed46b1f33c2365fd7e39a94cb864c7554ed90")
 
     variant("ucx", default=True, description="Inter-node collectives over UCX")
     variant("hwloc", default=True, description="Topology detection (GPUs, NICs) with hwloc")
