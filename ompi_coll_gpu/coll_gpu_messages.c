@@ -69,7 +69,15 @@ void mca_coll_gpu_cuda_required(const char *reason)
 
     gethostname(host, sizeof(host) - 1);
     if (local_rank == NULL || atoi(local_rank) == 0) {
-        opal_show_help("help-coll-gpu.txt", "cuda unavailable", true, host, reason);
+        /* straight to stderr: a help message sent to mpirun can be lost when the process
+         * aborts right after (Open MPI 4.1: "Data unpack had inadequate space") */
+        char *text = opal_show_help_string("help-coll-gpu.txt", "cuda unavailable", true, host,
+                                           reason);
+        if (text != NULL) {
+            fputs(text, stderr);
+            fflush(stderr);
+            free(text);
+        }
     }
     if (mca_coll_gpu_job_rank() >= 0) {
         ompi_rte_abort(1, NULL);
