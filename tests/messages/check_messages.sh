@@ -58,7 +58,7 @@ if ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
         failed=$((failed + 1))
     else
         expect cuda-required "was required to use CUDA" 1
-        expect cuda-required-node "CUDA cannot be used on node $(hostname)" 1
+        expect cuda-required-node "CUDA cannot be used on node $(uname -n)" 1
     fi
 fi
 
