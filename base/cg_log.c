@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The project's one logger: levels and subsystems, one line per message to stderr. */
 #include "cg_base.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu collectives layer: plain C, no Open MPI headers. The collectives, their
  * algorithms and the planner that picks one; the per-communicator context that the fast
@@ -288,9 +290,8 @@ void        cg_board_destroy(cg_board_t *board);
 int         cg_board_single_node(const cg_board_t *board);
 /* This rank's kinds for call seq (one store). */
 void        cg_board_announce(cg_board_t *board, uint64_t seq, int kinds);
-/* The OR of every local rank's kinds at seq: 1 once all announced (0: not yet). */
-int         cg_board_poll(const cg_board_t *board, uint64_t seq, int *all_kinds);
-/* The same, waiting (bounded by timeout_s when > 0; a peer that died is an error). */
+/* The OR of every local rank's kinds at seq, waiting (bounded by timeout_s when > 0; a
+ * peer that died is an error). */
 cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeout_s,
                              int *all_kinds);
 

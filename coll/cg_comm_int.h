@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The per-communicator context, for the files of coll/ (not a public interface). */
 #ifndef CG_COMM_INT_H
 #define CG_COMM_INT_H

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Running a planned fast path on a communicator's context: one indirect call through the
  * plan's registry row, with what every hierarchical run needs around it. */
 #include "coll/cg_comm_int.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Cost model of the planner: an alpha-beta model per level. Intra-node: a latency per
  * synchronised step and a bandwidth per GPU that depends on the node's class (NVSwitch,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The planner: which algorithm runs a call, and why. Decided from what every rank knows
  * identically (the call's shape, the communicator's shape, the parameters), in this order:

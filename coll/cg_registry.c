@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The algorithm registry: one row per collective and algorithm (see cg_coll.h). The only
  * place that lists what exists; everything else reads it.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Host device layer: runs every algorithm on a machine without a GPU. Two modes, chosen
  * when the layer opens:

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The host device layer's shared internals (dev_host.c, dev_host_memory.c, host_ll.c). */
 #ifndef CG_DEV_HOST_INT_H
 #define CG_DEV_HOST_INT_H

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Host device layer: memory and IPC, in its two modes (see dev_host.c): strict, the
  * simulated GPU's memory and IPC; lenient, host memory, the layer's own allocations in

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The LL collective of the host device layer (see cg_ll_args_t in cg_dev.h), run by the CPU
  * as the CUDA kernel runs it on a GPU: the lines go to the peers' inboxes at once; the wait

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu: the Open MPI boundary. Component, module and one entry point per intercepted
  * collective. This is the only folder that includes Open MPI's internal headers.
@@ -98,7 +100,7 @@ typedef struct mca_coll_gpu_component_t {
     int       num_host_buffer_ranks;
 } mca_coll_gpu_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
+MCA_COLL_GPU_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
 
 /* The layer underneath, saved at enable. */
 typedef struct {
@@ -141,6 +143,15 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
 mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority);
 int mca_coll_gpu_status_to_mpi(cg_status_t status);
 void mca_coll_gpu_show_help(const char *topic, ...);
+
+/* messages (coll_gpu_messages.c): job-wide problems once per job, a communicator's once per
+ * communicator (its rank 0); coll_gpu_device=cuda without CUDA stops the job */
+void mca_coll_gpu_show_help_once(const char *topic, ...);
+void mca_coll_gpu_show_help_comm(struct ompi_communicator_t *comm, const char *topic, ...);
+void mca_coll_gpu_cuda_required(const char *reason);
+void mca_coll_gpu_banner(const char *layer);
+void mca_coll_gpu_check_param_names(void);
+void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_component.c) */
 
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * What every entry point needs: the device layer, the memory kind of a buffer, the
  * agreement of all ranks on the memory kinds of a call, the mapping of MPI types and ops to
@@ -226,6 +228,6 @@ void mca_coll_gpu_log_call(const cg_call_t *call, struct ompi_communicator_t *co
     cg_log_emit(CG_LOG_CALL, CG_SUB_COLL, __FILE__, __LINE__,
                 "%s count=%zu dtype=%s%s%s mem=%s alg=%s comm=%u np=%d%s%s", cg_coll_name(call->coll),
                 call->count, dtype ? dtype->name : "-", op ? " op=" : "", mca_coll_gpu_op_name(op),
-                kind_names[kinds & 3], mca_coll_gpu_route_alg(route), ompi_comm_get_cid(comm),
+                kind_names[kinds & 3], mca_coll_gpu_route_alg(route), mca_coll_gpu_comm_id(comm),
                 ompi_comm_size(comm), reason[0] ? " why=" : "", reason);
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll/gpu module: per-communicator selection, saving the layer underneath, teardown. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -91,11 +93,11 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
 
     if (missing != NULL) {
         /* Without a layer underneath we could neither pass host buffers on nor stage. */
-        mca_coll_gpu_show_help("missing underlying collective", comm->c_name, missing);
+        mca_coll_gpu_show_help_comm(comm, "missing underlying collective", comm->c_name, missing);
         return OMPI_ERROR;
     }
     cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "enabled on %s (cid %u, %d ranks)", comm->c_name,
-           ompi_comm_get_cid(comm), ompi_comm_size(comm));
+           mca_coll_gpu_comm_id(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
 

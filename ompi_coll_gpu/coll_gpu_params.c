@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The MCA parameters of coll/gpu, registered from one table (ompi_info lists them). */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -234,5 +236,11 @@ int mca_coll_gpu_register_params(void)
         }
     }
     rc = mca_coll_gpu_register_algorithms();
-    return rc == OPAL_SUCCESS ? mca_coll_gpu_register_counters() : rc;
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_coll_gpu_register_counters();
+    }
+    if (OPAL_SUCCESS == rc) {
+        mca_coll_gpu_check_param_names(); /* every parameter is known now: report typos */
+    }
+    return rc;
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Reduce_scatter and MPI_Reduce_scatter_block: classify -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 

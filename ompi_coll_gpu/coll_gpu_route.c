@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * How one call runs (mca_coll_gpu_route): the memory kinds agreed by every rank (in band on
  * a node's board, or through the layer underneath), the planner's choice on the
@@ -30,7 +32,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .copy          = (cg_copy_method_t)mca_coll_gpu_component.copy_method,
         .timeout_s     = mca_coll_gpu_component.timeout,
         .topo_file     = mca_coll_gpu_component.topo_file,
-        .comm_id       = ompi_comm_get_cid(comm),
+        .comm_id       = mca_coll_gpu_comm_id(comm),
         .thread_multi  = mca_coll_gpu_component.thread_multi,
         .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max,
         .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,

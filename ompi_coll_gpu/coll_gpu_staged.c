@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Host staging: device data is copied into page-locked host memory, the collective of the
  * layer underneath runs on it, results are copied back. Correct for every datatype (the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Allgather algorithms, one file each (allgather_<name>.c): the run functions of their
  * registry rows. */
 #ifndef CG_ALLGATHER_H

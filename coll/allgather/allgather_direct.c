@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Allgather inside a node: each rank writes its block into every peer's output (one
  * multi-destination copy reads it once), or through scratch. */
 #include "coll/allgather/allgather.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Allgather ll (one node, small messages): every rank's block to every peer's LL inbox in one
  * device operation, synchronised in the data; each rank copies the blocks out in rank
  * order. */

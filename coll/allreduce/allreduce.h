@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Allreduce algorithms, one file each (allreduce_<name>.c): the run functions of their
  * registry rows, and the intra-node ones as building blocks on a local group.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Allreduce ll (one node, small messages): every rank's input to every peer's LL inbox in
  * one device operation, synchronised in the data; each rank reduces the inbox in rank
  * order (the same bits everywhere) into its output. */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* One-shot allreduce: copy in, barrier, every rank reduces all peers' copies. */
 #include "coll/allreduce/allreduce.h"
 

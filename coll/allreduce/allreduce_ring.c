@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Ring allreduce inside a node, along the ring order of the node summary (NVLink pairs
  * next to each other): reduce-scatter in n-1 steps, then allgather in n-1 steps, each step

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Two-shot allreduce: each rank owns one block, reduces it from every peer and writes it
  * to every peer. Zero copy: every input is read once and every output written once. */
 #include "coll/allreduce/allreduce.h"

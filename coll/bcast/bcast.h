@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Bcast algorithms, one file each (bcast_<name>.c): the run functions of their registry
  * rows, and direct as a building block on a local group.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Direct broadcast: the root pushes its data into every peer's buffer. */
 #include "coll/bcast/bcast.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Bcast ll (one node, small messages): the root's buffer to every peer's LL inbox in one
  * device operation, synchronised in the data; each rank copies it out. */
 #include "coll/bcast/bcast.h"

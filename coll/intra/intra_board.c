@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The announcement board of a communicator's node: how each rank of the node passes its
  * buffers in every call, in shared memory, so that the ranks agree on the memory kinds of
@@ -190,7 +192,8 @@ static int cg_board_peer(const cg_board_t *board, int i, uint64_t seq, int *kind
     return 1;
 }
 
-int cg_board_poll(const cg_board_t *board, uint64_t seq, int *all_kinds)
+/* The OR of every local rank's kinds at seq: 1 once all announced (0: not yet). */
+static int cg_board_poll(const cg_board_t *board, uint64_t seq, int *all_kinds)
 {
     int all = 0, kinds;
 

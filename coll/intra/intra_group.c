@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Setting up and tearing down a local group: scratch, control pages, peers' mappings. */
 #include "coll/intra/intra.h"
 

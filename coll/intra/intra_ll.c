@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The LL collective on a local group (cg_ll_args_t in kernels/cg_dev.h): one device
  * operation, synchronised in the data, for small messages of the four collectives. Every

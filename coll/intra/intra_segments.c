@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The intra-node phases that the algorithms are built from, on segments (each rank's list
  * of pieces of a buffer): allgather (every rank's segments land in every rank's buffer),

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Barriers of a local group, the zero-copy exchange of buffers, and copies on its stream. */
 #include "coll/intra/intra.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The process's mappings of peers' allocations, shared by every communicator: legacy CUDA
  * IPC lets a process open an allocation of a peer only once (a second open, from another

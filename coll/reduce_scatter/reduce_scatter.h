@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Reduce-scatter algorithms (reduce_scatter and reduce_scatter_block), one file each
  * (reduce_scatter_<name>.c): the run functions of their registry rows. */
 #ifndef CG_REDUCE_SCATTER_H

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Reduce-scatter ll (one node, small messages): block p of every rank's input to rank p's LL
  * inbox in one device operation, synchronised in the data; each rank reduces what it got
  * in rank order into its output. */

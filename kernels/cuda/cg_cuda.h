@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * CUDA device layer internals: the driver API table (libcuda is loaded at run time, so the
  * component loads on nodes without a driver) and the kernel launchers built by nvcc.

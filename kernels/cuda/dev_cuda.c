@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * CUDA device layer: device memory from cudaMalloc, page-locked staging memory, streams and
  * events, copies through the copy engines, reductions through our kernels, CUDA IPC, and

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The LL collective on the GPU (cg_ll_args_t in kernels/cg_dev.h): one kernel per call. It
  * writes this rank's payload into its peers' inboxes as 8-byte lines (4 bytes of data, the

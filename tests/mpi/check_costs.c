@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_costs: what one call costs, from the component's counters (MPI_T performance
  * variables coll_gpu_*), asserted per path and algorithm. Counts, not times: they are the

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The MPI integration suite of coll/gpu, run by `make check` (or by hand from the build
 # directory). Every run goes through mpirun with the component built here.
 #
@@ -47,6 +49,11 @@ mem=device
 export OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# Open MPI 5 (PRRTE/PMIx): no component path for PMIx, oversubscribe by default, and the
+# loopback interface only, so a machine with several interfaces does not stall the TCP btl
+export PMIX_MCA_mca_base_component_path=
+export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
+export OMPI_MCA_btl_tcp_if_include=lo
 # Open MPI 4.1's op/avx saturates MPI_SUM on 8-bit unsigned integers: the reference is C
 # arithmetic, so the suite runs with the plain C ops underneath.
 base_mca=(--mca op ^avx --mca mpi_yield_when_idle 1 --bind-to none)

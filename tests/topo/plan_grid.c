@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * plan_grid: the planner's choice for every topology fixture given on the command line, over
  * a grid of collectives, message sizes, node counts and layouts, one line each. The suite

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The planner across nodes: which algorithm applies to which shape, what a forced
  * algorithm does where it cannot run, the rules file (matching, order, parse errors with
