@@ -183,6 +183,8 @@ typedef struct {
     double            net_alpha_us;          /* 0: the model's default */
     double            net_bw_gbs;            /* 0: the model's default */
     size_t            hier_chunk_bytes;      /* hier_ring pipeline chunk; 0: the model's */
+    int               explain;               /* 1: plan->reason says why (tools, verbose);
+                                              * 0: no text is formatted (calls not logged) */
 } cg_planner_config_t;
 
 void cg_planner_config_default(cg_planner_config_t *config);

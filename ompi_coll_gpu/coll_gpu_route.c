@@ -170,6 +170,14 @@ static void mca_coll_gpu_route_debug_fail(const mca_coll_gpu_route_t *route)
     }
 }
 
+/* Why the call goes where it goes, kept only when the call is logged (verbose). */
+static void mca_coll_gpu_route_why(mca_coll_gpu_route_t *route, const char *why)
+{
+    if (cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
+        snprintf(route->plan.reason, sizeof(route->plan.reason), "%s", why);
+    }
+}
+
 /* A communicator of one rank: MPI's result is a copy on this rank. Host buffers go to the
  * layer underneath (coll/self); device buffers of a dense layout get one device copy (the
  * entry point's LOCAL case), others are staged (self copies them on the host). */
@@ -179,14 +187,14 @@ static void mca_coll_gpu_route_self(const cg_call_t *call, int local_kinds, int 
     route->plan = (cg_plan_t){.alg = CG_ALG_STAGED};
     if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
         route->path = MCA_COLL_GPU_PATH_UNDER;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
+        mca_coll_gpu_route_why(route, "no device buffers");
     } else if ((layout & MCA_COLL_GPU_LAYOUT_GAPS) ||
                (local_kinds & MCA_COLL_GPU_KIND_BROKEN)) {
         route->path = MCA_COLL_GPU_PATH_STAGED;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "one rank, datatype with gaps");
+        mca_coll_gpu_route_why(route, "one rank, datatype with gaps");
     } else {
         route->path = MCA_COLL_GPU_PATH_LOCAL;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "one rank: local copy");
+        mca_coll_gpu_route_why(route, "one rank: local copy");
     }
     (void)call;
 }
@@ -211,11 +219,12 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     for (int c = 0; c < CG_COLL_COUNT; c++) {
         planner.forced[c] = mca_coll_gpu_component.algorithm[c];
     }
+    planner.explain = cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL);
     if (!cg_plan_prefilter(&planner, call, &route->plan)) {
         route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
                                                                : MCA_COLL_GPU_PATH_UNDER;
         if (route->path == MCA_COLL_GPU_PATH_UNDER) {
-            snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
+            mca_coll_gpu_route_why(route, "no device buffers");
         }
         mca_coll_gpu_route_app_wait(route, call);
         mca_coll_gpu_route_count(route);
@@ -241,20 +250,20 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     route->plan.alg = CG_ALG_STAGED;
     if (!(all & MCA_COLL_GPU_KIND_DEVICE)) {
         route->path = MCA_COLL_GPU_PATH_UNDER;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
+        mca_coll_gpu_route_why(route, "no device buffers");
     } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST |
                       MCA_COLL_GPU_KIND_RETIRED | MCA_COLL_GPU_KIND_BROKEN)) {
         if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
             route->path = MCA_COLL_GPU_PATH_UNDER;
         }
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "%s",
+        mca_coll_gpu_route_why(route,
                  (all & MCA_COLL_GPU_KIND_HOST)     ? "ranks mix host and device buffers"
                  : (all & (MCA_COLL_GPU_KIND_NOFAST | MCA_COLL_GPU_KIND_BROKEN))
                      ? "a rank's buffers cannot take a fast path (datatype layout, another "
                        "GPU or context, device layer unavailable)"
                      : "a rank's fast path failed earlier");
     } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "no fast-path context");
+        mca_coll_gpu_route_why(route, "no fast-path context");
     } else {
         cg_comm_shape(core, &shape);
         cg_plan_select(&planner, call, &shape, &route->plan);
