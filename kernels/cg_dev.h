@@ -115,6 +115,49 @@ static inline size_t cg_ll_capacity(size_t slot_bytes)
     return slot_bytes / 2;
 }
 
+/* Bytes this rank sends rank `to` in an LL call, starting at src + *offset. */
+static inline size_t cg_ll_send_bytes(const cg_ll_args_t *args, int to, size_t *offset)
+{
+    const size_t elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
+
+    *offset = 0;
+    switch (args->coll) {
+    case CG_LL_BCAST:
+        return args->rank == args->root ? args->count * elem : 0;
+    case CG_LL_REDUCE_SCATTER:
+        *offset = args->displs[to] * elem;
+        return args->counts[to] * elem;
+    default:
+        return args->count * elem;
+    }
+}
+
+/* Bytes this rank receives from rank `from` in an LL call. */
+static inline size_t cg_ll_recv_bytes(const cg_ll_args_t *args, int from)
+{
+    const size_t elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
+
+    switch (args->coll) {
+    case CG_LL_BCAST:
+        return from == args->root ? args->count * elem : 0;
+    case CG_LL_REDUCE_SCATTER:
+        return args->counts[args->rank] * elem;
+    default:
+        return args->count * elem;
+    }
+}
+
+/* Lines a slot carrying `bytes` holds: at least one, with no data. Every rank writes every
+ * peer at least one line per call and waits for one line of every peer, so a rank that
+ * finished call k has seen every peer start k (and so finish k - 1): the parity of k - 1 is
+ * free for its call k + 1. Without the empty lines (bcast's other ranks, empty
+ * reduce_scatter blocks) a rank could run two calls ahead and overwrite lines a slow peer
+ * has not read yet. */
+CG_HD size_t cg_ll_slot_lines(size_t bytes)
+{
+    return bytes == 0 ? 1 : (bytes + 3) / 4;
+}
+
 typedef struct cg_dev        cg_dev_t;
 typedef struct cg_dev_stream cg_dev_stream_t;
 typedef struct cg_dev_event  cg_dev_event_t;

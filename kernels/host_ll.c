@@ -12,38 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytes rank `from` sends to rank `to`, and where they start in from's src. */
-static size_t cg_ll_payload(const cg_ll_args_t *args, int to, size_t *offset)
-{
-    const size_t elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
-
-    *offset = 0;
-    switch (args->coll) {
-    case CG_LL_BCAST:
-        return args->rank == args->root ? args->count * elem : 0;
-    case CG_LL_REDUCE_SCATTER:
-        *offset = args->displs[to] * elem;
-        return args->counts[to] * elem;
-    default:
-        return args->count * elem;
-    }
-}
-
-/* Bytes this rank receives from rank `from` (0: none expected). */
-static size_t cg_ll_expected(const cg_ll_args_t *args, int from)
-{
-    const size_t elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
-
-    switch (args->coll) {
-    case CG_LL_BCAST:
-        return from == args->root ? args->count * elem : 0;
-    case CG_LL_REDUCE_SCATTER:
-        return args->counts[args->rank] * elem;
-    default:
-        return args->count * elem;
-    }
-}
-
 static size_t cg_ll_lines(size_t bytes)
 {
     return (bytes + 3) / 4;
@@ -65,18 +33,16 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
     cg_status_t status = CG_OK;
 
     for (int to = 0; to < args->size && status == CG_OK; to++) {
-        size_t    offset, bytes = cg_ll_payload(args, to, &offset), lines = cg_ll_lines(bytes);
+        size_t    offset, bytes = cg_ll_send_bytes(args, to, &offset);
+        size_t    lines = cg_ll_slot_lines(bytes);
         uint64_t *slot;
-        if (bytes == 0) {
-            continue;
-        }
         if (bytes > cg_ll_capacity(args->slot_bytes)) {
             return CG_ERR_INVALID_PARAM;
         }
-        if (src == NULL) { /* the whole input as the device sees it */
+        if (src == NULL && bytes > 0) { /* the whole input as the device sees it */
             size_t total = 0, o;
             for (int t = 0; t < args->size; t++) {
-                size_t b = cg_ll_payload(args, t, &o);
+                size_t b = cg_ll_send_bytes(args, t, &o);
                 total    = CG_MAX(total, o + b);
             }
             status = cg_host_resolve(dev, args->src, total, (void **)&src);
@@ -87,7 +53,9 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
         status = cg_ll_slot(dev, args, to, args->rank, lines, &slot);
         for (size_t i = 0; status == CG_OK && i < lines; i++) {
             uint32_t data = 0;
-            memcpy(&data, src + offset + 4 * i, CG_MIN((size_t)4, bytes - 4 * i));
+            if (bytes > 0) { /* else an empty line: this rank has started the call */
+                memcpy(&data, src + offset + 4 * i, CG_MIN((size_t)4, bytes - 4 * i));
+            }
             __atomic_store_n(&slot[i], ((uint64_t)args->flag << 32) | data, __ATOMIC_RELEASE);
         }
     }
@@ -116,7 +84,7 @@ static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
 {
     const size_t     elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
     char            *decoded[CG_DEV_MAX_FANIN] = {NULL};
-    size_t           out_bytes = cg_ll_expected(args, args->coll == CG_LL_BCAST ? args->root : 0);
+    size_t           out_bytes = cg_ll_recv_bytes(args, args->coll == CG_LL_BCAST ? args->root : 0);
     cg_reduce_args_t reduce = {.dtype = args->dtype, .op = args->op, .nsrc = 0, .ndst = 1};
     cg_status_t      status = CG_OK;
     void            *dst;
@@ -129,7 +97,7 @@ static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
     }
     status = cg_host_resolve(dev, args->dst, out_bytes, &dst);
     for (int p = 0; p < args->size && status == CG_OK; p++) {
-        size_t bytes = cg_ll_expected(args, p);
+        size_t bytes = cg_ll_recv_bytes(args, p);
         if (bytes == 0) {
             continue;
         }
@@ -177,11 +145,8 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, int *done)
     cg_status_t status;
 
     *done = 0;
-    for (int p = 0; p < args->size; p++) {
-        size_t lines = cg_ll_lines(cg_ll_expected(args, p));
-        if (lines == 0) {
-            continue;
-        }
+    for (int p = 0; p < args->size; p++) { /* every peer: at least its empty line */
+        size_t lines = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
         status = cg_ll_slot(dev, args, args->rank, p, lines, &slots[p]);
         if (status != CG_OK) {
             *done = 1;
@@ -201,9 +166,9 @@ cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args)
     cg_status_t    status = CG_OK;
 
     for (int p = 0; p < args->size && status == CG_OK; p++) {
-        size_t    lines = cg_ll_lines(cg_ll_expected(args, p));
+        size_t    lines = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
         uint64_t *slot;
-        if (p == args->rank || lines == 0) {
+        if (p == args->rank) {
             continue;
         }
         status = cg_ll_slot(dev, args, args->rank, p, lines, &slot);

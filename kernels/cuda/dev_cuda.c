@@ -474,29 +474,31 @@ static cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
     return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cg_cuda_ll_launch(args, stream->stream)));
 }
 
-/* Abort lines into this rank's inbox, every slot but its own, from the host: the copy runs
- * outside the layer's (non-blocking) streams, so it reaches the waiting kernel. */
+/* Abort lines into this rank's inbox, every slot but its own (its empty line included,
+ * cg_ll_slot_lines), from the host: the copy runs outside the layer's (non-blocking) streams,
+ * so it reaches the waiting kernel. */
 static cg_status_t cg_cuda_ll_abort_guarded(const cg_ll_args_t *args)
 {
-    const size_t elem  = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
-    size_t       bytes = args->coll == CG_LL_REDUCE_SCATTER ? args->counts[args->rank] * elem
-                                                            : args->count * elem;
-    size_t       lines = (bytes + 3) / 4;
-    uint64_t    *abort_lines = malloc(CG_MAX(lines, (size_t)1) * sizeof(uint64_t));
-    cg_status_t  status = CG_OK;
+    size_t      lines = 1;
+    uint64_t   *abort_lines;
+    cg_status_t status = CG_OK;
 
+    for (int p = 0; p < args->size; p++) { /* the longest slot */
+        lines = CG_MAX(lines, cg_ll_slot_lines(cg_ll_recv_bytes(args, p)));
+    }
+    abort_lines = malloc(lines * sizeof(uint64_t));
     if (abort_lines == NULL) {
         return CG_ERR_NO_MEMORY;
     }
     for (size_t i = 0; i < lines; i++) {
         abort_lines[i] = (uint64_t)(args->flag | CG_LL_ABORT) << 32;
     }
-    for (int p = 0; p < args->size && status == CG_OK && lines > 0; p++) {
+    for (int p = 0; p < args->size && status == CG_OK; p++) {
         char *slot = args->inbox[args->rank] +
                      ((size_t)args->parity * (size_t)args->size + (size_t)p) * args->slot_bytes;
-        if (p != args->rank && (args->coll != CG_LL_BCAST || p == args->root)) {
+        if (p != args->rank) {
             status = CG_CU_CALL(cuMemcpyHtoD, (CUdeviceptr)(uintptr_t)slot, abort_lines,
-                                lines * sizeof(uint64_t));
+                                cg_ll_slot_lines(cg_ll_recv_bytes(args, p)) * sizeof(uint64_t));
         }
     }
     free(abort_lines);

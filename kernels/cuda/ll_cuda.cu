@@ -62,8 +62,8 @@ __device__ __forceinline__ uint32_t ll_wait(const LLParams &p, int from, size_t 
 
 __device__ void ll_push(const LLParams &p)
 {
-    for (int to = 0; to < p.size; to++) {
-        const size_t len = p.send_len[to], lines = (len + 3) / 4;
+    for (int to = 0; to < p.size; to++) { /* every peer: at least an empty line */
+        const size_t len = p.send_len[to], lines = cg_ll_slot_lines(len);
         volatile unsigned long long *out =
             reinterpret_cast<volatile unsigned long long *>(ll_slot(p, to, p.rank));
         const char *in = p.src + p.send_off[to];
@@ -75,6 +75,20 @@ __device__ void ll_push(const LLParams &p)
             out[i] = ((unsigned long long)p.flag << 32) | data;
         }
     }
+}
+
+/* The empty line of every peer that sends this rank no data (cg_ll_slot_lines): it has
+ * started this call. Block-wide: 1 when any was an abort line. */
+__device__ int ll_wait_empty(const LLParams &p)
+{
+    int aborted = 0;
+
+    for (int from = threadIdx.x; from < p.size; from += blockDim.x) {
+        if (p.recv_len[from] == 0) {
+            (void)ll_wait(p, from, 0, &aborted);
+        }
+    }
+    return __syncthreads_or(aborted);
 }
 
 /* bcast and allgather: the lines of slot `from` into dst + at, byte by byte at the tail. */
@@ -115,10 +129,12 @@ template <typename T, typename F, int STORE>
 __global__ void __launch_bounds__(kThreads) ll_reduce_kernel(LLParams p)
 {
     F   fn;
-    int aborted = 0;
+    int aborted;
 
     ll_push(p);
-    __syncthreads(); /* in place: every line of the input left before the result is written */
+    /* in place: every line of the input left before the result is written (the barrier of
+     * ll_wait_empty) */
+    aborted = ll_wait_empty(p);
     for (size_t e = threadIdx.x; e < p.count && !aborted; e += blockDim.x) {
         T acc = ll_element<T>(p, 0, e, &aborted);
         for (int s = 1; s < p.size && !aborted; s++) {
@@ -139,10 +155,13 @@ __global__ void __launch_bounds__(kThreads) ll_reduce_kernel(LLParams p)
 
 __global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
 {
-    int aborted = 0;
+    int aborted;
 
     ll_push(p);
-    __syncthreads();
+    aborted = ll_wait_empty(p);
+    if (aborted) {
+        return;
+    }
     if (p.coll == CG_LL_BCAST) {
         ll_pull_bytes(p, p.root, p.dst, &aborted);
         return;
@@ -171,22 +190,9 @@ extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t str
         return cudaErrorInvalidValue;
     }
     for (int r = 0; r < a->size; r++) {
-        p.inbox[r] = a->inbox[r];
-        switch (a->coll) {
-        case CG_LL_BCAST:
-            p.send_len[r] = a->rank == a->root ? a->count * elem : 0;
-            p.recv_len[r] = r == a->root ? a->count * elem : 0;
-            break;
-        case CG_LL_REDUCE_SCATTER:
-            p.send_off[r] = a->displs[r] * elem;
-            p.send_len[r] = a->counts[r] * elem;
-            p.recv_len[r] = a->counts[a->rank] * elem;
-            break;
-        default:
-            p.send_len[r] = a->count * elem;
-            p.recv_len[r] = a->count * elem;
-            break;
-        }
+        p.inbox[r]    = a->inbox[r];
+        p.send_len[r] = cg_ll_send_bytes(a, r, &p.send_off[r]);
+        p.recv_len[r] = cg_ll_recv_bytes(a, r);
         if (p.send_len[r] > cg_ll_capacity(a->slot_bytes)) {
             return cudaErrorInvalidValue;
         }

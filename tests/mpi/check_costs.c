@@ -10,6 +10,7 @@
  *     --nodes  the communicator spans (virtual) nodes: expect the agreement allreduce
  *     --local  run with coll_gpu_buffer_check=local: no in-band agreement either, so the
  *              small calls wait once on the host
+ * Then a run of LL calls with one rank lagging (results checked; a hang is a failure).
  * Results are checked too (against host arithmetic), so a cheap wrong call cannot pass.
  */
 #include "examples/example_mem.h"
@@ -19,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
 
 enum { C_FAST, C_STAGED, C_UNDER, C_LOCAL, C_MPI, C_AGREE, C_WAITS, C_OPS, C_SCRATCH, C_STAGEB,
        C_EXPORTS, C_IMPORTS, C_NUM };
@@ -161,6 +164,37 @@ static int costs_call(int coll, MPI_Comm comm, void *dbuf, void *dsend, int32_t 
     return bad;
 }
 
+/* A rank that lags behind its peers through a run of LL calls: the root of a bcast needs
+ * nothing from the others, so without the empty lines (cg_ll_slot_lines) it ran two calls
+ * ahead and its third call's lines overwrote the first's before the slow rank read them
+ * (a hang, or the wrong data). The last rank sleeps before every call; every result is
+ * checked. Returns the wrong elements. */
+static int costs_lagging_rank(void *dbuf, void *dsend, int32_t *host, em_kind_t kind)
+{
+    static const int sequence[] = {K_BCAST, K_BCAST, K_ALLGATHER, K_BCAST, K_ALLREDUCE, K_BCAST,
+                                   K_BCAST, K_RSB, K_BCAST, K_BCAST};
+    int              rank, size, bad = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (size_t i = 0; i < sizeof(sequence) / sizeof(sequence[0]); i++) {
+        if (rank == size - 1) {
+            usleep(50000);
+        }
+        bad += costs_call(sequence[i], MPI_COMM_WORLD, dbuf, dsend, host, 16, kind, 0);
+    }
+    return bad;
+}
+
+static void costs_watchdog(int sig)
+{
+    static const char msg[] = "coll_costs: watchdog: a call did not return (hang)\n";
+
+    (void)sig;
+    (void)!write(2, msg, sizeof(msg) - 1);
+    _exit(3);
+}
+
 /* coll_gpu_<coll>_algorithm (MPI_T), by name. */
 static void costs_force(int coll, const char *alg)
 {
@@ -211,6 +245,8 @@ int main(int argc, char **argv)
             local = 1;
         }
     }
+    signal(SIGALRM, costs_watchdog);
+    alarm(300); /* a hang is a failure, long before the suite's limit */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -294,6 +330,23 @@ int main(int argc, char **argv)
                 costs_check(&expect, delta, rank, bad != 0);
             }
             costs_force(cases[c].coll, "auto");
+        }
+        if (!nodes && size <= 4) { /* a slow rank through LL calls (bcast's root runs ahead) */
+            int bad;
+            for (int c = K_ALLREDUCE; c <= K_RSB; c++) {
+                costs_force(c, "ll");
+            }
+            bad = costs_lagging_rank(dbuf, dsend, host, kind);
+            for (int c = K_ALLREDUCE; c <= K_RSB; c++) {
+                costs_force(c, "auto");
+            }
+            if (bad) {
+                failures++;
+                fprintf(stderr, "coll_costs: FAIL rank %d: LL calls with a lagging rank: %d wrong "
+                        "elements\n", rank, bad);
+            } else if (rank == 0) {
+                printf("%-34s results exact\n", "LL calls, one rank lagging");
+            }
         }
         em_free(dbuf, kind), em_free(dsend, kind);
         free(host), free(hbuf), free(hsend);
