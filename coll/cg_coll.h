@@ -75,7 +75,7 @@ typedef struct {
                                 rank's block; reduce_scatter(_block) the whole input */
     const size_t *counts;    /* reduce_scatter(_block): comm_size entries, rank r's block;
                                 NULL for the other collectives */
-    size_t        bytes;     /* count x the element size */
+    size_t        bytes;     /* count x the element size (a reducible type's extent) */
     cg_dtype_t    dtype;     /* CG_DT_NONE: not reducible on the device (moved as bytes) */
     cg_op_t       op;        /* CG_OP_NONE: not a predefined op, or no reduction */
     int           root;      /* bcast */

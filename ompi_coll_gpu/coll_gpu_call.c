@@ -200,16 +200,23 @@ void mca_coll_gpu_call_init(cg_call_t *call, cg_coll_t coll, const void *sbuf, v
 {
     const int reduces = coll == CG_COLL_ALLREDUCE || coll == CG_COLL_REDUCE_SCATTER ||
                         coll == CG_COLL_REDUCE_SCATTER_BLOCK;
-    size_t    dsize   = 0;
+    const cg_dtype_t mapped = reduces ? mca_coll_gpu_dtype_map(dtype) : CG_DT_NONE;
+    size_t           dsize  = 0;
 
-    ompi_datatype_type_size(dtype, &dsize);
+    /* A reducible type's elements occupy their extent on the device (MPI_DOUBLE_INT: 16
+     * bytes of which 12 are data): every copy of the whole buffer must move the extent. */
+    if (mapped != CG_DT_NONE) {
+        dsize = cg_dtype_size(mapped);
+    } else {
+        ompi_datatype_type_size(dtype, &dsize);
+    }
     *call = (cg_call_t){
         .coll      = coll,
         .sbuf      = sbuf == MPI_IN_PLACE ? NULL : sbuf,
         .rbuf      = rbuf,
         .count     = count,
         .bytes     = count * dsize,
-        .dtype     = reduces ? mca_coll_gpu_dtype_map(dtype) : CG_DT_NONE,
+        .dtype     = mapped,
         .op        = reduces ? mca_coll_gpu_op_map(op) : CG_OP_NONE,
         .comm_size = ompi_comm_size(comm),
     };
