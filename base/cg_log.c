@@ -1,7 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The project's one logger: levels and subsystems, one line per message to stderr. */
 #include "cg_base.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +43,12 @@ const char *cg_status_string(cg_status_t status)
     case CG_ERR_TRANSPORT:     return "network transport error";
     case CG_ERR_PARSE:         return "parse error";
     case CG_ERR_INTERNAL:      return "internal error";
+    case CG_ERR_ALREADY_MAPPED: return "already mapped in this process";
     }
     return "unknown status";
 }
 
-const char *cg_log_subsys_name(unsigned subsys)
+static const char *cg_log_subsys_name(unsigned subsys)
 {
     for (size_t i = 0; i < CG_ARRAY_SIZE(cg_subsys_names); i++) {
         if (cg_subsys_names[i].bit == subsys) {
@@ -112,11 +117,78 @@ void cg_log_set_tag(const char *tag)
     snprintf(cg_log_tag, sizeof(cg_log_tag), "%s", tag ? tag : "");
 }
 
+static int cg_log_fd = 2; /* stderr, or the file of coll_gpu_verbose_file */
+
+/* Expand %h (host name), %p (process id), %r (MPI_COMM_WORLD rank, from the launcher's
+ * environment) and %% in pattern. */
+static void cg_log_expand(const char *pattern, char *out, size_t len)
+{
+    size_t used = 0;
+
+    for (const char *p = pattern; *p != '\0' && used + 1 < len; p++) {
+        char        host[64] = "?";
+        const char *rank     = getenv("OMPI_COMM_WORLD_RANK");
+        int         n        = 0;
+
+        if (*p != '%' || p[1] == '\0') {
+            out[used++] = *p;
+            continue;
+        }
+        switch (*++p) {
+        case 'h':
+            gethostname(host, sizeof(host) - 1);
+            host[sizeof(host) - 1] = '\0';
+            n = snprintf(out + used, len - used, "%s", host);
+            break;
+        case 'p': n = snprintf(out + used, len - used, "%d", (int)getpid()); break;
+        case 'r':
+            rank = rank ? rank : getenv("PMIX_RANK");
+            n    = snprintf(out + used, len - used, "%s", rank ? rank : "x");
+            break;
+        default: n = snprintf(out + used, len - used, "%c", *p); break;
+        }
+        used += n > 0 ? (size_t)n : 0;
+    }
+    out[used < len ? used : len - 1] = '\0';
+}
+
+cg_status_t cg_log_set_file(const char *pattern)
+{
+    char path[1024];
+    int  fd;
+
+    if (pattern == NULL || *pattern == '\0') {
+        return CG_OK;
+    }
+    cg_log_expand(pattern, path, sizeof(path));
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        cg_error(CG_SUB_INIT, "cannot open the log file %s: %s", path, strerror(errno));
+        return CG_ERR_IO;
+    }
+    if (cg_log_fd > 2) {
+        close(cg_log_fd);
+    }
+    cg_log_fd = fd;
+    return CG_OK;
+}
+
+void cg_log_close_file(void)
+{
+    if (cg_log_fd > 2) {
+        close(cg_log_fd);
+    }
+    cg_log_fd = 2;
+}
+
+/* Each line leaves in one write(): lines of several ranks or threads never interleave. */
 void cg_log_emit(int level, unsigned subsys, const char *file, int line, const char *fmt, ...)
 {
     static const char *level_names[] = {"ERROR", "WARN", "INFO", "INFO", "DEBUG", "DEBUG"};
     char    host[64] = "?";
     char    msg[1024];
+    char    text[1400];
+    int     len;
     va_list ap;
 
     gethostname(host, sizeof(host) - 1);
@@ -126,14 +198,56 @@ void cg_log_emit(int level, unsigned subsys, const char *file, int line, const c
     va_end(ap);
     if (level >= CG_LOG_DEBUG) {
         const char *base = strrchr(file, '/');
-        fprintf(stderr, "[%s:%d] coll:gpu[%s] %s %s %s:%d %s\n", host, (int)getpid(), cg_log_tag,
-                level_names[level > 5 ? 5 : level], cg_log_subsys_name(subsys),
-                base ? base + 1 : file, line, msg);
+        len = snprintf(text, sizeof(text), "[%s:%d] coll:gpu[%s] %s %s %s:%d %s\n", host,
+                       (int)getpid(), cg_log_tag, level_names[level > 5 ? 5 : level],
+                       cg_log_subsys_name(subsys), base ? base + 1 : file, line, msg);
     } else {
-        fprintf(stderr, "[%s:%d] coll:gpu[%s] %s %s %s\n", host, (int)getpid(), cg_log_tag,
-                level_names[level], cg_log_subsys_name(subsys), msg);
+        len = snprintf(text, sizeof(text), "[%s:%d] coll:gpu[%s] %s %s %s\n", host, (int)getpid(),
+                       cg_log_tag, level_names[level], cg_log_subsys_name(subsys), msg);
     }
-    fflush(stderr);
+    if (len < 0) {
+        return;
+    }
+    if ((size_t)len >= sizeof(text)) {
+        len             = (int)sizeof(text) - 1;
+        text[len - 1]   = '\n';
+    }
+    while (write(cg_log_fd, text, (size_t)len) < 0 && errno == EINTR) {
+    }
+}
+
+uint64_t cg_counters[CG_CNT_COUNT];
+
+static const struct {
+    const char *name, *help;
+} cg_counter_info[CG_CNT_COUNT] = {
+    [CG_CNT_CALLS_FAST]    = {"calls_fast", "Calls that ran a device algorithm of the planner"},
+    [CG_CNT_CALLS_STAGED]  = {"calls_staged", "Calls staged through host memory"},
+    [CG_CNT_CALLS_UNDER]   = {"calls_underlying",
+                              "Calls passed to the layer underneath untouched (host buffers)"},
+    [CG_CNT_CALLS_LOCAL]   = {"calls_local", "Single-rank calls served by a device copy"},
+    [CG_CNT_MPI_UNDER]     = {"mpi_underlying",
+                              "Calls into the layer underneath, the component's own included"},
+    [CG_CNT_AGREEMENTS]    = {"agreements",
+                              "Memory-kind agreements through the layer underneath"},
+    [CG_CNT_HOST_WAITS]    = {"host_waits", "Times the host blocked for the device or for peers"},
+    [CG_CNT_DEV_OPS]       = {"device_ops",
+                              "Device operations queued: kernels, copies, stream memory operations"},
+    [CG_CNT_SCRATCH_BYTES] = {"scratch_bytes", "Bytes copied into the shared scratch areas"},
+    [CG_CNT_STAGED_BYTES]  = {"staged_bytes",
+                              "Bytes copied between device memory and host staging"},
+    [CG_CNT_IPC_EXPORTS]   = {"ipc_exports", "Buffers exported to the node's peers"},
+    [CG_CNT_IPC_IMPORTS]   = {"ipc_imports", "Peers' allocations mapped (IPC registry misses)"},
+};
+
+const char *cg_counter_name(cg_counter_t counter)
+{
+    return counter < CG_CNT_COUNT ? cg_counter_info[counter].name : "unknown";
+}
+
+const char *cg_counter_help(cg_counter_t counter)
+{
+    return counter < CG_CNT_COUNT ? cg_counter_info[counter].help : "";
 }
 
 double cg_time_now(void)

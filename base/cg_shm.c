@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* POSIX shared memory and process liveness: the node-local plumbing of every layer. */
 #include "base/cg_base.h"
 
@@ -86,4 +88,28 @@ void cg_shm_unlink(const char *name)
 int cg_process_alive(int pid)
 {
     return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+uint64_t cg_process_id(void)
+{
+    static uint64_t id;
+    uint64_t        value = __atomic_load_n(&id, __ATOMIC_ACQUIRE);
+
+    if (value == 0) {
+        int fd = open("/dev/urandom", O_RDONLY);
+        if (fd < 0 || read(fd, &value, sizeof(value)) != (ssize_t)sizeof(value)) {
+            value = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&value ^
+                    (uint64_t)(cg_time_now() * 1e9);
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+        value |= 1; /* never 0 */
+        uint64_t expected = 0;
+        if (!__atomic_compare_exchange_n(&id, &expected, value, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            value = expected;
+        }
+    }
+    return value;
 }

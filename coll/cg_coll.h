@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu collectives layer: plain C, no Open MPI headers. The collectives, their
  * algorithms and the planner that picks one; the per-communicator context that the fast
@@ -49,38 +51,49 @@ typedef enum {
     CG_ALG_SCATTER_ALLGATHER = 10, /* bcast on one node: the root hands each rank a part,
                                       the ranks share the parts (large messages, GPUs with
                                       links of their own) */
+    CG_ALG_LL       = 11, /* one node, small messages: one device operation per call,
+                             synchronised in the data (LL lines: data and flag together) */
     CG_ALG_COUNT
 } cg_alg_t;
 
-/* Does alg run across nodes (an intra-node and an inter-node phase)? */
-static inline int cg_alg_is_hier(cg_alg_t alg)
-{
-    return alg >= CG_ALG_HIER_RING && alg <= CG_ALG_HIER_TREE;
-}
-
 const char *cg_coll_name(cg_coll_t coll);
+/* The name of an algorithm id ("auto" for CG_ALG_AUTO), from the registry. */
 const char *cg_alg_name(cg_alg_t alg);
 /* Is alg one of coll's algorithms (AUTO included)? */
 int cg_alg_valid(cg_coll_t coll, cg_alg_t alg);
-/* The algorithms of coll, AUTO first, terminated by -1. */
-const cg_alg_t *cg_coll_algs(cg_coll_t coll);
 
-/* What the planner knows of a call. Everything here is identical on every rank. */
+/*
+ * One call, as the Open MPI boundary hands it down: the planner's input and the
+ * algorithms' arguments. Counts are size_t from the boundary down. Everything but the
+ * buffers is identical on every rank (the MPI standard requires it).
+ */
 typedef struct {
-    cg_coll_t  coll;
-    size_t     count;  /* elements: allreduce/bcast count; allgather per-rank count;
-                          reduce_scatter total count */
-    size_t     bytes;  /* payload bytes per rank of the same extent */
-    cg_dtype_t dtype;  /* CG_DT_NONE: not reducible on the device */
-    cg_op_t    op;     /* CG_OP_NONE: not a predefined op */
-    int        comm_size;
+    cg_coll_t     coll;
+    const void   *sbuf;      /* NULL: in place (the input is in rbuf) */
+    void         *rbuf;      /* bcast: the buffer */
+    size_t        count;     /* elements: allreduce and bcast the message; allgather one
+                                rank's block; reduce_scatter(_block) the whole input */
+    const size_t *counts;    /* reduce_scatter(_block): comm_size entries, rank r's block;
+                                NULL for the other collectives */
+    size_t        bytes;     /* count x the element size (a reducible type's extent) */
+    cg_dtype_t    dtype;     /* CG_DT_NONE: not reducible on the device (moved as bytes) */
+    cg_op_t       op;        /* CG_OP_NONE: not a predefined op, or no reduction */
+    int           root;      /* bcast */
+    int           comm_size;
 } cg_call_t;
 
-typedef struct {
+/* nccl-tests' size of a call: the whole buffer (allgather: gathered). */
+static inline double cg_call_size(const cg_call_t *call)
+{
+    return call->coll == CG_COLL_ALLGATHER ? (double)call->bytes * call->comm_size
+                                           : (double)call->bytes;
+}
+
+struct cg_plan {
     cg_alg_t alg;
-    size_t   chunk_bytes;
+    size_t   chunk_bytes; /* hier_ring: bytes of the message per pipeline chunk; 0: one */
     char     reason[160];
-} cg_plan_t;
+};
 
 /* Alpha-beta cost model (cg_cost.c). */
 typedef struct {
@@ -92,6 +105,60 @@ typedef struct {
     int    lanes;          /* network phases of chunks in flight at once (>= 1) */
     int    shared_gpu;     /* one memory for the node's ranks (a shared GPU, the host) */
 } cg_cost_params_t;
+
+/* ---- the algorithm registry (cg_registry.c) -----------------------------------------
+ * One row per collective and algorithm: what it is, where it runs, what it needs, what it
+ * costs and how it runs. The planner, the cost model, the rules file, the MCA parameter
+ * enumerations, coll_gpu_info and the verbose log read names and properties from here;
+ * dispatch is one indirect call through the row. Adding an algorithm: one file in its
+ * collective's folder (a run function, and a cost function in cg_cost.c when it has a
+ * model of its own), one row. */
+typedef enum {
+    CG_SCOPE_STAGED = 0, /* host memory and the layer underneath (the boundary runs it) */
+    CG_SCOPE_INTRA  = 1, /* one node: the local group's device algorithms */
+    CG_SCOPE_HIER   = 2  /* several nodes: intra-node phases and an inter-node phase */
+} cg_scope_t;
+
+/* What an algorithm needs of the communicator (cg_alg_info_t.needs). */
+enum {
+    CG_NEEDS_ONE_NODE = 1u << 0, /* every rank on one node */
+    CG_NEEDS_NODES    = 1u << 1, /* several nodes and the inter-node transport (UCX) */
+    CG_NEEDS_UNIFORM  = 1u << 2, /* the same number of ranks on every node */
+    CG_NEEDS_LL_FIT   = 1u << 3  /* what a rank sends a peer fits the LL inbox */
+};
+
+typedef struct cg_comm cg_comm_t;
+typedef struct cg_plan cg_plan_t;
+
+/* Predicted seconds for a message of bytes (nccl-tests size) on nodes x local ranks;
+ * *chunk_bytes (when not NULL): the pipeline chunk the prediction assumes (0: none). */
+typedef double (*cg_alg_cost_fn_t)(const cg_cost_params_t *params, cg_coll_t coll, double bytes,
+                                   int nodes, int local, size_t *chunk_bytes);
+typedef cg_status_t (*cg_alg_run_fn_t)(cg_comm_t *comm, const cg_plan_t *plan,
+                                       const cg_call_t *call);
+
+/* How an algorithm behaves (cg_alg_info_t.traits). */
+enum {
+    CG_TRAIT_STREAM_ORDERED = 1u << 0 /* orders itself after the application's device work
+                                         (a stream wait, not a host wait) */
+};
+
+typedef struct {
+    cg_coll_t        coll;
+    cg_alg_t         alg;     /* stable id: the value of coll_gpu_<coll>_algorithm */
+    const char      *name;
+    cg_scope_t       scope;
+    unsigned         needs;   /* CG_NEEDS_* */
+    cg_alg_cost_fn_t cost;
+    cg_alg_run_fn_t  run;     /* NULL: staged (run by the Open MPI boundary) */
+    const char      *summary; /* one line for people (coll_gpu_info, ompi_info) */
+    unsigned         traits;  /* CG_TRAIT_* */
+} cg_alg_info_t;
+
+/* Every row, in order (each collective's: staged first); *count rows. */
+const cg_alg_info_t *cg_alg_table(int *count);
+/* coll's row of alg; NULL when alg is not one of coll's algorithms (AUTO has no row). */
+const cg_alg_info_t *cg_alg_info(cg_coll_t coll, cg_alg_t alg);
 
 /* Rules file (cg_rules.c): overrides by collective, size range and node range. */
 typedef struct {
@@ -116,6 +183,8 @@ typedef struct {
     double            net_alpha_us;          /* 0: the model's default */
     double            net_bw_gbs;            /* 0: the model's default */
     size_t            hier_chunk_bytes;      /* hier_ring pipeline chunk; 0: the model's */
+    int               explain;               /* 1: plan->reason says why (tools, verbose);
+                                              * 0: no text is formatted (calls not logged) */
 } cg_planner_config_t;
 
 void cg_planner_config_default(cg_planner_config_t *config);
@@ -131,18 +200,21 @@ typedef struct {
     int inter_staged;/* device data crosses the network through host memory */
     int uniform;     /* every node has the same number of ranks */
     int lanes;       /* inter-node lanes (network phases of chunks run concurrently) */
+    size_t ll_capacity; /* bytes one rank may send a peer in an LL call (0: no LL) */
     cg_topo_class_t topo_class; /* how the GPUs of this node are connected */
 } cg_shape_t;
 
 /* Cost model: defaults for a node class; predicted seconds of alg for a call of bytes
- * (nccl-tests size: the whole message, gathered or scattered) on nodes x local ranks. */
+ * (nccl-tests size: the whole message, gathered or scattered) on nodes x local ranks, from
+ * the registry row's cost function. */
 void   cg_cost_defaults(cg_cost_params_t *params, cg_topo_class_t cls, int local_size);
 double cg_cost_predict(const cg_cost_params_t *params, cg_alg_t alg, cg_coll_t coll, double bytes,
                        int nodes, int local);
-/* The same; for hier_ring also the chunk size it assumes (0: one chunk, no overlap). */
+/* The same; also the chunk size it assumes (0: one chunk, no overlap). */
 double cg_cost_predict_chunked(const cg_cost_params_t *params, cg_alg_t alg, cg_coll_t coll,
                                double bytes, int nodes, int local, size_t *chunk_bytes);
 double cg_cost_busbw_factor(cg_coll_t coll, int nranks);
+
 
 /*
  * Before a context exists: can any fast path take this call? Decided from what every rank
@@ -156,7 +228,6 @@ void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
 #define CG_MAX_LANES 8
 
 /* ---- per-communicator context -------------------------------------------------------- */
-typedef struct cg_comm cg_comm_t;
 
 /* Host-memory exchange over the communicator (the layer underneath's allgather). */
 typedef struct {
@@ -164,14 +235,23 @@ typedef struct {
     void *ctx;
 } cg_oob_t;
 
+/* Barriers inside a node (coll_gpu_intra_sync): host waits for flags in shared memory
+ * (safe when ranks share a GPU without MPS), device stream memory operations. */
+typedef enum { CG_SYNC_AUTO = 0, CG_SYNC_HOST = 1, CG_SYNC_DEVICE = 2 } cg_sync_mode_t;
+/* How one source is copied to several destinations (coll_gpu_copy_method). */
+typedef enum { CG_COPY_AUTO = 0, CG_COPY_ENGINE = 1, CG_COPY_KERNEL = 2 } cg_copy_method_t;
+/* Device data between nodes (coll_gpu_ucx_staging): straight to UCX when it moves device
+ * memory, else through page-locked host chunks; or always / never through them. */
+typedef enum { CG_STAGING_AUTO = 0, CG_STAGING_ALWAYS = 1, CG_STAGING_NEVER = 2 } cg_staging_mode_t;
+
 typedef struct {
     int    rank;
     int    size;
     int    node_size;     /* 0: group by host name; N > 0: N consecutive ranks per node;
                              N < 0: -N nodes, ranks dealt to them in turn */
     size_t scratch_bytes; /* per rank, device memory shared with the local peers */
-    int    sync;          /* 0 auto, 1 host, 2 device barriers (cg_sync_mode_t) */
-    int    copy;          /* 0 auto, 1 copy engine, 2 kernel (cg_copy_method_t) */
+    cg_sync_mode_t   sync;
+    cg_copy_method_t copy;
     double timeout_s;     /* 0: wait for ever (dead peers are still detected) */
     const char *topo_file; /* hwloc XML instead of the live machine ("" or NULL: live) */
     unsigned    comm_id;   /* identifies the communicator in the inter-node tags */
@@ -179,7 +259,7 @@ typedef struct {
     size_t      one_shot_max;  /* hierarchical algorithms: small messages (bytes) */
     size_t      chunk_bytes;   /* inter-node staging chunk */
     int         depth;         /* inter-node staging chunks in flight */
-    int         staging;       /* 0 auto, 1 always, 2 never */
+    cg_staging_mode_t staging;
     int         lanes;         /* inter-node lanes (helper threads with a UCX worker each)
                                   that run the network phases of chunks concurrently */
 } cg_comm_config_t;
@@ -190,25 +270,35 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
                            cg_comm_t **comm_out);
 void        cg_comm_destroy(cg_comm_t *comm);
 void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
-/* This node's topology summary (class, ring order, rails), the same on its ranks. */
-const cg_topo_summary_t *cg_comm_topo(const cg_comm_t *comm);
-/* The process's topology (loaded once; NULL when it cannot be read). */
-const cg_topo_t *cg_topo_process(const char *topo_file);
 /* At the end of the process (after every context is gone): UCX and the topology. */
 void        cg_comm_process_cleanup(void);
 /* A fast path failed on this communicator: it must not be used again. */
 int         cg_comm_failed(const cg_comm_t *comm);
 
-/* Run a planned fast path. sbuf NULL: in place. Reductions take predefined types. */
-cg_status_t cg_comm_allreduce(cg_comm_t *comm, const cg_plan_t *plan, const void *sbuf,
-                              void *rbuf, size_t count, cg_dtype_t dtype, cg_op_t op);
-cg_status_t cg_comm_reduce_scatter(cg_comm_t *comm, const cg_plan_t *plan, const void *sbuf,
-                                   void *rbuf, const size_t *counts, cg_dtype_t dtype,
-                                   cg_op_t op);
-cg_status_t cg_comm_allgather(cg_comm_t *comm, const cg_plan_t *plan, const void *sbuf,
-                              void *rbuf, size_t bytes);
-cg_status_t cg_comm_bcast(cg_comm_t *comm, const cg_plan_t *plan, void *buf, size_t bytes,
-                          int root);
+/* ---- the announcement board of a node (coll/intra/intra_board.c) ----------------------
+ * How each rank of a communicator's node passes its buffers in every call, in shared
+ * memory: ranks agree on the memory kinds of a call without an MPI call. kinds is the
+ * caller's bit mask, CG_BOARD_KIND_HOST (1) meaning host buffers; seq counts the calls on
+ * the communicator from 1, the same on every rank. */
+#define CG_BOARD_KIND_HOST 1
+typedef struct cg_board cg_board_t;
+
+/* Collective over the communicator (two exchanges through oob); node_size as in
+ * cg_comm_config_t. Every rank gets an error when one fails. */
+cg_status_t cg_board_create(const cg_oob_t *oob, int rank, int size, int node_size,
+                            cg_board_t **board);
+void        cg_board_destroy(cg_board_t *board);
+/* Is every rank of the communicator on this node (then the board sees them all)? */
+int         cg_board_single_node(const cg_board_t *board);
+/* This rank's kinds for call seq (one store). */
+void        cg_board_announce(cg_board_t *board, uint64_t seq, int kinds);
+/* The OR of every local rank's kinds at seq, waiting (bounded by timeout_s when > 0; a
+ * peer that died is an error). */
+cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeout_s,
+                             int *all_kinds);
+
+/* Run a planned fast path: one indirect call through the plan's registry row. */
+cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
 
 #ifdef __cplusplus
 }

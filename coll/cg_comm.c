@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Per-communicator context: which ranks share a node, the local group that connects them,
  * the inter-node transport between nodes, and the node's topology summary.
@@ -40,7 +42,7 @@ static cg_ucx_t       *cg_process_ucx;
 static int             cg_process_ucx_tried;
 static cg_ucx_t       *cg_process_lane_ucx[CG_MAX_LANES]; /* [0]: cg_process_ucx */
 
-const cg_topo_t *cg_topo_process(const char *topo_file)
+static const cg_topo_t *cg_topo_process(const char *topo_file)
 {
     pthread_mutex_lock(&cg_process_lock);
     if (!cg_process_topo_tried) {
@@ -89,6 +91,7 @@ static cg_ucx_t *cg_ucx_process_lane(int m)
 
 void cg_comm_process_cleanup(void)
 {
+    cg_ipc_registry_cleanup();
     pthread_mutex_lock(&cg_process_lock);
     for (int m = 1; m < CG_MAX_LANES; m++) {
         cg_ucx_destroy(cg_process_lane_ucx[m]);
@@ -107,110 +110,110 @@ void cg_comm_process_cleanup(void)
 /* Node of every rank (consecutive blocks of node_size ranks; -node_size nodes dealt rank by
  * rank in turn, as mpirun --map-by node places them; or equal host names), nodes numbered
  * in the order of their first rank; members grouped by node in rank order. */
-static cg_status_t cg_comm_layout(cg_comm_t *c, const cg_rank_info_t *infos)
+static cg_status_t cg_comm_layout(cg_comm_t *comm, const cg_rank_info_t *infos)
 {
-    const int size = c->config.size, me = c->config.rank;
+    const int size = comm->config.size, me = comm->config.rank;
 
-    c->num_nodes = 0;
+    comm->num_nodes = 0;
     for (int r = 0; r < size; r++) {
-        c->node_of[r] = -1;
-        if (c->config.node_size > 0) {
-            c->node_of[r] = r / c->config.node_size;
-            c->num_nodes  = c->node_of[r] + 1;
+        comm->node_of[r] = -1;
+        if (comm->config.node_size > 0) {
+            comm->node_of[r] = r / comm->config.node_size;
+            comm->num_nodes  = comm->node_of[r] + 1;
             continue;
         }
-        if (c->config.node_size < 0) {
-            c->node_of[r] = r % -c->config.node_size;
-            c->num_nodes  = CG_MAX(c->num_nodes, c->node_of[r] + 1);
+        if (comm->config.node_size < 0) {
+            comm->node_of[r] = r % -comm->config.node_size;
+            comm->num_nodes  = CG_MAX(comm->num_nodes, comm->node_of[r] + 1);
             continue;
         }
         for (int q = 0; q < r; q++) {
             if (strncmp(infos[q].host, infos[r].host, sizeof(infos[r].host)) == 0) {
-                c->node_of[r] = c->node_of[q];
+                comm->node_of[r] = comm->node_of[q];
                 break;
             }
         }
-        if (c->node_of[r] < 0) {
-            c->node_of[r] = c->num_nodes++;
+        if (comm->node_of[r] < 0) {
+            comm->node_of[r] = comm->num_nodes++;
         }
     }
-    c->node_start = calloc((size_t)c->num_nodes + 1, sizeof(int));
-    c->node_size  = calloc((size_t)c->num_nodes, sizeof(int));
-    c->members    = calloc((size_t)size, sizeof(int));
-    if (c->node_start == NULL || c->node_size == NULL || c->members == NULL) {
+    comm->node_start = calloc((size_t)comm->num_nodes + 1, sizeof(int));
+    comm->node_size  = calloc((size_t)comm->num_nodes, sizeof(int));
+    comm->members    = calloc((size_t)size, sizeof(int));
+    if (comm->node_start == NULL || comm->node_size == NULL || comm->members == NULL) {
         return CG_ERR_NO_MEMORY;
     }
     for (int r = 0; r < size; r++) {
-        c->node_size[c->node_of[r]]++;
+        comm->node_size[comm->node_of[r]]++;
     }
-    c->max_local = 0;
-    c->uniform   = 1;
-    for (int n = 0; n < c->num_nodes; n++) {
-        c->node_start[n + 1] = c->node_start[n] + c->node_size[n];
-        c->max_local         = CG_MAX(c->max_local, c->node_size[n]);
-        c->uniform          &= (c->node_size[n] == c->node_size[0]);
+    comm->max_local = 0;
+    comm->uniform   = 1;
+    for (int n = 0; n < comm->num_nodes; n++) {
+        comm->node_start[n + 1] = comm->node_start[n] + comm->node_size[n];
+        comm->max_local         = CG_MAX(comm->max_local, comm->node_size[n]);
+        comm->uniform          &= (comm->node_size[n] == comm->node_size[0]);
     }
-    for (int n = 0; n < c->num_nodes; n++) {
-        c->node_size[n] = 0; /* refilled below, with the members */
+    for (int n = 0; n < comm->num_nodes; n++) {
+        comm->node_size[n] = 0; /* refilled below, with the members */
     }
     for (int r = 0; r < size; r++) {
-        int n = c->node_of[r];
+        int n = comm->node_of[r];
         if (r == me) {
-            c->local_rank = c->node_size[n];
+            comm->local_rank = comm->node_size[n];
         }
-        c->members[c->node_start[n] + c->node_size[n]++] = r;
+        comm->members[comm->node_start[n] + comm->node_size[n]++] = r;
     }
-    c->my_node    = c->node_of[me];
-    c->local_size = c->node_size[c->my_node];
+    comm->my_node    = comm->node_of[me];
+    comm->local_size = comm->node_size[comm->my_node];
     return CG_OK;
 }
 
 /* The node summary from this rank's view: which GPU every local rank drives. On the host
  * device layer with a topology file, local rank i plays the file's GPU i (simulation of
  * that node, for tests and for coll_gpu_info). */
-static void cg_comm_summarize(cg_comm_t *c, const cg_rank_info_t *infos)
+static void cg_comm_summarize(cg_comm_t *comm, const cg_rank_info_t *infos)
 {
-    const cg_topo_t *topo = cg_topo_process(c->config.topo_file);
+    const cg_topo_t *topo = cg_topo_process(comm->config.topo_file);
     const char      *bus[CG_INTRA_MAX];
-    int              n = CG_MIN(c->local_size, CG_INTRA_MAX);
-    int              simulate = topo && topo->num_gpus > 0 && c->dev->kind == CG_DEV_KIND_HOST &&
-                                c->config.topo_file && c->config.topo_file[0];
+    int              n = CG_MIN(comm->local_size, CG_INTRA_MAX);
+    int              simulate = topo && topo->num_gpus > 0 && comm->dev->kind == CG_DEV_KIND_HOST &&
+                                comm->config.topo_file && comm->config.topo_file[0];
 
     for (int i = 0; i < n; i++) {
-        int r  = c->members[c->node_start[c->my_node] + i];
+        int r  = comm->members[comm->node_start[comm->my_node] + i];
         bus[i] = simulate ? topo->gpu[i % topo->num_gpus].bus_id : infos[r].intra.pci_bus_id;
     }
-    cg_topo_summarize(topo, bus, n, &c->topo);
+    cg_topo_summarize(topo, bus, n, &comm->topo);
 }
 
-static cg_status_t cg_comm_connect_local(cg_comm_t *c, const cg_rank_info_t *infos)
+static cg_status_t cg_comm_connect_local(cg_comm_t *comm, const cg_rank_info_t *infos)
 {
     int                  ranks[CG_INTRA_MAX];
     cg_intra_peer_info_t peers[CG_INTRA_MAX];
 
-    if (c->local_size == 1) {
-        cg_intra_destroy(c->intra);
-        c->intra = NULL;
+    if (comm->local_size == 1) {
+        cg_intra_destroy(comm->intra);
+        comm->intra = NULL;
         return CG_OK;
     }
-    if (c->local_size > CG_INTRA_MAX) {
+    if (comm->local_size > CG_INTRA_MAX) {
         cg_warn(CG_SUB_INIT, "%d ranks on one node: more than %d, the fast paths are off",
-                c->local_size, CG_INTRA_MAX);
+                comm->local_size, CG_INTRA_MAX);
         return CG_ERR_UNSUPPORTED;
     }
-    for (int i = 0; i < c->local_size; i++) {
-        ranks[i] = c->members[c->node_start[c->my_node] + i];
+    for (int i = 0; i < comm->local_size; i++) {
+        ranks[i] = comm->members[comm->node_start[comm->my_node] + i];
         peers[i] = infos[ranks[i]].intra;
     }
-    return cg_intra_connect(c->intra, ranks, peers, c->local_size, c->local_rank,
-                            (cg_sync_mode_t)c->config.sync);
+    return cg_intra_connect(comm->intra, ranks, peers, comm->local_size, comm->local_rank,
+                            comm->config.sync);
 }
 
 /* The inter-node transport of one lane on a worker (the addresses come later). */
-static cg_status_t cg_comm_prepare_lane(cg_comm_t *c, cg_ucx_t *ucx, cg_inter_t **lane)
+static cg_status_t cg_comm_prepare_lane(cg_comm_t *comm, cg_ucx_t *ucx, cg_inter_t **lane)
 {
-    cg_inter_config_t config = {c->config.chunk_bytes, c->config.depth, c->config.staging,
-                                c->config.timeout_s};
+    cg_inter_config_t config = {comm->config.chunk_bytes, comm->config.depth, comm->config.staging,
+                                comm->config.timeout_s};
     const void       *addr;
     size_t            len;
     char             *addrs;
@@ -222,31 +225,31 @@ static cg_status_t cg_comm_prepare_lane(cg_comm_t *c, cg_ucx_t *ucx, cg_inter_t 
         cg_warn(CG_SUB_UCX, "UCX worker address of %zu bytes: more than %d", len, CG_UCX_ADDR_MAX);
         return CG_ERR_UNSUPPORTED;
     }
-    addrs = malloc((size_t)c->config.size * (CG_UCX_ADDR_MAX + sizeof(uint64_t)));
+    addrs = malloc((size_t)comm->config.size * (CG_UCX_ADDR_MAX + sizeof(uint64_t)));
     if (addrs == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    return cg_inter_create(ucx, c->dev, c->config.rank, c->config.size,
-                           (uint16_t)c->config.comm_id, addrs, CG_UCX_ADDR_MAX + sizeof(uint64_t),
+    return cg_inter_create(ucx, comm->dev, comm->config.rank, comm->config.size,
+                           (uint16_t)comm->config.comm_id, addrs, CG_UCX_ADDR_MAX + sizeof(uint64_t),
                            &config, lane);
 }
 
 /* UCX and this communicator's inter-node lanes: lane 0 (c->inter) is required, the others
  * are set up as far as they go (the ranks agree on the count afterwards). */
-static cg_status_t cg_comm_prepare_inter(cg_comm_t *c, int *lanes)
+static cg_status_t cg_comm_prepare_inter(cg_comm_t *comm, int *lanes)
 {
     cg_status_t status;
 
-    status = cg_comm_prepare_lane(c, cg_ucx_process(&c->config, c->topo.rail[c->local_rank]),
-                                  &c->inter);
+    status = cg_comm_prepare_lane(comm, cg_ucx_process(&comm->config, comm->topo.rail[comm->local_rank]),
+                                  &comm->inter);
     if (status != CG_OK) {
-        c->inter = NULL;
+        comm->inter = NULL;
         return status;
     }
-    c->lane[0] = c->inter;
-    for (*lanes = 1; *lanes < CG_MIN(c->config.lanes, CG_MAX_LANES); (*lanes)++) {
-        if (cg_comm_prepare_lane(c, cg_ucx_process_lane(*lanes), &c->lane[*lanes]) != CG_OK) {
-            c->lane[*lanes] = NULL;
+    comm->lane[0] = comm->inter;
+    for (*lanes = 1; *lanes < CG_MIN(comm->config.lanes, CG_MAX_LANES); (*lanes)++) {
+        if (cg_comm_prepare_lane(comm, cg_ucx_process_lane(*lanes), &comm->lane[*lanes]) != CG_OK) {
+            comm->lane[*lanes] = NULL;
             cg_warn(CG_SUB_UCX, "inter-node lane %d could not be set up: %d lanes", *lanes, *lanes);
             break;
         }
@@ -255,48 +258,48 @@ static cg_status_t cg_comm_prepare_inter(cg_comm_t *c, int *lanes)
 }
 
 /* Keep the lanes every rank has. */
-static void cg_comm_agree_lanes(cg_comm_t *c, const cg_rank_result_t *results)
+static void cg_comm_agree_lanes(cg_comm_t *comm, const cg_rank_result_t *results)
 {
-    c->num_lanes = c->inter != NULL ? CG_MAX_LANES : 0;
-    for (int r = 0; r < c->config.size; r++) {
-        c->num_lanes = CG_MIN(c->num_lanes, results[r].lanes);
+    comm->num_lanes = comm->inter != NULL ? CG_MAX_LANES : 0;
+    for (int r = 0; r < comm->config.size; r++) {
+        comm->num_lanes = CG_MIN(comm->num_lanes, results[r].lanes);
     }
-    for (int m = CG_MAX(c->num_lanes, 1); m < CG_MAX_LANES; m++) {
-        cg_inter_destroy(c->lane[m]);
-        c->lane[m] = NULL;
+    for (int m = CG_MAX(comm->num_lanes, 1); m < CG_MAX_LANES; m++) {
+        cg_inter_destroy(comm->lane[m]);
+        comm->lane[m] = NULL;
     }
 }
 
 /* What the planner's model assumes of the whole communicator, the same on every rank: the
  * slowest node class (nodes may differ) and staging when any rank stages. */
-static void cg_comm_agree_model(cg_comm_t *c, const cg_rank_result_t *results)
+static void cg_comm_agree_model(cg_comm_t *comm, const cg_rank_result_t *results)
 {
     double slowest = 0;
 
-    c->model_class  = c->topo.cls;
-    c->model_staged = 0;
-    for (int r = 0; r < c->config.size; r++) {
+    comm->model_class  = comm->topo.cls;
+    comm->model_staged = 0;
+    for (int r = 0; r < comm->config.size; r++) {
         cg_cost_params_t p;
-        cg_cost_defaults(&p, results[r].topo.cls, c->node_size[c->node_of[r]]);
+        cg_cost_defaults(&p, results[r].topo.cls, comm->node_size[comm->node_of[r]]);
         if (r == 0 || p.intra_bw_gbs < slowest ||
-            (p.intra_bw_gbs == slowest && results[r].topo.cls < c->model_class)) {
+            (p.intra_bw_gbs == slowest && results[r].topo.cls < comm->model_class)) {
             slowest        = p.intra_bw_gbs;
-            c->model_class = results[r].topo.cls;
+            comm->model_class = results[r].topo.cls;
         }
-        c->model_staged |= results[r].inter_staged;
+        comm->model_staged |= results[r].inter_staged;
     }
 }
 
 /* Every rank's worker address, each slot [length][address]. */
-static cg_status_t cg_comm_exchange_addresses(cg_comm_t *c, const cg_oob_t *oob)
+static cg_status_t cg_comm_exchange_addresses(cg_comm_t *comm, const cg_oob_t *oob)
 {
     char        mine[CG_UCX_ADDR_MAX + sizeof(uint64_t)];
     const void *addr;
     size_t      len;
     cg_status_t status = CG_OK;
 
-    for (int m = 0; m < c->num_lanes && status == CG_OK; m++) {
-        cg_inter_t *lane = c->lane[m];
+    for (int m = 0; m < comm->num_lanes && status == CG_OK; m++) {
+        cg_inter_t *lane = comm->lane[m];
         cg_ucx_address(lane->ucx, &addr, &len);
         memcpy(mine, &(uint64_t){len}, sizeof(uint64_t));
         memcpy(mine + sizeof(uint64_t), addr, len);
@@ -308,102 +311,121 @@ static cg_status_t cg_comm_exchange_addresses(cg_comm_t *c, const cg_oob_t *oob)
 cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
                            cg_comm_t **comm_out)
 {
-    cg_intra_config_t intra_config = {config->scratch_bytes, (cg_sync_mode_t)config->sync,
-                                      config->timeout_s, (cg_copy_method_t)config->copy};
+    cg_intra_config_t intra_config = {config->scratch_bytes, config->sync, config->timeout_s,
+                                      config->copy};
     cg_rank_info_t    mine, *infos = NULL;
     cg_rank_result_t  result, *results = NULL;
-    cg_comm_t        *c = calloc(1, sizeof(*c));
+    cg_comm_t        *comm = calloc(1, sizeof(*comm));
     cg_status_t       status, exchange;
     int               ok, leader = -1;
 
     memset(&mine, 0, sizeof(mine));
     memset(&result, 0, sizeof(result));
-    if (c == NULL) {
+    if (comm == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    c->dev     = dev;
-    c->config  = *config;
-    c->oob     = *oob;
-    c->node_of = calloc((size_t)config->size, sizeof(int));
-    c->votes   = calloc((size_t)config->size, sizeof(int));
+    comm->dev     = dev;
+    comm->config  = *config;
+    comm->oob     = *oob;
+    comm->node_of = calloc((size_t)config->size, sizeof(int));
+    comm->votes   = calloc((size_t)config->size, sizeof(int));
     infos      = calloc((size_t)config->size, sizeof(*infos));
     results    = calloc((size_t)config->size, sizeof(*results));
     gethostname(mine.host, sizeof(mine.host) - 1);
-    status = (c->node_of && c->votes && infos && results) ? CG_OK : CG_ERR_NO_MEMORY;
+    status = (comm->node_of && comm->votes && infos && results) ? CG_OK : CG_ERR_NO_MEMORY;
     if (status == CG_OK) {
-        status = cg_intra_prepare(dev, &intra_config, &c->intra, &mine.intra);
+        status = cg_intra_prepare(dev, &intra_config, &comm->intra, &mine.intra);
     }
     mine.intra.status = status;
 
     /* Every rank joins every exchange, whatever happened locally. */
     exchange = oob->allgather(oob->ctx, &mine, infos, sizeof(mine));
-    if (exchange == CG_OK && status == CG_OK && (status = cg_comm_layout(c, infos)) == CG_OK) {
-        cg_comm_summarize(c, infos);
-        status = cg_comm_connect_local(c, infos);
-        if (status == CG_OK && c->num_nodes > 1) {
-            status = cg_comm_prepare_inter(c, &result.lanes);
+    if (exchange == CG_OK && status == CG_OK && (status = cg_comm_layout(comm, infos)) == CG_OK) {
+        cg_comm_summarize(comm, infos);
+        status = cg_comm_connect_local(comm, infos);
+        if (status == CG_OK && comm->num_nodes > 1) {
+            status = cg_comm_prepare_inter(comm, &result.lanes);
         }
     }
     result.ok   = (exchange == CG_OK && status == CG_OK);
-    result.topo = c->topo;
-    result.inter_staged = c->inter != NULL && c->inter->staged;
+    result.topo = comm->topo;
+    result.inter_staged = comm->inter != NULL && comm->inter->staged;
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {
         ok &= results[r].ok;
-        if (ok && leader < 0 && c->node_of[r] == c->my_node) {
+        if (ok && leader < 0 && comm->node_of[r] == comm->my_node) {
             leader = r; /* the node's first rank: its summary is the node's */
         }
     }
-    if (exchange == CG_OK && ok && c->num_nodes > 1) {
-        cg_comm_agree_lanes(c, results);
-        exchange = cg_comm_exchange_addresses(c, oob);
+    if (exchange == CG_OK && ok && comm->num_nodes > 1) {
+        cg_comm_agree_lanes(comm, results);
+        exchange = cg_comm_exchange_addresses(comm, oob);
     }
     free(infos);
     if (exchange != CG_OK || !ok) {
         free(results);
         cg_warn(CG_SUB_INIT, "fast-path setup failed on some rank (here: %s): staged path",
                 cg_status_string(status));
-        cg_comm_destroy(c);
+        cg_comm_destroy(comm);
         return exchange != CG_OK ? exchange : (status != CG_OK ? status : CG_ERR_PEER);
     }
-    c->topo = results[leader].topo;
-    cg_comm_agree_model(c, results);
+    comm->topo = results[leader].topo;
+    cg_comm_agree_model(comm, results);
     free(results);
-    if (c->intra != NULL) {
-        cg_intra_seal(c->intra);
-        for (int i = 0; i < c->local_size; i++) {
-            c->intra->ring[i] = c->topo.ring[i];
-            c->intra->ring_pos = (c->topo.ring[i] == c->local_rank) ? i : c->intra->ring_pos;
+    if (comm->intra != NULL) {
+        cg_intra_seal(comm->intra);
+        for (int i = 0; i < comm->local_size; i++) {
+            comm->intra->ring[i] = comm->topo.ring[i];
+            comm->intra->ring_pos = (comm->topo.ring[i] == comm->local_rank) ? i : comm->intra->ring_pos;
         }
     }
     cg_detail(CG_SUB_INIT, "context: %d ranks on %d nodes%s, %d here (local rank %d), topology %s "
-              "(%s), rail %s, %d inter-node lanes", config->size, c->num_nodes,
-              c->uniform ? "" : " (uneven)", c->local_size, c->local_rank,
-              cg_topo_class_name(c->topo.cls), c->topo.reason,
-              c->topo.rail[c->local_rank][0] ? c->topo.rail[c->local_rank] : "none", c->num_lanes);
-    *comm_out = c;
+              "(%s), rail %s, %d inter-node lanes", config->size, comm->num_nodes,
+              comm->uniform ? "" : " (uneven)", comm->local_size, comm->local_rank,
+              cg_topo_class_name(comm->topo.cls), comm->topo.reason,
+              comm->topo.rail[comm->local_rank][0] ? comm->topo.rail[comm->local_rank] : "none", comm->num_lanes);
+    *comm_out = comm;
     return CG_OK;
 }
 
-void cg_comm_destroy(cg_comm_t *c)
+void cg_comm_destroy(cg_comm_t *comm)
 {
-    if (c == NULL) {
+    if (comm == NULL) {
         return;
     }
-    cg_hier_pipe_destroy(c->pipe); /* its threads use the transport: first */
-    cg_intra_destroy(c->intra);
+    cg_hier_pipe_destroy(comm->pipe); /* its threads use the transport: first */
+    cg_intra_destroy(comm->intra);
     for (int m = 1; m < CG_MAX_LANES; m++) {
-        cg_inter_destroy(c->lane[m]);
+        cg_inter_destroy(comm->lane[m]);
     }
-    cg_inter_destroy(c->inter);
-    if (c->work != NULL) {
-        c->dev->ops->mem_free(c->dev, c->work);
+    cg_inter_destroy(comm->inter);
+    if (comm->work != NULL) {
+        comm->dev->ops->mem_free(comm->dev, comm->work);
     }
-    free(c->node_of);
-    free(c->votes);
-    free(c->node_start);
-    free(c->node_size);
-    free(c->members);
-    free(c);
+    free(comm->node_of);
+    free(comm->votes);
+    free(comm->node_start);
+    free(comm->node_size);
+    free(comm->members);
+    free(comm);
+}
+
+/* Device memory of the hierarchical algorithms, grown on demand, owned by the context. */
+cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work)
+{
+    if (bytes > comm->work_bytes) {
+        if (comm->work != NULL) {
+            comm->dev->ops->mem_free(comm->dev, comm->work);
+            comm->work       = NULL;
+            comm->work_bytes = 0;
+        }
+        if (comm->dev->ops->mem_alloc(comm->dev, bytes, &comm->work) != CG_OK) {
+            comm->work = NULL;
+            return CG_ERR_NO_MEMORY;
+        }
+        comm->work_bytes = bytes;
+    }
+    *work = comm->work;
+    return CG_OK;
 }

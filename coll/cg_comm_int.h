@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The per-communicator context, for the files of coll/ (not a public interface). */
 #ifndef CG_COMM_INT_H
 #define CG_COMM_INT_H
 
 #include "coll/cg_coll.h"
-#include "coll/inter/inter.h"
+#include "ucx_glue/cg_ucx.h"
 #include "coll/intra/intra.h"
 
 typedef struct cg_hier_pipe cg_hier_pipe_t;
@@ -38,11 +40,28 @@ struct cg_comm {
 };
 
 /* Comm rank of node n's local rank l (wrapped around the node's size). */
-static inline int cg_comm_member(const cg_comm_t *c, int n, int l)
+static inline int cg_comm_member(const cg_comm_t *comm, int n, int l)
 {
-    return c->members[c->node_start[n] + l % c->node_size[n]];
+    return comm->members[comm->node_start[n] + l % comm->node_size[n]];
 }
 
-cg_status_t cg_comm_work(cg_comm_t *c, size_t bytes, void **work);
+cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work);
+
+/* The cost functions of the registry's rows (cg_cost.c): cg_alg_cost_fn_t. */
+#define CG_COST_FN(_name)                                                                  \
+    double cg_cost_##_name(const cg_cost_params_t *p, cg_coll_t coll, double bytes, int nodes, \
+                           int local, size_t *chunk_bytes)
+CG_COST_FN(staged);
+CG_COST_FN(one_shot);
+CG_COST_FN(two_shot);
+CG_COST_FN(ring);
+CG_COST_FN(direct);
+CG_COST_FN(scatter_allgather);
+CG_COST_FN(hier_ring);
+CG_COST_FN(hier_rd);
+CG_COST_FN(hier_leader);
+CG_COST_FN(hier_tree);
+CG_COST_FN(ll);
+
 
 #endif

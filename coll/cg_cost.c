@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Cost model of the planner: an alpha-beta model per level. Intra-node: a latency per
  * synchronised step and a bandwidth per GPU that depends on the node's class (NVSwitch,
@@ -7,7 +9,7 @@
  * overlaps its phases chunk by chunk: the model predicts it as a pipeline and picks the
  * number of chunks (the plan's chunk size) that minimises the time.
  */
-#include "coll/cg_coll.h"
+#include "coll/cg_comm_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -51,7 +53,7 @@ static double cg_cost_log2(int n)
 }
 
 /* Intra-node phases on S bytes per rank over L ranks. */
-static double cg_cost_intra(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S, int L)
+static double cg_cost_local(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S, int L)
 {
     const double a = p->intra_alpha_us * 1e-6, b = p->intra_bw_gbs;
 
@@ -69,7 +71,7 @@ static double cg_cost_intra(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t c
         return 2 * a + cg_cost_bw(S * (L - 1) / L, b); /* reduce-scatter, allgather */
     case CG_ALG_SCATTER_ALLGATHER: /* every GPU sends about the message once */
         if (p->shared_gpu) { /* one memory: as much traffic as direct, twice the steps */
-            return 2 * a + cg_cost_intra(p, CG_ALG_DIRECT, coll, S, L);
+            return 2 * a + cg_cost_local(p, CG_ALG_DIRECT, coll, S, L);
         }
         return 4 * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     default:              return 0.0;
@@ -85,7 +87,7 @@ typedef struct {
 static cg_cost_phase_t cg_cost_intra_phase(const cg_cost_params_t *p, cg_coll_t coll, double S,
                                            int L)
 {
-    double a = p->intra_alpha_us * 1e-6, t = cg_cost_intra(p, CG_ALG_DIRECT, coll, S, L);
+    double a = p->intra_alpha_us * 1e-6, t = cg_cost_local(p, CG_ALG_DIRECT, coll, S, L);
     return L > 1 ? (cg_cost_phase_t){2 * a, t - 2 * a} : (cg_cost_phase_t){0, 0};
 }
 
@@ -125,8 +127,8 @@ static void cg_cost_hier_ring_phases(const cg_cost_params_t *p, cg_coll_t coll, 
  * and post of a chunk, one after the other) and the network (M lanes carry M chunks at once:
  * their latencies overlap, their bytes share the NIC). bcast: one lane, and the chain adds
  * N - 2 steps to fill. */
-static double cg_cost_hier_ring(const cg_cost_params_t *p, cg_coll_t coll, double S, int N,
-                                int L, double net_bw, int k)
+static double cg_cost_hier_ring_k(const cg_cost_params_t *p, cg_coll_t coll, double S, int N,
+                                  int L, double net_bw, int k)
 {
     const int       M = coll == CG_COLL_BCAST ? 1 : CG_MAX(p->lanes, 1);
     cg_cost_phase_t ph[3];
@@ -145,72 +147,141 @@ static double cg_cost_hier_ring(const cg_cost_params_t *p, cg_coll_t coll, doubl
     return t + (k > 1 ? k * CG_COST_PIPE_STEP_US * 1e-6 : 0.0);
 }
 
-double cg_cost_predict_chunked(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S,
-                               int nodes, int local, size_t *chunk_bytes)
+/* The network's bandwidth for device data: staging is pipelined, the slower of the two. */
+static double cg_cost_net_bw(const cg_cost_params_t *p)
 {
-    const double an = p->net_alpha_us * 1e-6, bn = p->net_bw_gbs;
-    const double st = p->stage_bw_gbs; /* staging is pipelined: the slower of the two wins */
-    const int    N  = nodes, L = local;
-    double       net_bw = (st > 0 && st < bn) ? st : bn;
+    const double st = p->stage_bw_gbs;
+    return (st > 0 && st < p->net_bw_gbs) ? st : p->net_bw_gbs;
+}
 
+static double cg_cost_no_chunk(size_t *chunk_bytes)
+{
     if (chunk_bytes != NULL) {
         *chunk_bytes = 0;
     }
-    if (N <= 1 && !cg_alg_is_hier(alg) && alg != CG_ALG_STAGED) {
-        return cg_cost_intra(p, alg, coll, S, L);
-    }
-    switch (alg) {
-    case CG_ALG_HIER_RING: {
-        /* the best number of chunks, none smaller than CG_COST_MIN_CHUNK */
-        double best = cg_cost_hier_ring(p, coll, S, N, L, net_bw, 1);
-        for (int k = 2; k <= 1024 && S / k >= CG_COST_MIN_CHUNK; k *= 2) {
-            double t = cg_cost_hier_ring(p, coll, S, N, L, net_bw, k);
-            if (t < best) {
-                best = t;
-                if (chunk_bytes != NULL) {
-                    *chunk_bytes = (size_t)ceil(S / k);
-                }
-            }
-        }
-        return best;
-    }
-    case CG_ALG_HIER_RD:
-        return cg_cost_intra(p, CG_ALG_ONE_SHOT, coll, S, L) +
-               (cg_cost_log2(N) + ((N & (N - 1)) ? 2 : 0)) * (an + cg_cost_bw(S, net_bw));
-    case CG_ALG_HIER_LEADER: {
-        double inter;
-        if (coll == CG_COLL_ALLGATHER) { /* S: the gathered message; the node's part in */
-            return cg_cost_intra(p, CG_ALG_DIRECT, coll, S / N, L) + (N - 1) * an +
-                   cg_cost_bw(S * (N - 1) / N, net_bw) +
-                   cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
-        }
-        if (coll != CG_COLL_ALLREDUCE) { /* reduce-scatter: the leader reads every input */
-            return cg_cost_intra(p, CG_ALG_ONE_SHOT, coll, S, L) + (N - 1) * an +
-                   cg_cost_bw(S * (N - 1) / N, net_bw) +
-                   cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_ALLGATHER, S / N, L);
-        }
-        inter = S <= 65536 ? (cg_cost_log2(N) + 2) * (an + cg_cost_bw(S, net_bw))
-                           : 2.0 * (N - 1) * an + cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
-        return cg_cost_intra(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
-               cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
-    }
-    case CG_ALG_HIER_TREE:
-        return cg_cost_log2(N) * (an + cg_cost_bw(S, net_bw)) +
-               cg_cost_intra(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
-    case CG_ALG_STAGED: { /* copy out, the host collective over N*L ranks, copy back */
-        int    P    = N * L;
-        double copy = cg_cost_bw(2.0 * S, 20.0);
-        return copy + cg_cost_log2(P) * an + cg_cost_bw(2.0 * S * (P - 1) / P, CG_MIN(bn, 10.0));
-    }
-    default:
-        return 0.0;
-    }
+    return 0.0;
 }
 
-double cg_cost_predict(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S,
-                       int nodes, int local)
+/* ---- the rows' cost functions ------------------------------------------------------------ */
+CG_COST_FN(one_shot)
 {
-    return cg_cost_predict_chunked(p, alg, coll, S, nodes, local, NULL);
+    (void)nodes;
+    return cg_cost_no_chunk(chunk_bytes) + cg_cost_local(p, CG_ALG_ONE_SHOT, coll, bytes, local);
+}
+
+CG_COST_FN(two_shot)
+{
+    (void)nodes;
+    return cg_cost_no_chunk(chunk_bytes) + cg_cost_local(p, CG_ALG_TWO_SHOT, coll, bytes, local);
+}
+
+CG_COST_FN(ring)
+{
+    (void)nodes;
+    return cg_cost_no_chunk(chunk_bytes) + cg_cost_local(p, CG_ALG_RING, coll, bytes, local);
+}
+
+CG_COST_FN(direct)
+{
+    (void)nodes;
+    return cg_cost_no_chunk(chunk_bytes) + cg_cost_local(p, CG_ALG_DIRECT, coll, bytes, local);
+}
+
+CG_COST_FN(scatter_allgather)
+{
+    (void)nodes;
+    return cg_cost_no_chunk(chunk_bytes) +
+           cg_cost_local(p, CG_ALG_SCATTER_ALLGATHER, coll, bytes, local);
+}
+
+/* LL: one launch, no barrier (the flags travel with the data), every line twice the data;
+ * each rank writes its payload to every peer and reads every peer's */
+CG_COST_FN(ll)
+{
+    const double a = p->intra_alpha_us * 1e-6 * 0.3;
+    const int    L = local;
+
+    (void)nodes;
+    cg_cost_no_chunk(chunk_bytes);
+    if (coll == CG_COLL_ALLGATHER) { /* bytes: the gathered message */
+        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->intra_bw_gbs);
+    }
+    if (coll == CG_COLL_REDUCE_SCATTER || coll == CG_COLL_REDUCE_SCATTER_BLOCK) {
+        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->intra_bw_gbs);
+    }
+    /* allreduce and bcast: the whole message to every peer */
+    return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 * L : (double)L), p->intra_bw_gbs);
+}
+
+/* the best number of chunks, none smaller than CG_COST_MIN_CHUNK */
+CG_COST_FN(hier_ring)
+{
+    const double net_bw = cg_cost_net_bw(p);
+    double       best   = cg_cost_hier_ring_k(p, coll, bytes, nodes, local, net_bw, 1);
+
+    cg_cost_no_chunk(chunk_bytes);
+    for (int k = 2; k <= 1024 && bytes / k >= CG_COST_MIN_CHUNK; k *= 2) {
+        double t = cg_cost_hier_ring_k(p, coll, bytes, nodes, local, net_bw, k);
+        if (t < best) {
+            best = t;
+            if (chunk_bytes != NULL) {
+                *chunk_bytes = (size_t)ceil(bytes / k);
+            }
+        }
+    }
+    return best;
+}
+
+CG_COST_FN(hier_rd)
+{
+    const double an = p->net_alpha_us * 1e-6;
+    const int    N  = nodes;
+
+    return cg_cost_no_chunk(chunk_bytes) + cg_cost_local(p, CG_ALG_ONE_SHOT, coll, bytes, local) +
+           (cg_cost_log2(N) + ((N & (N - 1)) ? 2 : 0)) * (an + cg_cost_bw(bytes, cg_cost_net_bw(p)));
+}
+
+CG_COST_FN(hier_leader)
+{
+    const double an = p->net_alpha_us * 1e-6, net_bw = cg_cost_net_bw(p), S = bytes;
+    const int    N = nodes, L = local;
+    double       inter;
+
+    cg_cost_no_chunk(chunk_bytes);
+    if (coll == CG_COLL_ALLGATHER) { /* S: the gathered message; the node's part in */
+        return cg_cost_local(p, CG_ALG_DIRECT, coll, S / N, L) + (N - 1) * an +
+               cg_cost_bw(S * (N - 1) / N, net_bw) +
+               cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
+    }
+    if (coll != CG_COLL_ALLREDUCE) { /* reduce-scatter: the leader reads every input */
+        return cg_cost_local(p, CG_ALG_ONE_SHOT, coll, S, L) + (N - 1) * an +
+               cg_cost_bw(S * (N - 1) / N, net_bw) +
+               cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_ALLGATHER, S / N, L);
+    }
+    inter = S <= 65536 ? (cg_cost_log2(N) + 2) * (an + cg_cost_bw(S, net_bw))
+                       : 2.0 * (N - 1) * an + cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
+    return cg_cost_local(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
+           cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
+}
+
+CG_COST_FN(hier_tree)
+{
+    const double an = p->net_alpha_us * 1e-6;
+
+    return cg_cost_no_chunk(chunk_bytes) +
+           cg_cost_log2(nodes) * (an + cg_cost_bw(bytes, cg_cost_net_bw(p))) +
+           cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_BCAST, bytes, local);
+}
+
+/* copy out, the host collective over N*L ranks, copy back */
+CG_COST_FN(staged)
+{
+    const int    P  = nodes * local;
+    const double an = p->net_alpha_us * 1e-6;
+
+    (void)coll;
+    return cg_cost_no_chunk(chunk_bytes) + cg_cost_bw(2.0 * bytes, 20.0) + cg_cost_log2(P) * an +
+           cg_cost_bw(2.0 * bytes * (P - 1) / P, CG_MIN(p->net_bw_gbs, 10.0));
 }
 
 /* nccl-tests' bus bandwidth factor of a collective over n ranks. */

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Run every test: install dependencies, build, then `make check` (Check unit tests, the MPI
 # integration suite and the benchmark's test through mpirun), then the GPU kit's dry run on
 # the host device layer (contrib/gpu/dry-run.sh; CG_SKIP_DRY_RUN=1 leaves it out).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll_gpu_bench: the calls, their input data and the check of every output element. */
 #include "bench.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll/gpu through the MPI tool interface: the algorithm under test is set through the
  * control variable coll_gpu_<coll>_algorithm, the algorithm that ran is read from the
  * performance variable coll_gpu_<coll>_last_algorithm. */

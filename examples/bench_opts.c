@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll_gpu_bench's command line: nccl-tests' flags where they mean the same, our own
  * (long) options for the rest; every unsupported choice is an error (docs/BENCH.md). */
 #include "bench.h"
@@ -28,7 +30,7 @@ static const struct {
     {"reduce_scatter_block", "reducescatter_block", BENCH_REDUCE_SCATTER_BLOCK},
 };
 
-static const char *const bench_mem_modes[] = {"auto", "host", "device", "shm"};
+static const char *const bench_mem_modes[] = {"auto", "device", "pool", "host"};
 
 const char *bench_usage(void)
 {
@@ -53,7 +55,7 @@ const char *bench_usage(void)
            "  -t, --nthreads 1  -g, --ngpus 1   accepted for compatibility (one GPU per rank)\n"
            "  -A, --algorithm ALG      coll/gpu algorithm under test             [auto]\n"
            "  -s, --staged 0|1         also measure the staged path              [1]\n"
-           "      --mem MODE           auto | host | device | shm                [auto]\n"
+           "      --mem MODE           auto | device | pool | host               [auto]\n"
            "      --in-place 0|1       MPI_IN_PLACE                              [0]\n"
            "      --staged-max SIZE    measure the staged path up to this size  [all]\n"
            "      --csv FILE           results as CSV (rank 0)\n"
@@ -254,7 +256,7 @@ static int bench_option(bench_opts_t *o, int c, const char *v, int *have_f, int 
                 return 0;
             }
         }
-        return bench_fail(err, len, "--mem %s: auto, host, device or shm", v);
+        return bench_fail(err, len, "--mem %s: auto, device, pool or host", v);
     }
     return bench_fail(err, len, "internal: option %d", c);
 }

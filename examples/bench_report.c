@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll_gpu_bench's output (rank 0): the table on stdout in nccl-tests' style, CSV and
  * JSON files, and nccl-tests' summary lines. */
 #include "bench.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_gpu_bench: collective bandwidth on device buffers in the style of nccl-tests, with
  * the algorithm under test, the staged (host) path and the device-memory floor side by
@@ -110,7 +112,9 @@ static double bench_copy_bw(const bench_opts_t *o, em_kind_t kind, int rank, int
     char       name[MPI_MAX_PROCESSOR_NAME] = "";
     int        len, dev = em_device(), leader = -1, shared = 1, all_shared;
     double     bw = 0, floor_bw = 0;
-    long long  bytes = o->floor_bytes >= 0 ? o->floor_bytes : kind == EM_DEVICE ? 256LL << 20 : 8LL << 20;
+    long long  bytes = o->floor_bytes >= 0              ? o->floor_bytes
+                     : kind == EM_DEVICE && dev >= 0 ? 256LL << 20 /* a GPU */
+                                                     : 8LL << 20;
 
     MPI_Get_processor_name(name, &len);
     MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,

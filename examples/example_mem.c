@@ -1,79 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Device memory for MPI programs (see example_mem.h). */
 #include "example_mem.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include "kernels/sim/cg_sim.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-/* Host memory in POSIX shared memory ("shm" mode): each block keeps its name until freed. */
-typedef struct em_shm_block {
-    void                *ptr;
-    size_t               size;
-    char                 name[64];
-    struct em_shm_block *next;
-} em_shm_block_t;
+typedef enum { EM_BACKEND_HOST, EM_BACKEND_SIM, EM_BACKEND_CUDA } em_backend_t;
 
-static int             em_shm_mode;
-static em_shm_block_t *em_shm_blocks;
-static unsigned        em_shm_serial;
+static em_backend_t em_backend = EM_BACKEND_HOST;
+static int          em_pool; /* device allocations that IPC cannot export */
 
-static void *em_shm_alloc(size_t bytes)
+#define EM_ON_DEVICE(kind) ((kind) == EM_DEVICE && em_backend != EM_BACKEND_HOST)
+
+static void em_die(const char *what, const char *why)
 {
-    em_shm_block_t *b = calloc(1, sizeof(*b));
-    int             fd, attempts = 0;
-
-    do { /* a name left behind by a dead process with the same pid: take the next one */
-        snprintf(b->name, sizeof(b->name), "/cg-example-%d-%u", (int)getpid(), em_shm_serial++);
-        fd = shm_open(b->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    } while (fd < 0 && errno == EEXIST && ++attempts < 64);
-    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0 ||
-        (b->ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-        fprintf(stderr, "cannot allocate %zu bytes of shared memory\n", bytes);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    close(fd);
-    b->size       = bytes;
-    b->next       = em_shm_blocks;
-    em_shm_blocks = b;
-    return b->ptr;
+    fprintf(stderr, "example_mem: %s failed: %s\n", what, why);
+    MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-static int em_shm_free(void *p)
-{
-    for (em_shm_block_t **pp = &em_shm_blocks; *pp != NULL; pp = &(*pp)->next) {
-        em_shm_block_t *b = *pp;
-        if (b->ptr == p) {
-            munmap(b->ptr, b->size);
-            shm_unlink(b->name);
-            *pp = b->next;
-            free(b);
-            return 1;
-        }
-    }
-    return 0;
-}
+#define EM_SIM(call)                                                                     \
+    do {                                                                                 \
+        int rc_ = (call);                                                                \
+        if (rc_ != CG_SIM_OK) {                                                          \
+            em_die(#call, cg_sim_status_string(rc_));                                    \
+        }                                                                                \
+    } while (0)
 
 #ifdef CG_HAVE_CUDA
 #include <cuda_runtime_api.h>
-static int em_cuda_ok;
 static int em_cuda_device = -1;
 
 #define EM_CUDA(call)                                                                    \
     do {                                                                                 \
         cudaError_t e_ = (call);                                                         \
         if (e_ != cudaSuccess) {                                                         \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));           \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                \
+            em_die(#call, cudaGetErrorString(e_));                                       \
         }                                                                                \
     } while (0)
-#define EM_ON_GPU(kind) ((kind) == EM_DEVICE && em_cuda_ok)
-#else
-#define EM_ON_GPU(kind) 0
 #endif
 
 int em_local_rank(int world_rank)
@@ -84,33 +52,36 @@ int em_local_rank(int world_rank)
 
 em_kind_t em_init(const char *mode, int local_rank)
 {
+    em_pool = strcmp(mode, "pool") == 0;
+    if (strcmp(mode, "host") == 0) {
+        em_backend = EM_BACKEND_HOST;
+        return EM_HOST;
+    }
+    if (strcmp(mode, "auto") != 0 && strcmp(mode, "device") != 0 && !em_pool) {
+        fprintf(stderr, "example_mem: unknown memory mode \"%s\" (auto, device, pool, host)\n",
+                mode);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
 #ifdef CG_HAVE_CUDA
     int count = 0;
-    if (strcmp(mode, "host") != 0 && cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
+    if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
         em_cuda_device = local_rank % count;
         EM_CUDA(cudaSetDevice(em_cuda_device));
-        em_cuda_ok = 1;
+        em_backend = EM_BACKEND_CUDA;
         return EM_DEVICE;
     }
     (void)cudaGetLastError();
 #else
     (void)local_rank;
 #endif
-    if (strcmp(mode, "shm") == 0) {
-        em_shm_mode = 1;
-        return EM_HOST;
-    }
-    if (strcmp(mode, "device") == 0) {
-        fprintf(stderr, "device memory requested, but there is no GPU (or no CUDA build)\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return EM_HOST;
+    em_backend = EM_BACKEND_SIM; /* no GPU: the simulated one */
+    return EM_DEVICE;
 }
 
 int em_device(void)
 {
 #ifdef CG_HAVE_CUDA
-    return em_cuda_ok ? em_cuda_device : -1;
+    return em_backend == EM_BACKEND_CUDA ? em_cuda_device : -1;
 #else
     return -1;
 #endif
@@ -118,16 +89,25 @@ int em_device(void)
 
 const char *em_describe(void)
 {
+    static char text[320];
+    const char *pool = em_pool ? ", pool allocations (not exportable)" : "";
+
+    switch (em_backend) {
+    case EM_BACKEND_CUDA: {
 #ifdef CG_HAVE_CUDA
-    if (em_cuda_ok) {
-        static char text[320];
         struct cudaDeviceProp prop;
         EM_CUDA(cudaGetDeviceProperties(&prop, em_cuda_device));
-        snprintf(text, sizeof(text), "CUDA device %d (%s)", em_cuda_device, prop.name);
+        snprintf(text, sizeof(text), "CUDA device %d (%s)%s", em_cuda_device, prop.name, pool);
+#endif
         return text;
     }
-#endif
-    return em_shm_mode ? "host shared memory (no GPU)" : "host memory (no GPU)";
+    case EM_BACKEND_SIM:
+        snprintf(text, sizeof(text), "simulated GPU (no GPU: device memory the CPU cannot touch)%s",
+                 pool);
+        return text;
+    default:
+        return "host memory (no GPU)";
+    }
 }
 
 void *em_alloc(size_t bytes, em_kind_t kind)
@@ -135,54 +115,67 @@ void *em_alloc(size_t bytes, em_kind_t kind)
     void *p = NULL;
 
     bytes = bytes ? bytes : 1;
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
+        EM_SIM(cg_sim_malloc(&p, bytes, em_pool ? CG_SIM_ALLOC_POOL : CG_SIM_ALLOC_DEFAULT));
+        return p;
+    }
 #ifdef CG_HAVE_CUDA
-    if (EM_ON_GPU(kind)) {
-        EM_CUDA(cudaMalloc(&p, bytes));
+    if (EM_ON_DEVICE(kind)) {
+        if (em_pool) { /* stream-ordered pool memory: legacy IPC cannot export it */
+            EM_CUDA(cudaMallocAsync(&p, bytes, 0));
+            EM_CUDA(cudaStreamSynchronize(0));
+        } else {
+            EM_CUDA(cudaMalloc(&p, bytes));
+        }
         return p;
     }
 #endif
-    (void)kind;
-    if (em_shm_mode) {
-        return em_shm_alloc(bytes);
-    }
     p = malloc(bytes);
     if (p == NULL) {
-        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        em_die("malloc", "out of host memory");
     }
     return p;
 }
 
 void em_free(void *p, em_kind_t kind)
 {
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
+        EM_SIM(cg_sim_free(p));
+        return;
+    }
 #ifdef CG_HAVE_CUDA
-    if (EM_ON_GPU(kind)) {
-        EM_CUDA(cudaFree(p));
+    if (EM_ON_DEVICE(kind)) {
+        if (em_pool) {
+            EM_CUDA(cudaFreeAsync(p, 0));
+            EM_CUDA(cudaStreamSynchronize(0));
+        } else {
+            EM_CUDA(cudaFree(p));
+        }
         return;
     }
 #endif
-    (void)kind;
-    if (!em_shm_free(p)) {
-        free(p);
-    }
+    free(p);
 }
 
 void em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind)
 {
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
+        EM_SIM(cg_sim_memcpy(dst, src, bytes));
+        return;
+    }
 #ifdef CG_HAVE_CUDA
-    if (EM_ON_GPU(kind)) {
+    if (EM_ON_DEVICE(kind)) {
         EM_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
         return;
     }
 #endif
-    (void)kind;
     memcpy(dst, src, bytes);
 }
 
 void em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind)
 {
 #ifdef CG_HAVE_CUDA
-    if (EM_ON_GPU(kind)) {
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_CUDA) {
         const size_t busy = (size_t)64 << 20;
         void        *tmp = NULL, *a = NULL, *b = NULL;
         /* the data to a temporary first (synchronously), then work the default stream
@@ -207,13 +200,16 @@ void em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind)
 
 void em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind)
 {
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
+        EM_SIM(cg_sim_memcpy(dst, src, bytes));
+        return;
+    }
 #ifdef CG_HAVE_CUDA
-    if (EM_ON_GPU(kind)) {
+    if (EM_ON_DEVICE(kind)) {
         EM_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
         return;
     }
 #endif
-    (void)kind;
     memcpy(dst, src, bytes);
 }
 
@@ -227,7 +223,7 @@ double em_copy_bandwidth(size_t bytes, em_kind_t kind)
     double    t0, t;
 
 #ifdef CG_HAVE_CUDA
-    if (EM_ON_GPU(kind)) {
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_CUDA) {
         EM_CUDA(cudaMemset(a, 1, bytes));
         EM_CUDA(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice)); /* warm-up */
         EM_CUDA(cudaDeviceSynchronize());
@@ -241,6 +237,17 @@ double em_copy_bandwidth(size_t bytes, em_kind_t kind)
         return 2.0 * (double)bytes * reps / t / 1e9;
     }
 #endif
+    if (EM_ON_DEVICE(kind)) { /* the simulated GPU copies on the CPU */
+        EM_SIM(cg_sim_memset(a, 1, bytes));
+        EM_SIM(cg_sim_memcpy(b, a, bytes)); /* warm-up: every page touched */
+        t0 = MPI_Wtime();
+        for (int i = 0; i < reps; i++) {
+            EM_SIM(cg_sim_memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes));
+        }
+        t = MPI_Wtime() - t0;
+        em_free(a, kind), em_free(b, kind);
+        return 2.0 * (double)bytes * reps / t / 1e9;
+    }
     memset(a, 1, bytes);
     memcpy(b, a, bytes); /* warm-up: every page touched */
     t0 = MPI_Wtime();

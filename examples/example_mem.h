@@ -1,7 +1,10 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Memory for the example programs and the MPI test suite: CUDA device memory when the
- * program is built with CUDA and a GPU is present, host memory otherwise (which the
- * component treats as device memory under coll_gpu_device=host).
+ * program is built with CUDA and a GPU is present, otherwise device memory of the simulated
+ * GPU (libcg_sim: the CPU cannot touch it; the component runs it with coll_gpu_device=host),
+ * or plain host memory when asked.
  */
 #ifndef CG_EXAMPLE_MEM_H
 #define CG_EXAMPLE_MEM_H
@@ -10,10 +13,10 @@
 
 typedef enum { EM_HOST = 0, EM_DEVICE = 1 } em_kind_t;
 
-/* mode: "auto" (a GPU when there is one), "host", "device" (a GPU, or exit), or "shm"
- * (host memory in POSIX shared memory, which the host device layer can share between
- * processes like CUDA IPC: the zero-copy algorithms run on it). Selects GPU
- * local_rank % count. Returns the kind of memory em_alloc(EM_DEVICE) will give. */
+/* mode: "auto" or "device" (a GPU when there is one, else the simulated GPU), "pool"
+ * (the same, from allocations that IPC cannot export: cudaMallocAsync pools, or the
+ * simulator's pool flag), or "host" (plain host memory). Selects GPU local_rank % count.
+ * Returns the kind of memory em_alloc(EM_DEVICE) will give. */
 em_kind_t   em_init(const char *mode, int local_rank);
 const char *em_describe(void);
 void       *em_alloc(size_t bytes, em_kind_t kind);

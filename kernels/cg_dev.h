@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu device layer: one operations table, two implementations.
  *
@@ -42,6 +44,9 @@ typedef struct {
     uintptr_t     base;      /* start of the allocation that holds the pointer; 0 if unknown */
     size_t        size;      /* size of that allocation; 0 if unknown */
     uint64_t      buffer_id; /* the driver's unique id of that allocation; 0 if unknown */
+    int           foreign;   /* device memory that copies reach but the layer's kernels do
+                                not: another GPU's, or another context's on this GPU (set by
+                                an open layer's mem_query) */
 } cg_mem_attr_t;
 
 /* A shareable handle of one allocation. The first fields identify the allocation, so that
@@ -67,6 +72,92 @@ typedef struct {
     void       *dsts[CG_DEV_MAX_FANIN];
 } cg_reduce_args_t;
 
+/*
+ * One small collective in one device operation, synchronised in the data (the LL protocol):
+ * the payload travels in 8-byte lines of 4 bytes of data and the call's 4-byte flag, so a
+ * reader waits on the data itself, never on a separate barrier. Each rank owns an inbox
+ * (in its scratch, mapped by its node's peers) of two parities x size slots; rank r writes
+ * into slot r of the inboxes it sends to, for the call's parity. A flag with CG_LL_ABORT set
+ * ends the wait for its slot without data: the host writes them when a peer will never send
+ * (it passed host memory, found in band): the call then writes nothing and the caller runs
+ * its fallback.
+ */
+typedef enum {
+    CG_LL_ALLREDUCE = 0,  /* src: count elements to every inbox; dst = reduction, rank order */
+    CG_LL_BCAST,          /* the root's src (count elements) to every inbox; dst = it */
+    CG_LL_ALLGATHER,      /* src (count elements) to every inbox; dst block p = rank p's */
+    CG_LL_REDUCE_SCATTER  /* block p of src (counts[p] elements at displs[p]) to rank p; dst =
+                             reduction of what every rank sent this one */
+} cg_ll_coll_t;
+
+#define CG_LL_ABORT 0x80000000u
+
+typedef struct {
+    cg_ll_coll_t  coll;
+    int           size, rank, root;
+    uint32_t      flag;        /* this call's flag: nonzero, below CG_LL_ABORT, never the
+                                  flag of the previous call of the same parity */
+    unsigned      parity;      /* which half of the inboxes */
+    char         *inbox[CG_DEV_MAX_FANIN]; /* every rank's inbox as mapped here (own too) */
+    size_t        slot_bytes;  /* bytes of one slot (lines of 8 bytes; payload: half) */
+    const void   *src;
+    void         *dst;
+    size_t        count;       /* elements: allreduce, bcast, allgather (one block) */
+    const size_t *counts;      /* reduce_scatter: elements of every rank's block */
+    const size_t *displs;      /* reduce_scatter: element offset of every block in src */
+    cg_dtype_t    dtype;       /* CG_DT_NONE: bytes (count are bytes) */
+    cg_op_t       op;
+} cg_ll_args_t;
+
+/* Bytes of payload an LL slot of slot_bytes carries. */
+static inline size_t cg_ll_capacity(size_t slot_bytes)
+{
+    return slot_bytes / 2;
+}
+
+/* Bytes this rank sends rank `to` in an LL call, starting at src + *offset. */
+static inline size_t cg_ll_send_bytes(const cg_ll_args_t *args, int to, size_t *offset)
+{
+    const size_t elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
+
+    *offset = 0;
+    switch (args->coll) {
+    case CG_LL_BCAST:
+        return args->rank == args->root ? args->count * elem : 0;
+    case CG_LL_REDUCE_SCATTER:
+        *offset = args->displs[to] * elem;
+        return args->counts[to] * elem;
+    default:
+        return args->count * elem;
+    }
+}
+
+/* Bytes this rank receives from rank `from` in an LL call. */
+static inline size_t cg_ll_recv_bytes(const cg_ll_args_t *args, int from)
+{
+    const size_t elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
+
+    switch (args->coll) {
+    case CG_LL_BCAST:
+        return from == args->root ? args->count * elem : 0;
+    case CG_LL_REDUCE_SCATTER:
+        return args->counts[args->rank] * elem;
+    default:
+        return args->count * elem;
+    }
+}
+
+/* Lines a slot carrying `bytes` holds: at least one, with no data. Every rank writes every
+ * peer at least one line per call and waits for one line of every peer, so a rank that
+ * finished call k has seen every peer start k (and so finish k - 1): the parity of k - 1 is
+ * free for its call k + 1. Without the empty lines (bcast's other ranks, empty
+ * reduce_scatter blocks) a rank could run two calls ahead and overwrite lines a slow peer
+ * has not read yet. */
+CG_HD size_t cg_ll_slot_lines(size_t bytes)
+{
+    return bytes == 0 ? 1 : (bytes + 3) / 4;
+}
+
 typedef struct cg_dev        cg_dev_t;
 typedef struct cg_dev_stream cg_dev_stream_t;
 typedef struct cg_dev_event  cg_dev_event_t;
@@ -75,6 +166,8 @@ typedef struct {
     unsigned ipc_user_buffers : 1; /* user buffers may be exportable to peers (zero copy) */
     unsigned device_flags     : 1; /* flag_write/flag_wait are stream ordered on the device */
     unsigned async            : 1; /* stream operations return before completing */
+    unsigned host_access      : 1; /* the CPU may read and write device memory directly
+                                      (the lenient host layer only: never on a GPU) */
 } cg_dev_caps_t;
 
 typedef struct cg_dev_ops {
@@ -102,9 +195,11 @@ typedef struct cg_dev_ops {
 
     /* Share memory with processes on the same node. export describes the allocation that
      * holds [ptr, ptr + size): memory from mem_alloc always, user memory where the layer
-     * can (CUDA: cudaMalloc memory; host: POSIX shared memory mappings), otherwise
+     * can (CUDA: cudaMalloc memory; host: simulated device memory), otherwise
      * CG_ERR_UNSUPPORTED. import maps a peer's allocation and returns the local address of
-     * its start; close unmaps what import returned. */
+     * its start; CG_ERR_ALREADY_MAPPED when this process still maps an allocation of that
+     * peer over the same range (legacy CUDA IPC): close the stale mapping and retry. close
+     * unmaps what import returned. */
     cg_status_t (*ipc_export)(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);
     cg_status_t (*ipc_import)(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base);
     void        (*ipc_close)(cg_dev_t *dev, void *base);
@@ -119,16 +214,24 @@ typedef struct cg_dev_ops {
      * that a failed peer would leave blocked for ever. */
     cg_status_t (*flag_release)(cg_dev_t *dev, uint64_t *flag, uint64_t value);
 
+    /* LL: queue the collective (the lines to the peers now, the wait and the result in
+     * stream order); its completion is the stream's (event_query). ll_abort writes abort
+     * lines into this rank's inbox slots (all but its own) from the host, outside every
+     * stream, so that the queued wait ends. */
+    cg_status_t (*ll_run)(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream);
+    cg_status_t (*ll_abort)(cg_dev_t *dev, const cg_ll_args_t *args);
+
     /* Make the layer's device current on the calling thread for good (a helper thread:
      * what it calls besides this table, UCX's CUDA transports, finds the device current). */
     cg_status_t (*thread_bind)(cg_dev_t *dev);
 
-    /* Wait for the work the application queued on the device before the call, on the
+    /* Order the call after the work the application queued on the device before it, on the
      * legacy default stream and every blocking stream ordered with it (what a CUDA-aware
      * MPI's copies on the default stream would wait for): the layer's own streams are
-     * non-blocking and would not. Work on the application's non-blocking streams is its to
+     * non-blocking and would not. stream: the wait is stream-ordered on it (no host wait);
+     * NULL: the host waits. Work on the application's non-blocking streams is its to
      * synchronise, as with any CUDA-aware MPI. */
-    cg_status_t (*app_wait)(cg_dev_t *dev);
+    cg_status_t (*app_wait)(cg_dev_t *dev, cg_dev_stream_t *stream);
 } cg_dev_ops_t;
 
 struct cg_dev {
@@ -160,13 +263,22 @@ typedef struct {
     const int *host_buffer_ranks;
     int        num_host_buffer_ranks;
     int        world_rank;
+    int        lenient; /* testing: ignore the simulated GPU (every host buffer plays device
+                           memory) */
 } cg_dev_host_config_t;
 
-/* Open the host layer (never fails for lack of hardware). */
+/* Open the host layer (never fails for lack of hardware): strict when the process has
+ * loaded the simulated GPU (kernels/sim/cg_sim.h), lenient otherwise. */
 cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_out);
-/* Is a usable CUDA driver and at least one GPU present? Quiet: reports why not in reason. */
+int         cg_dev_host_strict(const cg_dev_t *dev);
+/* Is a CUDA driver installed? Loads it without initialising it (MPI_Init may call this:
+ * it starts nothing on the GPU). Quiet: reports why not in reason. */
+cg_status_t cg_dev_cuda_driver_present(char *reason, size_t reason_len);
+/* Initialise the driver and count GPUs (tools, and the layer's open). */
 cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len);
-/* Classify a pointer with the CUDA driver (after a successful probe; no context needed). */
+/* Classify a pointer with the CUDA driver (no context needed). Before the application has
+ * initialised CUDA every pointer is host memory, and CUDA is not started for it. A failed
+ * query is CG_ERR_DEVICE, never "host". */
 cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr);
 /* Open the CUDA layer on device ordinal (-1: the calling thread's current device). */
 cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out);

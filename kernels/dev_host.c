@@ -1,150 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * Host device layer: host memory plays device memory. "Device" allocations live in POSIX
- * shared memory so that they can be exported to the other processes of the node, exactly
- * like CUDA IPC; user memory that is itself a shared-memory mapping (/dev/shm) can be
- * exported too, so the zero-copy algorithms run here as they do on GPUs. Copies and
- * reductions run on the CPU and complete before returning.
+ * Host device layer: runs every algorithm on a machine without a GPU. Two modes, chosen
+ * when the layer opens:
+ *   strict   the application allocates device memory from the simulated GPU (libcg_sim,
+ *            kernels/sim/cg_sim.h), which the CPU cannot touch through the application's
+ *            pointers. This layer reaches those bytes only through the simulator's view,
+ *            in its copies, reductions and flag operations, as CUDA kernels and copy
+ *            engines would; memory kinds are classified as on a GPU (host memory is host
+ *            memory), and IPC has CUDA's failure modes. Chosen when the process has loaded
+ *            libcg_sim: the MPI suite and the examples run this way.
+ *   lenient  any host memory plays device memory (the CPU may touch it); the layer's own
+ *            allocations live in POSIX shared memory so that peers can map them; user
+ *            buffers cannot be shared (the copy variants run). For applications that know
+ *            nothing of the simulator.
+ *
+ * Copies and reductions run on the CPU and complete before returning; the LL collective
+ * (host_ll.c) leaves its wait pending on the stream, done when the stream is polled.
+ * Memory and IPC: dev_host_memory.c.
  */
-#include "kernels/cg_dev.h"
+#include "kernels/dev_host_int.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <pthread.h>
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define CG_HOST_FLAG_TIMEOUT 300
 
-typedef struct cg_host_region {
-    void                  *ptr;
-    size_t                 size;
-    int                    imported;
-    uint64_t               buffer_id;
-    char                   name[64];
-    struct cg_host_region *next;
-} cg_host_region_t;
-
-typedef struct {
-    char name[64];
-} cg_host_ipc_opaque_t;
-
-typedef struct {
-    pthread_mutex_t   lock;
-    cg_host_region_t *regions; /* allocations and imports */
-    int               classify_as_host; /* this rank's buffers are "host memory" (tests) */
-} cg_dev_host_t;
-
+/* A stream: its work runs at once, but an LL collective's wait is left pending, done when
+ * the stream is polled (event_query) or synchronised, as a GPU would run it meanwhile.
+ * Any other work on the stream finishes the pending wait first (stream order). */
 struct cg_dev_stream {
-    int unused;
+    int          pending; /* an LL collective waits for its peers' lines */
+    cg_ll_args_t ll;
+    size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
+    cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
+/* An event: the stream it was recorded on (NULL: complete). */
 struct cg_dev_event {
-    int unused;
+    cg_dev_stream_t *stream;
 };
 
-static cg_dev_host_t *cg_host_impl(cg_dev_t *dev)
+/* One look at the stream's pending work; *done when it has none left. */
+static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
-    return (cg_dev_host_t *)dev->impl;
-}
+    cg_status_t status;
 
-static void cg_host_region_add(cg_dev_host_t *h, cg_host_region_t *r)
-{
-    pthread_mutex_lock(&h->lock);
-    r->next    = h->regions;
-    h->regions = r;
-    pthread_mutex_unlock(&h->lock);
-}
-
-/* Remove the region starting at ptr from the list and return it (NULL if unknown). */
-static cg_host_region_t *cg_host_region_take(cg_dev_host_t *h, void *ptr)
-{
-    cg_host_region_t **pp, *r = NULL;
-
-    pthread_mutex_lock(&h->lock);
-    for (pp = &h->regions; *pp != NULL; pp = &(*pp)->next) {
-        if ((*pp)->ptr == ptr) {
-            r   = *pp;
-            *pp = r->next;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&h->lock);
-    return r;
-}
-
-/* Unique id of a shared-memory object: its device and inode. */
-static uint64_t cg_host_shm_id(const char *name)
-{
-    char        path[128];
-    struct stat st;
-
-    snprintf(path, sizeof(path), "/dev/shm%s", name);
-    if (stat(path, &st) != 0) {
-        return 0;
-    }
-    return ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
-}
-
-static cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
-{
-    memset(attr, 0, sizeof(*attr));
-    if (ptr == NULL || cg_host_impl(dev)->classify_as_host) {
-        attr->kind   = CG_MEM_HOST;
-        attr->device = -1;
+    *done = 1;
+    if (stream == NULL || !stream->pending) {
         return CG_OK;
     }
-    attr->kind   = CG_MEM_DEVICE;
-    attr->device = 0;
+    status = cg_host_ll_poll(dev, &stream->ll, done);
+    if (*done) {
+        stream->pending = 0;
+        if (status != CG_OK && stream->failed == CG_OK) {
+            stream->failed = status;
+        }
+    }
     return CG_OK;
 }
 
-static cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
+/* Finish the stream's pending work (bounded: a peer that never sends must not hang). */
+static cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    cg_host_region_t *r = calloc(1, sizeof(*r));
-    cg_status_t       status;
+    double   t0    = 0;
+    unsigned spins = 0;
+    int      done  = 0;
 
-    if (r == NULL) {
-        return CG_ERR_NO_MEMORY;
+    while (cg_host_stream_poll(dev, stream, &done) == CG_OK && !done) {
+        if (++spins > 64) {
+            sched_yield();
+        }
+        if ((spins & 1023) == 0) {
+            t0 = t0 ? t0 : cg_time_now();
+            if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
+                cg_error(CG_SUB_DEV, "an LL collective waited %d s for a peer: giving up",
+                         CG_HOST_FLAG_TIMEOUT);
+                stream->pending = 0;
+                return CG_ERR_TIMEOUT;
+            }
+        }
     }
-    size   = size ? size : 1;
-    status = cg_shm_create(size, r->name, &r->ptr);
-    if (status != CG_OK) {
-        free(r);
-        return status;
-    }
-    r->size      = size;
-    r->buffer_id = cg_host_shm_id(r->name);
-    cg_host_region_add(cg_host_impl(dev), r);
-    *ptr = r->ptr;
     return CG_OK;
 }
 
-static void cg_host_mem_free(cg_dev_t *dev, void *ptr)
+/* The status the stream's work reports (and forgets). */
+static cg_status_t cg_host_stream_status(cg_dev_stream_t *stream)
 {
-    cg_host_region_t *r = cg_host_region_take(cg_host_impl(dev), ptr);
+    cg_status_t status = stream != NULL ? stream->failed : CG_OK;
 
-    if (r == NULL) {
-        return;
+    if (stream != NULL) {
+        stream->failed = CG_OK;
     }
-    cg_shm_detach(r->ptr, r->size);
-    if (!r->imported) {
-        cg_shm_unlink(r->name);
-    }
-    free(r);
-}
-
-static cg_status_t cg_host_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
-{
-    (void)dev;
-    return posix_memalign(ptr, 64, size ? size : 1) == 0 ? CG_OK : CG_ERR_NO_MEMORY;
-}
-
-static void cg_host_host_free(cg_dev_t *dev, void *ptr)
-{
-    (void)dev;
-    free(ptr);
+    return status;
 }
 
 static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
@@ -156,16 +106,18 @@ static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream
 
 static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    (void)dev;
+    (void)cg_host_stream_drain(dev, stream);
     free(stream);
 }
 
 static cg_status_t cg_host_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    (void)dev;
-    (void)stream;
+    cg_status_t status;
+
+    cg_count(CG_CNT_HOST_WAITS, 1); /* what a GPU makes the host wait for */
+    status = cg_host_stream_drain(dev, stream);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    return CG_OK;
+    return status != CG_OK ? status : cg_host_stream_status(stream);
 }
 
 static cg_status_t cg_host_event_create(cg_dev_t *dev, cg_dev_event_t **event)
@@ -185,36 +137,94 @@ static cg_status_t cg_host_event_record(cg_dev_t *dev, cg_dev_event_t *event,
                                         cg_dev_stream_t *stream)
 {
     (void)dev;
-    (void)event;
-    (void)stream;
+    event->stream = stream;
     return CG_OK;
 }
 
 static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int *done)
 {
-    (void)dev;
-    (void)event;
-    *done = 1;
-    return CG_OK;
+    cg_status_t status = cg_host_stream_poll(dev, event->stream, done);
+
+    if (status == CG_OK && *done) {
+        status        = cg_host_stream_status(event->stream);
+        event->stream = NULL;
+    }
+    return status;
 }
 
-static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
-                                cg_dev_stream_t *stream)
+/* ---- the LL collective -------------------------------------------------------------------- */
+static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
 {
-    (void)stream;
+    cg_status_t status = cg_host_stream_drain(dev, stream);
+
+    if (status != CG_OK) {
+        return status;
+    }
     if (cg_dev_fail_injected(dev)) {
         return CG_ERR_DEVICE;
     }
-    if (bytes != 0 && dst != src) {
-        memmove(dst, src, bytes);
+    if (args->size > CG_DEV_MAX_FANIN) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1);
+    status = cg_host_ll_push(dev, args);
+    if (status != CG_OK) {
+        return status;
+    }
+    stream->ll      = *args;
+    stream->pending = 1;
+    if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
+        memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
+        memcpy(stream->displs, args->displs, (size_t)args->size * sizeof(size_t));
+        stream->ll.counts = stream->counts;
+        stream->ll.displs = stream->displs;
     }
     return CG_OK;
+}
+
+static cg_status_t cg_host_ll_abort_lines(cg_dev_t *dev, const cg_ll_args_t *args)
+{
+    return cg_host_ll_abort(dev, args);
+}
+
+/* ---- copies and reductions ----------------------------------------------------------------- */
+static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
+                                cg_dev_stream_t *stream)
+{
+    void       *d;
+    void       *s;
+    cg_status_t status;
+
+    if (cg_host_stream_drain(dev, stream) != CG_OK) {
+        return CG_ERR_TIMEOUT;
+    }
+    if (cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    if (bytes == 0 || dst == src) {
+        return CG_OK;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1);
+    status = cg_host_resolve(dev, dst, bytes, &d);
+    if (status == CG_OK) {
+        status = cg_host_resolve(dev, src, bytes, &s);
+    }
+    if (status == CG_OK) {
+        memmove(d, s, bytes);
+    }
+    return status;
 }
 
 static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
                                   cg_dev_stream_t *stream)
 {
-    (void)stream;
+    cg_reduce_args_t resolved;
+    size_t           bytes;
+    cg_status_t      status = CG_OK;
+
+    if (cg_host_stream_drain(dev, stream) != CG_OK) {
+        return CG_ERR_TIMEOUT;
+    }
     if (cg_dev_fail_injected(dev)) {
         return CG_ERR_DEVICE;
     }
@@ -222,133 +232,58 @@ static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
         args->nsrc > CG_DEV_MAX_FANIN || args->ndst > CG_DEV_MAX_FANIN) {
         return CG_ERR_UNSUPPORTED;
     }
-    cg_reduce_host(args);
-    return CG_OK;
-}
-
-/* Find the shared-memory mapping of this process that holds [ptr, ptr + size). */
-static cg_status_t cg_host_find_shm_mapping(const void *ptr, size_t size, cg_ipc_handle_t *handle)
-{
-    cg_host_ipc_opaque_t *o = (cg_host_ipc_opaque_t *)handle->opaque;
-    char                  line[512];
-    FILE                 *maps = fopen("/proc/self/maps", "r");
-    cg_status_t           status = CG_ERR_UNSUPPORTED;
-    uintptr_t             p = (uintptr_t)ptr;
-
-    if (maps == NULL) {
-        return CG_ERR_UNSUPPORTED;
+    if (args->count == 0 || args->ndst == 0) {
+        return CG_OK;
     }
-    while (fgets(line, sizeof(line), maps) != NULL) {
-        uintptr_t start, end;
-        uint64_t  off;
-        char      perms[8], path[256] = "";
-        struct stat st;
-        char        full[300];
-
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %" SCNx64 " %*s %*s %255s", &start, &end,
-                   perms, &off, path) < 4 || p < start || p + size > end) {
-            continue;
-        }
-        if (perms[3] != 's' || strncmp(path, "/dev/shm/", 9) != 0 || strstr(line, "(deleted)")) {
-            break; /* private or anonymous memory: not shareable */
-        }
-        if (strlen(path + 9) + 2 > sizeof(o->name)) {
-            break;
-        }
-        snprintf(o->name, sizeof(o->name), "/%.62s", path + 9);
-        snprintf(full, sizeof(full), "/dev/shm%s", o->name);
-        if (stat(full, &st) != 0) {
-            break;
-        }
-        handle->buffer_id = ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
-        handle->base      = (uint64_t)(start - (uintptr_t)off);
-        handle->size      = (uint64_t)st.st_size;
-        handle->offset    = (uint64_t)(p - (uintptr_t)handle->base);
-        status            = CG_OK;
-        break;
+    cg_count(CG_CNT_DEV_OPS, 1);
+    resolved = *args;
+    bytes    = args->count * cg_dtype_size(args->dtype);
+    for (int i = 0; i < args->nsrc && status == CG_OK; i++) {
+        status = cg_host_resolve(dev, args->srcs[i], bytes, (void **)&resolved.srcs[i]);
     }
-    fclose(maps);
+    for (int i = 0; i < args->ndst && status == CG_OK; i++) {
+        status = cg_host_resolve(dev, args->dsts[i], bytes, &resolved.dsts[i]);
+    }
+    if (status == CG_OK) {
+        cg_reduce_host(&resolved);
+    }
     return status;
 }
 
-static cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
-                                      cg_ipc_handle_t *handle)
-{
-    cg_dev_host_t        *h = cg_host_impl(dev);
-    cg_host_ipc_opaque_t *o = (cg_host_ipc_opaque_t *)handle->opaque;
-    cg_host_region_t     *r;
-
-    memset(handle, 0, sizeof(*handle));
-    pthread_mutex_lock(&h->lock);
-    for (r = h->regions; r != NULL; r = r->next) {
-        if (!r->imported && (const char *)ptr >= (char *)r->ptr &&
-            (const char *)ptr + size <= (char *)r->ptr + r->size) {
-            handle->buffer_id = r->buffer_id;
-            handle->base      = (uint64_t)(uintptr_t)r->ptr;
-            handle->size      = r->size;
-            handle->offset    = (uint64_t)((const char *)ptr - (char *)r->ptr);
-            snprintf(o->name, sizeof(o->name), "%s", r->name);
-            pthread_mutex_unlock(&h->lock);
-            return CG_OK;
-        }
-    }
-    pthread_mutex_unlock(&h->lock);
-    return cg_host_find_shm_mapping(ptr, size, handle);
-}
-
-static cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base)
-{
-    const cg_host_ipc_opaque_t *o = (const cg_host_ipc_opaque_t *)handle->opaque;
-    cg_host_region_t           *r;
-    cg_status_t                 status;
-
-    if (handle->buffer_id == 0 || o->name[0] != '/') {
-        cg_error(CG_SUB_IPC, "not a host-layer IPC handle");
-        return CG_ERR_INVALID_PARAM;
-    }
-    r = calloc(1, sizeof(*r));
-    if (r == NULL) {
-        return CG_ERR_NO_MEMORY;
-    }
-    status = cg_shm_attach(o->name, handle->size, &r->ptr);
-    if (status != CG_OK) {
-        free(r);
-        return status;
-    }
-    r->size      = handle->size;
-    r->imported  = 1;
-    r->buffer_id = handle->buffer_id;
-    snprintf(r->name, sizeof(r->name), "%s", o->name);
-    cg_host_region_add(cg_host_impl(dev), r);
-    *base = r->ptr;
-    return CG_OK;
-}
-
-static void cg_host_ipc_close(cg_dev_t *dev, void *base)
-{
-    cg_host_mem_free(dev, base);
-}
-
+/* ---- flags ---------------------------------------------------------------------------------- */
 static cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                       cg_dev_stream_t *stream)
 {
-    (void)dev;
-    (void)stream;
-    __atomic_store_n(flag, value, __ATOMIC_RELEASE);
-    return CG_OK;
+    void       *view;
+    cg_status_t status = cg_host_resolve(dev, flag, sizeof(*flag), &view);
+
+    if (stream != NULL) { /* a stream memory operation on a GPU; NULL: a release from the host */
+        cg_count(CG_CNT_DEV_OPS, 1);
+        if (cg_host_stream_drain(dev, stream) != CG_OK) {
+            return CG_ERR_TIMEOUT;
+        }
+    }
+    if (status == CG_OK) {
+        __atomic_store_n((uint64_t *)view, value, __ATOMIC_RELEASE);
+    }
+    return status;
 }
 
 static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                      cg_dev_stream_t *stream)
 {
-    unsigned spins = 0;
-    double   t0    = 0;
+    unsigned    spins = 0;
+    double      t0    = 0;
+    void       *view;
+    cg_status_t status = cg_host_resolve(dev, flag, sizeof(*flag), &view);
 
-    (void)dev;
-    (void)stream;
+    if (status != CG_OK || (status = cg_host_stream_drain(dev, stream)) != CG_OK) {
+        return status;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1); /* a stream wait on a GPU: the host does not block there */
     /* The host layer waits on the calling thread; a peer that never writes (it died) must
      * not hang the process for ever: give up after CG_HOST_FLAG_TIMEOUT seconds. */
-    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < value) {
+    while (__atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) < value) {
         if (++spins > 64) {
             sched_yield();
         }
@@ -367,9 +302,7 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
 
 static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
 {
-    (void)dev;
-    __atomic_store_n(flag, value, __ATOMIC_RELEASE);
-    return CG_OK;
+    return cg_host_flag_write(dev, flag, value, NULL);
 }
 
 static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
@@ -378,21 +311,22 @@ static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
     return CG_OK;
 }
 
-static cg_status_t cg_host_app_wait(cg_dev_t *dev)
+static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    (void)dev; /* every host operation completes before it returns */
+    (void)dev; /* every host operation of the application completed before the call */
+    if (stream == NULL) {
+        cg_count(CG_CNT_HOST_WAITS, 1); /* a GPU makes the host wait here */
+    }
     return CG_OK;
 }
 
 static void cg_host_close(cg_dev_t *dev)
 {
-    cg_dev_host_t *h = cg_host_impl(dev);
+    cg_dev_host_t *host = cg_host_impl(dev);
 
-    while (h->regions != NULL) {
-        cg_host_mem_free(dev, h->regions->ptr);
-    }
-    pthread_mutex_destroy(&h->lock);
-    free(h);
+    cg_host_regions_free(host);
+    pthread_mutex_destroy(&host->lock);
+    free(host);
     free(dev);
 }
 
@@ -419,70 +353,69 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .flag_write     = cg_host_flag_write,
     .flag_wait      = cg_host_flag_wait,
     .flag_release   = cg_host_flag_release,
+    .ll_run         = cg_host_ll_run,
+    .ll_abort       = cg_host_ll_abort_lines,
     .thread_bind    = cg_host_thread_bind,
     .app_wait       = cg_host_app_wait,
 };
 
+/* The simulated GPU, when the application loaded it (never loads it itself). */
+static const cg_sim_api_t *cg_host_find_sim(void)
+{
+    const cg_sim_api_t *(*get_api)(void);
+    const cg_sim_api_t *api;
+    void               *lib = dlopen(CG_SIM_SONAME, RTLD_NOW | RTLD_NOLOAD);
+
+    if (lib == NULL) {
+        return NULL;
+    }
+    *(void **)&get_api = dlsym(lib, "cg_sim_api");
+    api                = get_api != NULL ? get_api() : NULL;
+    if (api == NULL || api->version != CG_SIM_API_VERSION) {
+        cg_warn(CG_SUB_DEV, "%s has another interface version: lenient host layer", CG_SIM_SONAME);
+        api = NULL;
+    }
+    dlclose(lib); /* the application holds it loaded */
+    return api;
+}
+
 cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_out)
 {
     cg_dev_t      *dev;
-    cg_dev_host_t *h;
+    cg_dev_host_t *host;
 
     dev = calloc(1, sizeof(*dev));
-    h   = calloc(1, sizeof(*h));
-    if (dev == NULL || h == NULL) {
+    host   = calloc(1, sizeof(*host));
+    if (dev == NULL || host == NULL) {
         free(dev);
-        free(h);
+        free(host);
         return CG_ERR_NO_MEMORY;
     }
-    pthread_mutex_init(&h->lock, NULL);
-    if (config != NULL) {
+    pthread_mutex_init(&host->lock, NULL);
+    host->sim = (config != NULL && config->lenient) ? NULL : cg_host_find_sim();
+    if (config != NULL && host->sim == NULL) {
         for (int i = 0; i < config->num_host_buffer_ranks; i++) {
             if (config->host_buffer_ranks[i] == config->world_rank) {
-                h->classify_as_host = 1;
+                host->classify_as_host = 1;
             }
         }
     }
     dev->ops                   = &cg_dev_host_ops;
     dev->kind                  = CG_DEV_KIND_HOST;
     dev->ordinal               = 0;
-    dev->caps.ipc_user_buffers = 1;
+    dev->caps.ipc_user_buffers = host->sim != NULL;
     dev->caps.device_flags     = 1; /* synchronous, but the device-barrier code runs */
-    dev->impl                  = h;
+    dev->caps.host_access      = host->sim == NULL;
+    dev->impl                  = host;
     snprintf(dev->pci_bus_id, sizeof(dev->pci_bus_id), "host");
+    cg_detail(CG_SUB_DEV, "host device layer, %s", host->sim != NULL
+              ? "strict: simulated device memory that the CPU cannot touch"
+              : "lenient: host memory plays device memory");
     *dev_out = dev;
     return CG_OK;
 }
 
-void cg_dev_close(cg_dev_t *dev)
+int cg_dev_host_strict(const cg_dev_t *dev)
 {
-    if (dev != NULL) {
-        dev->ops->close(dev);
-    }
-}
-
-cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
-                             cg_dev_stream_t *stream)
-{
-    cg_status_t status = dev->ops->copy(dev, dst, src, bytes, stream);
-
-    if (status != CG_OK) {
-        return status;
-    }
-    return dev->ops->stream_sync(dev, stream);
-}
-
-cg_status_t cg_dev_copy_typed(cg_dev_t *dev, void *dst, const void *src, size_t count,
-                              cg_dtype_t dtype, cg_dev_stream_t *stream)
-{
-    cg_reduce_args_t args = {.dtype = dtype, .op = CG_OP_MINLOC, .count = count, .nsrc = 1,
-                             .ndst = 1};
-
-    if (!cg_dtype_has_padding(dtype)) {
-        return dev->ops->copy(dev, dst, src, count * cg_dtype_size(dtype), stream);
-    }
-    /* a one-source reduction writes the fields, never the padding */
-    args.srcs[0] = src;
-    args.dsts[0] = dst;
-    return dev->ops->reduce(dev, &args, stream);
+    return dev->kind == CG_DEV_KIND_HOST && ((const cg_dev_host_t *)dev->impl)->sim != NULL;
 }

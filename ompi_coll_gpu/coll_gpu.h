@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu: the Open MPI boundary. Component, module and one entry point per intercepted
  * collective. This is the only folder that includes Open MPI's internal headers.
@@ -20,7 +22,9 @@ BEGIN_C_DECLS
 /* coll_gpu_device */
 enum { MCA_COLL_GPU_DEVICE_AUTO = 0, MCA_COLL_GPU_DEVICE_CUDA = 1, MCA_COLL_GPU_DEVICE_HOST = 2 };
 /* coll_gpu_buffer_check */
-enum { MCA_COLL_GPU_CHECK_AGREE = 0, MCA_COLL_GPU_CHECK_LOCAL = 1 };
+enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_CHECK_LOCAL = 2 };
+/* mca_coll_gpu_route_agree: this rank has host buffers only and announced it (in band) */
+#define MCA_COLL_GPU_AGREED_HOST 1
 
 /* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
  * cannot take the fast path for this call (layout, foreign device, ...); RETIRED: this
@@ -29,11 +33,23 @@ enum {
     MCA_COLL_GPU_KIND_HOST    = 1,
     MCA_COLL_GPU_KIND_DEVICE  = 2,
     MCA_COLL_GPU_KIND_NOFAST  = 4,
-    MCA_COLL_GPU_KIND_RETIRED = 8
+    MCA_COLL_GPU_KIND_RETIRED = 8,
+    MCA_COLL_GPU_KIND_BROKEN  = 16 /* device memory, but the device layer cannot open */
+};
+
+/* Layout of a call's buffers on one rank (mca_coll_gpu_route). */
+enum {
+    MCA_COLL_GPU_LAYOUT_NOFAST = 1, /* no fast path can take this layout */
+    MCA_COLL_GPU_LAYOUT_GAPS   = 2  /* not one dense block of bytes per buffer */
 };
 
 /* How one call runs. */
-enum { MCA_COLL_GPU_PATH_UNDER = 0, MCA_COLL_GPU_PATH_STAGED = 1, MCA_COLL_GPU_PATH_FAST = 2 };
+enum {
+    MCA_COLL_GPU_PATH_UNDER  = 0, /* the layer underneath, buffers untouched */
+    MCA_COLL_GPU_PATH_STAGED = 1, /* through host memory */
+    MCA_COLL_GPU_PATH_FAST   = 2, /* a device algorithm of the planner */
+    MCA_COLL_GPU_PATH_LOCAL  = 3  /* one rank: a device copy (or nothing, in place) */
+};
 
 typedef struct {
     cg_plan_t plan;
@@ -48,11 +64,13 @@ typedef struct mca_coll_gpu_component_t {
     int   priority;
     int   verbose;
     char *verbose_subsys;
+    char *verbose_file;
     int   device_mode;
     int   node_size;
     int   buffer_check;
     int   algorithm[CG_COLL_COUNT];
     char *debug_host_buffer_ranks;
+    int   debug_host_lenient;
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
     int   debug_fail_rank;
     long  debug_fail_call;
@@ -84,7 +102,7 @@ typedef struct mca_coll_gpu_component_t {
     const char *volatile last_alg[CG_COLL_COUNT];
 } mca_coll_gpu_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
+MCA_COLL_GPU_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
 
 /* The layer underneath, saved at enable. */
 typedef struct {
@@ -108,9 +126,18 @@ typedef struct mca_coll_gpu_module_t {
     cg_comm_t                 *core;    /* fast-path context; created at first use */
     int                        core_failed;
     size_t                    *counts;  /* reduce_scatter counts, comm size entries */
+    uint64_t                   seq;     /* calls that needed an agreement (the same on every
+                                           rank) */
+    cg_board_t                *board;   /* the node's announcement board; NULL: none yet */
+    int                        board_failed;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
+
+/* Call the layer underneath's _coll (counted: coll_gpu_mpi_underlying):
+ * MCA_COLL_GPU_UNDER(module, allreduce, sbuf, rbuf, count, dtype, op, comm). */
+#define MCA_COLL_GPU_UNDER(_m, _coll, ...)                                                  \
+    (cg_count(CG_CNT_MPI_UNDER, 1), (_m)->under._coll(__VA_ARGS__, (_m)->under._coll##_module))
 
 /* component / module */
 int mca_coll_gpu_register_params(void);
@@ -119,6 +146,15 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
 mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority);
 int mca_coll_gpu_status_to_mpi(cg_status_t status);
 void mca_coll_gpu_show_help(const char *topic, ...);
+
+/* messages (coll_gpu_messages.c): job-wide problems once per job, a communicator's once per
+ * communicator (its rank 0); coll_gpu_device=cuda without CUDA stops the job */
+void mca_coll_gpu_show_help_once(const char *topic, ...);
+void mca_coll_gpu_show_help_comm(struct ompi_communicator_t *comm, const char *topic, ...);
+void mca_coll_gpu_cuda_required(const char *reason);
+void mca_coll_gpu_banner(const char *layer);
+void mca_coll_gpu_check_param_names(void);
+void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_component.c) */
 
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);
@@ -129,14 +165,26 @@ int  mca_coll_gpu_agree_kinds(struct mca_coll_gpu_module_t *m, struct ompi_commu
  * needs it (every rank gets there: the ranks agreed on the route first). NULL when it
  * could not be created, on every rank. */
 cg_comm_t *mca_coll_gpu_context(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm);
-int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, cg_coll_t coll, cg_status_t status);
+/* A fast path ended: an error becomes an MPI error (the communicator's fast paths retire). */
+int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *call,
+                            cg_status_t status);
+/* The call descriptor of an entry point: buffers (MPI_IN_PLACE: sbuf NULL), count as
+ * size_t, the device type and op of a reduction (CG_DT_NONE / CG_OP_NONE otherwise). */
+void mca_coll_gpu_call_init(cg_call_t *call, cg_coll_t coll, const void *sbuf, void *rbuf,
+                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm);
+/* layout: MCA_COLL_GPU_LAYOUT_* of this rank's buffers. */
 int  mca_coll_gpu_route(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                        const cg_call_t *call, int local_kinds, int local_nofast,
+                        const cg_call_t *call, int local_kinds, int layout,
                         mca_coll_gpu_route_t *route);
+/* The LOCAL path: bytes from src to dst on the device (src MPI_IN_PLACE: nothing). */
+int  mca_coll_gpu_local_copy(struct mca_coll_gpu_module_t *m, void *dst, const void *src,
+                             size_t bytes);
 const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route);
-void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, size_t count,
+/* The one log line of a call (coll_gpu_verbose 2). */
+void mca_coll_gpu_log_call(const cg_call_t *call, struct ompi_communicator_t *comm,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int kinds,
-                           const char *alg, const char *reason);
+                           const mca_coll_gpu_route_t *route);
 cg_dtype_t mca_coll_gpu_dtype_map(struct ompi_datatype_t *dtype);
 cg_op_t    mca_coll_gpu_op_map(struct ompi_op_t *op);
 int mca_coll_gpu_dtype_is_dense(struct ompi_datatype_t *dtype, size_t count);
@@ -156,6 +204,8 @@ typedef struct {
     void                  *arena;
     size_t                 arena_size;
     size_t                 arena_used;
+    int                    broken; /* no device layer: device data cannot be copied; the
+                                      call runs with zeros and returns an error */
 } mca_coll_gpu_staging_t;
 
 int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
@@ -164,7 +214,8 @@ int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, 
                            struct ompi_datatype_t *dtype, size_t count, int copy_in);
 int  mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st);
-void mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st);
+/* Ends the staging; returns rc, or an error when the staging was broken. */
+int  mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc);
 size_t mca_coll_gpu_span(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *gap);
 void mca_coll_gpu_staging_cache_release(void);
 

@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Allgather: classify buffers -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
-static int mca_coll_gpu_allgather_staged(const void *sbuf, int scount,
-                                         struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                                         struct ompi_datatype_t *rdtype,
+static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
+                                         struct ompi_datatype_t *sdtype, void *rbuf,
+                                         size_t rcount, struct ompi_datatype_t *rdtype,
                                          struct ompi_communicator_t *comm,
                                          mca_coll_gpu_module_t *m)
 {
@@ -11,8 +13,8 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, int scount,
     mca_coll_gpu_stage_t   s = {0}, r;
     ptrdiff_t              gap;
     const int              in_place = (sbuf == MPI_IN_PLACE);
-    const size_t           rtotal   = (size_t)rcount * (size_t)ompi_comm_size(comm);
-    const size_t           sspan    = in_place ? 0 : mca_coll_gpu_span(sdtype, (size_t)scount, &gap);
+    const size_t           rtotal   = rcount * (size_t)ompi_comm_size(comm);
+    const size_t           sspan    = in_place ? 0 : mca_coll_gpu_span(sdtype, scount, &gap);
     const size_t           rspan    = mca_coll_gpu_span(rdtype, rtotal, &gap);
     int                    rc;
 
@@ -21,7 +23,7 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, int scount,
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, (size_t)scount, 1);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, scount, 1);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
@@ -31,14 +33,13 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, int scount,
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
-    rc = m->under.allgather(in_place ? MPI_IN_PLACE : s.host, scount, sdtype, r.host, rcount,
-                            rdtype, comm, m->under.allgather_module);
+    rc = MCA_COLL_GPU_UNDER(m, allgather, in_place ? MPI_IN_PLACE : s.host, (mca_coll_gpu_count_t)scount, sdtype,
+                            r.host, (mca_coll_gpu_count_t)rcount, rdtype, comm);
     if (OMPI_SUCCESS == rc && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &r))) {
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    mca_coll_gpu_staging_end(&st);
-    return rc;
+    return mca_coll_gpu_staging_end(&st, rc);
 }
 
 int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
@@ -50,41 +51,33 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     mca_coll_gpu_route_t   route;
     ptrdiff_t              gap;
     const size_t           rtotal = (size_t)rcount * (size_t)ompi_comm_size(comm);
-    size_t                 dsize  = 0;
     cg_call_t              call;
     int                    kinds, rc, nofast;
 
-    kinds = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap));
+    kinds  = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap));
     nofast = !mca_coll_gpu_dtype_is_dense(rdtype, rtotal);
     if (sbuf != MPI_IN_PLACE) {
         kinds |= mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap));
         nofast |= !mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
     }
-    ompi_datatype_type_size(rdtype, &dsize);
-    call = (cg_call_t){
-        .coll      = CG_COLL_ALLGATHER,
-        .count     = (size_t)rcount,
-        .bytes     = (size_t)rcount * dsize,
-        .dtype     = CG_DT_NONE,
-        .op        = CG_OP_NONE,
-        .comm_size = ompi_comm_size(comm),
-    };
-    rc = mca_coll_gpu_route(m, comm, &call, kinds, nofast, &route);
+    mca_coll_gpu_call_init(&call, CG_COLL_ALLGATHER, sbuf, rbuf, (size_t)rcount, rdtype, NULL,
+                           comm);
+    rc = mca_coll_gpu_route(m, comm, &call, kinds,
+                            nofast ? MCA_COLL_GPU_LAYOUT_NOFAST | MCA_COLL_GPU_LAYOUT_GAPS : 0,
+                            &route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_gpu_log_call(CG_COLL_ALLGATHER, comm, (size_t)rcount, rdtype, NULL, kinds,
-                          mca_coll_gpu_route_alg(&route), route.plan.reason);
+    mca_coll_gpu_log_call(&call, comm, rdtype, NULL, kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_fast_done(comm, CG_COLL_ALLGATHER,
-                                      cg_comm_allgather(m->core, &route.plan,
-                                                        sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf,
-                                                        call.bytes));
+        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_allgather_staged(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m);
+        return mca_coll_gpu_allgather_staged(sbuf, (size_t)scount, sdtype, rbuf, (size_t)rcount,
+                                             rdtype, comm, m);
+    case MCA_COLL_GPU_PATH_LOCAL: /* dense layouts of the same type signature */
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
-        return m->under.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                  m->under.allgather_module);
+        return MCA_COLL_GPU_UNDER(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     }
 }

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Allreduce: classify buffers -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
-static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
+static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t count,
                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                          struct ompi_communicator_t *comm,
                                          mca_coll_gpu_module_t *m)
@@ -10,7 +12,7 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count
     mca_coll_gpu_stage_t   s = {0}, r;
     ptrdiff_t              gap;
     const int              in_place = (sbuf == MPI_IN_PLACE);
-    const size_t           span     = mca_coll_gpu_span(dtype, (size_t)count, &gap);
+    const size_t           span     = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
     rc = mca_coll_gpu_staging_begin(&st, m, 2 * CG_ALIGN_UP(span, 64));
@@ -18,25 +20,24 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, (size_t)count, 1);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, count, 1);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
     /* The output is read first when it holds the input, or gaps that must survive. */
-    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, (size_t)count,
-                               in_place || !mca_coll_gpu_dtype_is_dense(dtype, (size_t)count));
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, count,
+                               in_place || !mca_coll_gpu_dtype_is_dense(dtype, count));
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
-    rc = m->under.allreduce(in_place ? MPI_IN_PLACE : s.host, r.host, count, dtype, op, comm,
-                            m->under.allreduce_module);
+    rc = MCA_COLL_GPU_UNDER(m, allreduce, in_place ? MPI_IN_PLACE : s.host, r.host, (mca_coll_gpu_count_t)count,
+                            dtype, op, comm);
     if (OMPI_SUCCESS == rc && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &r))) {
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    mca_coll_gpu_staging_end(&st);
-    return rc;
+    return mca_coll_gpu_staging_end(&st, rc);
 }
 
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t count,
@@ -46,38 +47,29 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
     mca_coll_gpu_route_t   route;
     ptrdiff_t              gap;
-    size_t                 span  = mca_coll_gpu_span(dtype, (size_t)count, &gap);
-    size_t                 dsize = 0;
+    size_t                 span = mca_coll_gpu_span(dtype, (size_t)count, &gap);
     cg_call_t              call;
     int                    kinds, rc;
 
     kinds = mca_coll_gpu_buffer_kind(sbuf, span) | mca_coll_gpu_buffer_kind(rbuf, span);
-    ompi_datatype_type_size(dtype, &dsize);
-    call = (cg_call_t){
-        .coll      = CG_COLL_ALLREDUCE,
-        .count     = (size_t)count,
-        .bytes     = (size_t)count * dsize,
-        .dtype     = mca_coll_gpu_dtype_map(dtype),
-        .op        = mca_coll_gpu_op_map(op),
-        .comm_size = ompi_comm_size(comm),
-    };
+    mca_coll_gpu_call_init(&call, CG_COLL_ALLREDUCE, sbuf, rbuf, (size_t)count, dtype, op, comm);
     /* Predefined types (the only ones a fast path reduces) have a fixed layout, padding
-     * included, that the device reductions respect: no layout condition here. */
-    rc = mca_coll_gpu_route(m, comm, &call, kinds, 0, &route);
+     * included, that the device reductions respect: gaps only matter to a local copy. */
+    rc = mca_coll_gpu_route(m, comm, &call, kinds,
+                            mca_coll_gpu_dtype_is_dense(dtype, (size_t)count)
+                                ? 0 : MCA_COLL_GPU_LAYOUT_GAPS, &route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_gpu_log_call(CG_COLL_ALLREDUCE, comm, (size_t)count, dtype, op, kinds,
-                          mca_coll_gpu_route_alg(&route), route.plan.reason);
+    mca_coll_gpu_log_call(&call, comm, dtype, op, kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_fast_done(comm, CG_COLL_ALLREDUCE,
-                                      cg_comm_allreduce(m->core, &route.plan,
-                                                        sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf,
-                                                        (size_t)count, call.dtype, call.op));
+        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m);
+        return mca_coll_gpu_allreduce_staged(sbuf, rbuf, (size_t)count, dtype, op, comm, m);
+    case MCA_COLL_GPU_PATH_LOCAL:
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
-        return m->under.allreduce(sbuf, rbuf, count, dtype, op, comm, m->under.allreduce_module);
+        return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
 }

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Bcast: classify buffers -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
-static int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_t *dtype,
+static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_datatype_t *dtype,
                                      int root, struct ompi_communicator_t *comm,
                                      mca_coll_gpu_module_t *m)
 {
@@ -9,7 +11,7 @@ static int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_
     mca_coll_gpu_stage_t   b;
     ptrdiff_t              gap;
     const int              is_root = (ompi_comm_rank(comm) == root);
-    const size_t           span    = mca_coll_gpu_span(dtype, (size_t)count, &gap);
+    const size_t           span    = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
     rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(span, 64));
@@ -17,18 +19,17 @@ static int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_
         return rc;
     }
     /* The root sends its data; the others read theirs first only to keep gaps intact. */
-    rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, (size_t)count,
-                               is_root || !mca_coll_gpu_dtype_is_dense(dtype, (size_t)count));
+    rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, count,
+                               is_root || !mca_coll_gpu_dtype_is_dense(dtype, count));
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
-    rc = m->under.bcast(b.host, count, dtype, root, comm, m->under.bcast_module);
+    rc = MCA_COLL_GPU_UNDER(m, bcast, b.host, (mca_coll_gpu_count_t)count, dtype, root, comm);
     if (OMPI_SUCCESS == rc && !is_root && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &b))) {
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    mca_coll_gpu_staging_end(&st);
-    return rc;
+    return mca_coll_gpu_staging_end(&st, rc);
 }
 
 int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_datatype_t *dtype,
@@ -37,35 +38,29 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
     mca_coll_gpu_route_t   route;
     ptrdiff_t              gap;
-    size_t                 span  = mca_coll_gpu_span(dtype, (size_t)count, &gap);
-    size_t                 dsize = 0;
+    size_t                 span = mca_coll_gpu_span(dtype, (size_t)count, &gap);
     cg_call_t              call;
     int                    kinds, rc;
 
     kinds = mca_coll_gpu_buffer_kind(buf, span);
-    ompi_datatype_type_size(dtype, &dsize);
-    call = (cg_call_t){
-        .coll      = CG_COLL_BCAST,
-        .count     = (size_t)count,
-        .bytes     = (size_t)count * dsize,
-        .dtype     = CG_DT_NONE,
-        .op        = CG_OP_NONE,
-        .comm_size = ompi_comm_size(comm),
-    };
+    mca_coll_gpu_call_init(&call, CG_COLL_BCAST, NULL, buf, (size_t)count, dtype, NULL, comm);
+    call.root = root;
     rc = mca_coll_gpu_route(m, comm, &call, kinds,
-                            !mca_coll_gpu_dtype_is_dense(dtype, (size_t)count), &route);
+                            mca_coll_gpu_dtype_is_dense(dtype, (size_t)count)
+                                ? 0 : MCA_COLL_GPU_LAYOUT_NOFAST | MCA_COLL_GPU_LAYOUT_GAPS,
+                            &route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_gpu_log_call(CG_COLL_BCAST, comm, (size_t)count, dtype, NULL, kinds,
-                          mca_coll_gpu_route_alg(&route), route.plan.reason);
+    mca_coll_gpu_log_call(&call, comm, dtype, NULL, kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_fast_done(comm, CG_COLL_BCAST,
-                                      cg_comm_bcast(m->core, &route.plan, buf, call.bytes, root));
+        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_bcast_staged(buf, count, dtype, root, comm, m);
+        return mca_coll_gpu_bcast_staged(buf, (size_t)count, dtype, root, comm, m);
+    case MCA_COLL_GPU_PATH_LOCAL:
+        return OMPI_SUCCESS; /* the root is the only rank */
     default:
-        return m->under.bcast(buf, count, dtype, root, comm, m->under.bcast_module);
+        return MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm);
     }
 }

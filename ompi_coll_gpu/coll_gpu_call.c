@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * What every entry point needs: the device layer, the memory kind of a buffer, the
  * agreement of all ranks on the memory kinds of a call, the mapping of MPI types and ops to
@@ -25,6 +27,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                 .host_buffer_ranks     = mca_coll_gpu_component.host_buffer_ranks,
                 .num_host_buffer_ranks = mca_coll_gpu_component.num_host_buffer_ranks,
                 .world_rank            = ompi_comm_rank(MPI_COMM_WORLD),
+                .lenient               = mca_coll_gpu_component.debug_host_lenient,
             };
             status = cg_dev_host_open(&config, &dev);
         } else {
@@ -49,31 +52,48 @@ cg_dev_t *mca_coll_gpu_device(void)
     return dev != NULL ? dev : mca_coll_gpu_device_open(-1);
 }
 
-/* MCA_COLL_GPU_KIND_* of one buffer; 0 when it holds no data on this rank. */
+/* MCA_COLL_GPU_KIND_* of one buffer; 0 when it holds no data on this rank. Device memory
+ * is never reported as host memory: memory the layer's kernels cannot address (another
+ * GPU's, another context's, a pointer whose query failed) is DEVICE | NOFAST (the staged
+ * path copies it), and device memory when the layer cannot be opened is DEVICE | BROKEN
+ * (the call takes part in the collective with zeros and returns an error). */
 int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
 {
+    cg_dev_t     *dev;
     cg_mem_attr_t attr;
+    cg_status_t   status;
 
     if (bytes == 0 || buf == MPI_IN_PLACE) {
         return 0;
     }
-    if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
-        cg_dev_t *dev = mca_coll_gpu_device();
-        if (dev == NULL || dev->ops->mem_query(dev, buf, &attr) != CG_OK) {
-            return MCA_COLL_GPU_KIND_HOST;
+    dev = mca_coll_gpu_component.dev;
+    if (dev == NULL && mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
+        dev = mca_coll_gpu_device_open(-1); /* cheap, and it knows the memory kinds */
+        if (dev == NULL) {
+            return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_BROKEN;
         }
-    } else if (cg_dev_cuda_mem_query(buf, &attr) != CG_OK) {
-        return MCA_COLL_GPU_KIND_HOST;
+    }
+    if (dev != NULL) {
+        status = dev->ops->mem_query(dev, buf, &attr);
+    } else {
+        /* CUDA, layer not open yet: classify without starting the driver, then open the
+         * layer on the buffer's device and ask it (contexts) */
+        status = cg_dev_cuda_mem_query(buf, &attr);
+        if (status == CG_OK && attr.kind == CG_MEM_DEVICE) {
+            dev = mca_coll_gpu_device_open(attr.device);
+            if (dev == NULL) {
+                return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_BROKEN;
+            }
+            status = dev->ops->mem_query(dev, buf, &attr);
+        }
+    }
+    if (status != CG_OK) {
+        return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
     }
     if (attr.kind != CG_MEM_DEVICE) {
         return MCA_COLL_GPU_KIND_HOST; /* host and managed memory: the host path reads it */
     }
-    if (mca_coll_gpu_component.dev == NULL && mca_coll_gpu_device_open(attr.device) == NULL) {
-        return MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_DEVICE; /* cannot stage: error */
-    }
-    if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_CUDA &&
-        attr.device != mca_coll_gpu_component.dev->ordinal) {
-        /* another GPU's memory: the kernels on ours cannot read it, the copies can */
+    if (attr.foreign) {
         return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
     }
     return MCA_COLL_GPU_KIND_DEVICE;
@@ -85,8 +105,8 @@ int mca_coll_gpu_agree_kinds(mca_coll_gpu_module_t *m, struct ompi_communicator_
     int in = local_kinds;
 
     *all_kinds = 0;
-    return m->under.allreduce(&in, all_kinds, 1, MPI_INT, MPI_BOR, comm,
-                              m->under.allreduce_module);
+    cg_count(CG_CNT_AGREEMENTS, 1);
+    return MCA_COLL_GPU_UNDER(m, allreduce, &in, all_kinds, 1, MPI_INT, MPI_BOR, comm);
 }
 
 /* Predefined MPI types that the device reductions handle. Pointers to Open MPI's
@@ -174,185 +194,49 @@ static const char *mca_coll_gpu_op_name(struct ompi_op_t *op)
     return mapped == CG_OP_NONE ? "user" : cg_op_name(mapped);
 }
 
-void mca_coll_gpu_log_call(cg_coll_t coll, struct ompi_communicator_t *comm, size_t count,
+void mca_coll_gpu_call_init(cg_call_t *call, cg_coll_t coll, const void *sbuf, void *rbuf,
+                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm)
+{
+    const int reduces = coll == CG_COLL_ALLREDUCE || coll == CG_COLL_REDUCE_SCATTER ||
+                        coll == CG_COLL_REDUCE_SCATTER_BLOCK;
+    const cg_dtype_t mapped = reduces ? mca_coll_gpu_dtype_map(dtype) : CG_DT_NONE;
+    size_t           dsize  = 0;
+
+    /* A reducible type's elements occupy their extent on the device (MPI_DOUBLE_INT: 16
+     * bytes of which 12 are data): every copy of the whole buffer must move the extent. */
+    if (mapped != CG_DT_NONE) {
+        dsize = cg_dtype_size(mapped);
+    } else {
+        ompi_datatype_type_size(dtype, &dsize);
+    }
+    *call = (cg_call_t){
+        .coll      = coll,
+        .sbuf      = sbuf == MPI_IN_PLACE ? NULL : sbuf,
+        .rbuf      = rbuf,
+        .count     = count,
+        .bytes     = count * dsize,
+        .dtype     = mapped,
+        .op        = reduces ? mca_coll_gpu_op_map(op) : CG_OP_NONE,
+        .comm_size = ompi_comm_size(comm),
+    };
+}
+
+void mca_coll_gpu_log_call(const cg_call_t *call, struct ompi_communicator_t *comm,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int kinds,
-                           const char *alg, const char *reason)
+                           const mca_coll_gpu_route_t *route)
 {
     static const char *const kind_names[4] = {"none", "host", "device", "mixed"};
+    const char              *reason = route->plan.reason;
 
-    mca_coll_gpu_component.last_alg[coll] = alg; /* coll_gpu_<coll>_last_algorithm */
+    /* coll_gpu_<coll>_last_algorithm (coll_gpu_pvars.c): a static name */
+    mca_coll_gpu_component.last_alg[call->coll] = mca_coll_gpu_route_alg(route);
     if (!cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
         return;
     }
     cg_log_emit(CG_LOG_CALL, CG_SUB_COLL, __FILE__, __LINE__,
-                "%s count=%zu dtype=%s%s%s mem=%s alg=%s comm=%u np=%d%s%s", cg_coll_name(coll),
-                count, dtype ? dtype->name : "-", op ? " op=" : "", mca_coll_gpu_op_name(op),
-                kind_names[kinds & 3], alg, ompi_comm_get_cid(comm), ompi_comm_size(comm),
-                reason && *reason ? " why=" : "", reason ? reason : "");
-}
-
-/* Exchange through the layer underneath (host memory, MPI_BYTE) on the module's
- * communicator; the context keeps it for exchanges during later calls. */
-static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
-{
-    mca_coll_gpu_module_t *m = ctx;
-
-    return m->under.allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm,
-                              m->under.allgather_module) == OMPI_SUCCESS ? CG_OK : CG_ERR_TRANSPORT;
-}
-
-cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
-{
-    cg_oob_t         oob     = {mca_coll_gpu_oob_allgather, m};
-    cg_comm_config_t config  = {
-        .rank          = ompi_comm_rank(comm),
-        .size          = ompi_comm_size(comm),
-        .node_size     = mca_coll_gpu_component.node_size,
-        .scratch_bytes = mca_coll_gpu_component.scratch_size,
-        .sync          = mca_coll_gpu_component.intra_sync,
-        .copy          = mca_coll_gpu_component.copy_method,
-        .timeout_s     = mca_coll_gpu_component.timeout,
-        .topo_file     = mca_coll_gpu_component.topo_file,
-        .comm_id       = ompi_comm_get_cid(comm),
-        .thread_multi  = mca_coll_gpu_component.thread_multi,
-        .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max,
-        .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,
-        .depth         = mca_coll_gpu_component.ucx_depth,
-        .lanes         = mca_coll_gpu_component.hier_lanes,
-        .staging       = mca_coll_gpu_component.ucx_staging,
-    };
-    cg_status_t status;
-
-    if (m->core != NULL || m->core_failed) {
-        return m->core;
-    }
-    status = cg_comm_create(mca_coll_gpu_component.dev, &oob, &config, &m->core);
-    if (status != CG_OK) {
-        m->core        = NULL;
-        m->core_failed = 1;
-        cg_warn(CG_SUB_INIT, "no fast path on %s: %s (staged path from now on)", comm->c_name,
-                cg_status_string(status));
-    }
-    return m->core;
-}
-
-/* A fast path ended: an error becomes an MPI error, and the communicator's fast paths
- * are retired (every rank saw the same failure at the same barrier). */
-int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, cg_coll_t coll, cg_status_t status)
-{
-    if (status == CG_OK) {
-        return OMPI_SUCCESS;
-    }
-    cg_error(CG_SUB_COLL, "MPI_%s on %s failed on the fast path: %s", cg_coll_name(coll),
-             comm->c_name, cg_status_string(status));
-    return mca_coll_gpu_status_to_mpi(status);
-}
-
-/*
- * Decide how one call runs. The plan comes from what every rank knows identically; when a
- * fast path may run and coll_gpu_buffer_check=agree, the ranks agree on their memory kinds
- * first, so that every rank takes the same path even when some pass host buffers:
- *   nobody has device buffers          -> the layer underneath, untouched
- *   everyone has device buffers only   -> the fast path the planner picks for the shape
- *   anything else                      -> staged (which the layer underneath pairs with)
- */
-/* The component's copies and kernels run on streams of its own that do not wait for the
- * application's: before they touch this rank's device buffers, wait for what the
- * application queued on its default stream (the data it just produced). A failure there
- * (a fault in the application's kernel) is logged where it is detected and fails the
- * call's own device operations, which report it through the call's usual paths. */
-static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route)
-{
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
-
-    if (route->path != MCA_COLL_GPU_PATH_UNDER && (route->kinds & MCA_COLL_GPU_KIND_DEVICE) &&
-        dev != NULL) {
-        (void)dev->ops->app_wait(dev);
-    }
-}
-
-/* coll_gpu_debug_fail: arm the device's failure at the chosen fast-path call. */
-static void mca_coll_gpu_route_debug_fail(const mca_coll_gpu_route_t *route)
-{
-    long n;
-
-    if (route->path != MCA_COLL_GPU_PATH_FAST || mca_coll_gpu_component.debug_fail_rank < 0 ||
-        mca_coll_gpu_component.dev == NULL) {
-        return;
-    }
-    n = __atomic_add_fetch(&mca_coll_gpu_component.fast_calls, 1, __ATOMIC_RELAXED);
-    if (n == mca_coll_gpu_component.debug_fail_call &&
-        ompi_comm_rank(MPI_COMM_WORLD) == mca_coll_gpu_component.debug_fail_rank) {
-        __atomic_store_n(&mca_coll_gpu_component.dev->fail_countdown, 1, __ATOMIC_RELAXED);
-    }
-}
-
-int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                       const cg_call_t *call, int local_kinds, int local_nofast,
-                       mca_coll_gpu_route_t *route)
-{
-    cg_planner_config_t planner = mca_coll_gpu_component.planner;
-    int                 all     = local_kinds, rc;
-    cg_shape_t          shape;
-    cg_comm_t          *core;
-
-    /* coll_gpu_<coll>_algorithm may change at run time (MPI_T) */
-    for (int c = 0; c < CG_COLL_COUNT; c++) {
-        planner.forced[c] = mca_coll_gpu_component.algorithm[c];
-    }
-    route->kinds = local_kinds;
-    if (!cg_plan_prefilter(&planner, call, &route->plan)) {
-        route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
-                                                               : MCA_COLL_GPU_PATH_UNDER;
-        if (route->path == MCA_COLL_GPU_PATH_UNDER) {
-            snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
-        }
-        mca_coll_gpu_route_app_wait(route);
-        return OMPI_SUCCESS;
-    }
-    if (local_nofast) {
-        all |= MCA_COLL_GPU_KIND_NOFAST;
-    }
-    /* a failure is not always seen by every rank (another node's): agree on it too */
-    if (m->core_failed || (m->core != NULL && cg_comm_failed(m->core))) {
-        all |= MCA_COLL_GPU_KIND_RETIRED;
-    }
-    if (mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AGREE) {
-        rc = mca_coll_gpu_agree_kinds(m, comm, all, &all);
-        if (OMPI_SUCCESS != rc) {
-            return rc;
-        }
-    }
-    route->path     = MCA_COLL_GPU_PATH_STAGED;
-    route->plan.alg = CG_ALG_STAGED;
-    if (!(all & MCA_COLL_GPU_KIND_DEVICE)) {
-        route->path = MCA_COLL_GPU_PATH_UNDER;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
-    } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST |
-                      MCA_COLL_GPU_KIND_RETIRED)) {
-        if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
-            route->path = MCA_COLL_GPU_PATH_UNDER;
-        }
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "%s",
-                 (all & MCA_COLL_GPU_KIND_HOST)     ? "ranks mix host and device buffers"
-                 : (all & MCA_COLL_GPU_KIND_NOFAST) ? "a rank's buffers cannot take a fast path "
-                                                      "(datatype layout, another GPU)"
-                                                    : "a rank's fast path failed earlier");
-    } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "no fast-path context");
-    } else {
-        cg_comm_shape(core, &shape);
-        cg_plan_select(&planner, call, &shape, &route->plan);
-        if (route->plan.alg != CG_ALG_STAGED) {
-            route->path = MCA_COLL_GPU_PATH_FAST;
-        }
-    }
-    mca_coll_gpu_route_app_wait(route);
-    mca_coll_gpu_route_debug_fail(route);
-    return OMPI_SUCCESS;
-}
-
-const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)
-{
-    return route->path == MCA_COLL_GPU_PATH_UNDER ? "underlying" : cg_alg_name(route->plan.alg);
+                "%s count=%zu dtype=%s%s%s mem=%s alg=%s comm=%u np=%d%s%s", cg_coll_name(call->coll),
+                call->count, dtype ? dtype->name : "-", op ? " op=" : "", mca_coll_gpu_op_name(op),
+                kind_names[kinds & 3], mca_coll_gpu_route_alg(route), mca_coll_gpu_comm_id(comm),
+                ompi_comm_size(comm), reason[0] ? " why=" : "", reason);
 }

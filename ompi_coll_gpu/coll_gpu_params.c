@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The MCA parameters of coll/gpu, registered from one table (ompi_info lists them). */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -12,13 +14,15 @@ static const mca_base_var_enum_value_t device_values[] = {
     {MCA_COLL_GPU_DEVICE_AUTO, "auto"}, {MCA_COLL_GPU_DEVICE_CUDA, "cuda"},
     {MCA_COLL_GPU_DEVICE_HOST, "host"}, {0, NULL}};
 static const mca_base_var_enum_value_t check_values[] = {
-    {MCA_COLL_GPU_CHECK_AGREE, "agree"}, {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
+    {MCA_COLL_GPU_CHECK_AUTO, "auto"}, {MCA_COLL_GPU_CHECK_AGREE, "agree"},
+    {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
 static const mca_base_var_enum_value_t sync_values[] = {
-    {0, "auto"}, {1, "host"}, {2, "device"}, {0, NULL}};
+    {CG_SYNC_AUTO, "auto"}, {CG_SYNC_HOST, "host"}, {CG_SYNC_DEVICE, "device"}, {0, NULL}};
 static const mca_base_var_enum_value_t copy_values[] = {
-    {0, "auto"}, {1, "engine"}, {2, "kernel"}, {0, NULL}};
+    {CG_COPY_AUTO, "auto"}, {CG_COPY_ENGINE, "engine"}, {CG_COPY_KERNEL, "kernel"}, {0, NULL}};
 static const mca_base_var_enum_value_t staging_values[] = {
-    {0, "auto"}, {1, "always"}, {2, "never"}, {0, NULL}};
+    {CG_STAGING_AUTO, "auto"}, {CG_STAGING_ALWAYS, "always"}, {CG_STAGING_NEVER, "never"},
+    {0, NULL}};
 
 typedef struct {
     const char                      *name;
@@ -50,19 +54,27 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"verbose_subsys", STR, NULL, &CG_C->verbose_subsys, OPAL_INFO_LVL_4, 0, LOCAL,
      "Subsystems that log at coll_gpu_verbose: all, or a comma list of init, coll, dev, "
      "ipc, topo, plan, ucx; a leading ^ excludes the listed ones"},
+    {"verbose_file", STR, NULL, &CG_C->verbose_file, OPAL_INFO_LVL_4, 0, LOCAL,
+     "Write the log of each process to this file instead of stderr (like NCCL_DEBUG_FILE): "
+     "%h is replaced by the host name, %p by the process id, %r by the MPI_COMM_WORLD rank; "
+     "empty: stderr"},
     {"device", INT, device_values, &CG_C->device_mode, OPAL_INFO_LVL_2, 0, RO,
-     "Device layer: auto (CUDA when a GPU and driver are present, otherwise the component "
-     "disqualifies itself quietly), cuda, or host (host buffers are treated as device "
-     "buffers and run on the host device layer: testing and debugging without a GPU)"},
+     "Device layer: auto (CUDA when a driver is installed, otherwise the component "
+     "disqualifies itself quietly; the driver starts only at the first call with device "
+     "buffers), cuda, or host (the host device layer, for testing and debugging without a "
+     "GPU: strict when the application allocates from the simulated GPU, libcg_sim, whose "
+     "memory the CPU cannot touch; otherwise every host buffer plays a device buffer)"},
     {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, 0, EQ,
      "0: group ranks by the node they run on. N > 0: group N consecutive ranks of each "
      "communicator into one virtual node; N < 0: -N virtual nodes, the ranks dealt to them "
      "in turn like mpirun --map-by node (testing multi-node behaviour on one machine)"},
     {"buffer_check", INT, check_values, &CG_C->buffer_check, OPAL_INFO_LVL_4, 0, EQ,
-     "agree: ranks agree on the memory kinds of every call that could take a fast path "
-     "(safe when some ranks pass host buffers and others device buffers); local: trust "
-     "the application to pass the same kind of memory on every rank (saves one small "
-     "host allreduce per call)"},
+     "How ranks agree on the memory kinds of a call that could take a fast path (safe "
+     "when some ranks pass host buffers and others device buffers, except local): auto "
+     "(inside one node through a shared-memory board: a host-buffer call costs one "
+     "store, no MPI call; across nodes one small host allreduce per such call), agree "
+     "(the allreduce on every such call), local (trust the application to pass the same "
+     "kind of memory on every rank: no agreement at all)"},
     {"staging_cache_max", SIZE, NULL, &CG_C->staging_cache_max, OPAL_INFO_LVL_5, 0, LOCAL,
      "Page-locked staging memory (bytes) kept between calls; larger staging buffers are "
      "released after the call"},
@@ -118,8 +130,11 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Testing failure handling: RANK:CALL makes the first device operation of the CALL-th "
      "fast-path call of MPI_COMM_WORLD rank RANK fail, as a device error would"},
     {"debug_host_buffer_ranks", STR, NULL, &CG_C->debug_host_buffer_ranks, OPAL_INFO_LVL_9, 0,
-     RO, "Testing with coll_gpu_device=host: comma list of MPI_COMM_WORLD ranks whose "
-     "buffers count as host memory, to exercise ranks that mix memory kinds"},
+     RO, "Testing with coll_gpu_device=host in lenient mode: comma list of MPI_COMM_WORLD "
+     "ranks whose buffers count as host memory, to exercise ranks that mix memory kinds"},
+    {"debug_host_lenient", INT, NULL, &CG_C->debug_host_lenient, OPAL_INFO_LVL_9, 0, RO,
+     "Testing with coll_gpu_device=host: 1 ignores the simulated GPU even when the "
+     "application loaded it (lenient mode: every host buffer plays device memory)"},
 };
 
 static int mca_coll_gpu_register_one(const char *name, mca_base_var_type_t type,
@@ -146,28 +161,35 @@ static int mca_coll_gpu_register_one(const char *name, mca_base_var_type_t type,
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
-/* coll_gpu_<coll>_algorithm: one enumeration per collective, from the planner's tables.
- * Settable through MPI_T so that a benchmark can compare algorithms in one run. */
+/* coll_gpu_<coll>_algorithm: one enumeration per collective, from the algorithm registry
+ * (names and summaries). Settable through MPI_T so that a benchmark can compare algorithms
+ * in one run. */
 static int mca_coll_gpu_register_algorithms(void)
 {
     static mca_base_var_enum_value_t values[CG_COLL_COUNT][CG_ALG_COUNT + 1];
-    static char                      help[CG_COLL_COUNT][512];
+    static char                      help[CG_COLL_COUNT][2048];
     static char                      names[CG_COLL_COUNT][64];
+    const cg_alg_info_t             *rows;
+    int                              nrows;
 
+    rows = cg_alg_table(&nrows);
     for (int c = 0; c < CG_COLL_COUNT; c++) {
-        const cg_alg_t *algs = cg_coll_algs((cg_coll_t)c);
-        size_t          used;
-        int             n = 0, rc;
+        size_t used;
+        int    n = 0, rc;
 
         used = (size_t)snprintf(help[c], sizeof(help[c]),
-                                "Algorithm of MPI_%s on device buffers (auto: the planner "
-                                "chooses by size and topology). Values:",
-                                cg_coll_name((cg_coll_t)c));
-        for (; algs[n] != (cg_alg_t)-1; n++) {
-            values[c][n].value  = algs[n];
-            values[c][n].string = cg_alg_name(algs[n]);
-            used += (size_t)snprintf(help[c] + used, sizeof(help[c]) - used, "%s %s",
-                                     n ? "," : "", cg_alg_name(algs[n]));
+                                "Algorithm of MPI_%s on device buffers. Values: auto (the planner "
+                                "chooses by size and topology)", cg_coll_name((cg_coll_t)c));
+        values[c][n++] = (mca_base_var_enum_value_t){CG_ALG_AUTO, "auto"};
+        for (int i = 0; i < nrows; i++) {
+            if (rows[i].coll != (cg_coll_t)c || n >= CG_ALG_COUNT) {
+                continue;
+            }
+            values[c][n++] = (mca_base_var_enum_value_t){rows[i].alg, rows[i].name};
+            if (used < sizeof(help[c])) {
+                used += (size_t)snprintf(help[c] + used, sizeof(help[c]) - used, "; %s (%s)",
+                                         rows[i].name, rows[i].summary);
+            }
         }
         values[c][n] = (mca_base_var_enum_value_t){0, NULL};
         mca_coll_gpu_component.algorithm[c] = CG_ALG_AUTO;
@@ -183,15 +205,23 @@ static int mca_coll_gpu_register_algorithms(void)
 
 int mca_coll_gpu_register_params(void)
 {
+    int rc;
+
     cg_planner_config_default(&mca_coll_gpu_component.planner);
     for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_params); i++) {
         const mca_coll_gpu_param_t *p = &mca_coll_gpu_params[i];
-        int rc = mca_coll_gpu_register_one(p->name, p->type, p->values, p->storage, p->level,
+        rc = mca_coll_gpu_register_one(p->name, p->type, p->values, p->storage, p->level,
                                            p->flags, p->scope, p->help);
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
     }
-    int rc = mca_coll_gpu_register_algorithms();
-    return OPAL_SUCCESS == rc ? mca_coll_gpu_register_pvars() : rc;
+    rc = mca_coll_gpu_register_algorithms();
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_coll_gpu_register_pvars(); /* coll_gpu_pvars.c */
+    }
+    if (OPAL_SUCCESS == rc) {
+        mca_coll_gpu_check_param_names(); /* every parameter is known now: report typos */
+    }
+    return rc;
 }

@@ -1,9 +1,15 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * MPI_T performance variables of coll/gpu: which algorithm the last call of each collective
- * ran in this process (coll_gpu_<coll>_last_algorithm, class state, read-only,
- * continuous), so that a benchmark or a tool can report what ran without the verbose log.
- * The per-call cost is one pointer store (mca_coll_gpu_log_call); the name is mapped to the
- * enumeration's value only when the variable is read.
+ * The MPI_T performance variables of coll/gpu, all registered here:
+ * - coll_gpu_<counter> (class counter): counters since the process started (base/cg_base.h);
+ *   read one before and after a call to see what it cost;
+ * - coll_gpu_<coll>_last_algorithm (class state): which algorithm the last call of each
+ *   collective ran in this process, so that a benchmark or a tool can report what ran
+ *   without the verbose log. The per-call cost is one pointer store
+ *   (mca_coll_gpu_log_call); the name is mapped to the enumeration's value only when the
+ *   variable is read.
+ * Both are read-only and continuous.
  */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -13,10 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Values beyond the algorithms: no call yet, and host buffers passed to the layer
- * underneath ("underlying" in the verbose line). */
+/* Values beyond the algorithms: no call yet, host buffers passed to the layer underneath
+ * and a one-rank communicator's copy ("underlying" and "local" in the verbose line). */
 #define MCA_COLL_GPU_PVAR_NONE       (-1)
 #define MCA_COLL_GPU_PVAR_UNDERLYING CG_ALG_COUNT
+#define MCA_COLL_GPU_PVAR_LOCAL      (CG_ALG_COUNT + 1)
 
 static int mca_coll_gpu_pvar_last_alg(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
@@ -33,6 +40,10 @@ static int mca_coll_gpu_pvar_last_alg(const struct mca_base_pvar_t *pvar, void *
         *out = MCA_COLL_GPU_PVAR_UNDERLYING;
         return OPAL_SUCCESS;
     }
+    if (strcmp(name, "local") == 0) {
+        *out = MCA_COLL_GPU_PVAR_LOCAL;
+        return OPAL_SUCCESS;
+    }
     for (int a = 0; a < CG_ALG_COUNT; a++) {
         if (strcmp(name, cg_alg_name((cg_alg_t)a)) == 0) {
             *out = a;
@@ -42,9 +53,9 @@ static int mca_coll_gpu_pvar_last_alg(const struct mca_base_pvar_t *pvar, void *
     return OPAL_SUCCESS;
 }
 
-int mca_coll_gpu_register_pvars(void)
+static int mca_coll_gpu_register_last_algorithm(void)
 {
-    static mca_base_var_enum_value_t values[CG_ALG_COUNT + 3];
+    static mca_base_var_enum_value_t values[CG_ALG_COUNT + 4];
     static char                      names[CG_COLL_COUNT][64];
     mca_base_var_enum_t             *enumerator = NULL;
     int                              n = 0, rc;
@@ -54,6 +65,7 @@ int mca_coll_gpu_register_pvars(void)
         values[n++] = (mca_base_var_enum_value_t){a, cg_alg_name((cg_alg_t)a)};
     }
     values[n++] = (mca_base_var_enum_value_t){MCA_COLL_GPU_PVAR_UNDERLYING, "underlying"};
+    values[n++] = (mca_base_var_enum_value_t){MCA_COLL_GPU_PVAR_LOCAL, "local"};
     values[n]   = (mca_base_var_enum_value_t){0, NULL};
     rc = mca_base_var_enum_create("coll_gpu_algorithm_ran", values, &enumerator);
     if (OPAL_SUCCESS != rc) {
@@ -72,4 +84,27 @@ int mca_coll_gpu_register_pvars(void)
     }
     OBJ_RELEASE(enumerator); /* every variable holds a reference of its own */
     return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
+static int mca_coll_gpu_register_counters(void)
+{
+    for (int i = 0; i < CG_CNT_COUNT; i++) {
+        int rc = mca_base_component_pvar_register(
+            &mca_coll_gpu_component.super.collm_version, cg_counter_name((cg_counter_t)i),
+            cg_counter_help((cg_counter_t)i), OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
+            &cg_counters[i]);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_coll_gpu_register_pvars(void)
+{
+    int rc = mca_coll_gpu_register_counters();
+
+    return OPAL_SUCCESS == rc ? mca_coll_gpu_register_last_algorithm() : rc;
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Reduce_scatter and MPI_Reduce_scatter_block: classify -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -44,106 +46,83 @@ static int mca_coll_gpu_rs_staged(const void *sbuf, void *rbuf, size_t total, si
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    mca_coll_gpu_staging_end(&st);
-    return rc;
+    return mca_coll_gpu_staging_end(&st, rc);
 }
 
 static int mca_coll_gpu_rs_run(const void *sbuf, void *rbuf, const void *arg,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
 {
-    return m->under.reduce_scatter(sbuf, rbuf, (const int *)arg, dtype, op, comm,
-                                   m->under.reduce_scatter_module);
+    return MCA_COLL_GPU_UNDER(m, reduce_scatter, sbuf, rbuf, (const int *)arg, dtype, op, comm);
 }
 
 static int mca_coll_gpu_rsb_run(const void *sbuf, void *rbuf, const void *arg,
                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                 struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
 {
-    return m->under.reduce_scatter_block(sbuf, rbuf, *(const int *)arg, dtype, op, comm,
-                                         m->under.reduce_scatter_block_module);
+    return MCA_COLL_GPU_UNDER(m, reduce_scatter_block, sbuf, rbuf, *(const mca_coll_gpu_count_t *)arg, dtype,
+                                         op, comm);
 }
 
-/* Route one reduce-scatter call; fills route and the planner's view of the call. */
-static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf, size_t total,
-                                 size_t own, struct ompi_datatype_t *dtype,
-                                 struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                 mca_coll_gpu_module_t *m, mca_coll_gpu_route_t *route,
-                                 cg_call_t *call_out)
+/* Route one reduce-scatter call: the descriptor (counts[r] = rcounts[r], or rcount for every
+ * rank, in the module's array), the buffers' kinds, the route. */
+static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
+                                 const int *rcounts, size_t rcount,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m,
+                                 mca_coll_gpu_route_t *route, cg_call_t *call)
 {
-    ptrdiff_t  gap;
-    size_t     dsize = 0;
-    int        kinds, nofast;
-    cg_call_t *call = call_out;
+    const int size = ompi_comm_size(comm);
+    size_t    total = 0, own;
+    ptrdiff_t gap;
+    int       kinds;
 
+    if (m->counts == NULL && (m->counts = malloc(sizeof(size_t) * (size_t)size)) == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i < size; i++) {
+        m->counts[i] = rcounts ? (size_t)rcounts[i] : rcount;
+        total += m->counts[i];
+    }
+    own = m->counts[ompi_comm_rank(comm)];
     if (sbuf == MPI_IN_PLACE) {
         kinds = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, total, &gap));
     } else {
         kinds = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(dtype, total, &gap)) |
                 mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, own, &gap));
     }
-    nofast = 0; /* predefined types only (see mca_coll_gpu_allreduce) */
-    ompi_datatype_type_size(dtype, &dsize);
-    *call = (cg_call_t){
-        .coll      = coll,
-        .count     = total,
-        .bytes     = total * dsize,
-        .dtype     = mca_coll_gpu_dtype_map(dtype),
-        .op        = mca_coll_gpu_op_map(op),
-        .comm_size = ompi_comm_size(comm),
-    };
-    return mca_coll_gpu_route(m, comm, call, kinds, nofast, route);
-}
-
-/* Run the fast path with counts[r] = rcounts[r] (or rcount for every rank). */
-static int mca_coll_gpu_rs_fast(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                                cg_coll_t coll, const mca_coll_gpu_route_t *route,
-                                const cg_call_t *call, const void *sbuf, void *rbuf,
-                                const int *rcounts, int rcount)
-{
-    const int size = ompi_comm_size(comm);
-
-    if (m->counts == NULL && (m->counts = malloc(sizeof(size_t) * (size_t)size)) == NULL) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    for (int i = 0; i < size; i++) {
-        m->counts[i] = (size_t)(rcounts ? rcounts[i] : rcount);
-    }
-    return mca_coll_gpu_fast_done(comm, coll,
-                                  cg_comm_reduce_scatter(m->core, &route->plan,
-                                                         sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf,
-                                                         m->counts, call->dtype, call->op));
+    mca_coll_gpu_call_init(call, coll, sbuf, rbuf, total, dtype, op, comm);
+    call->counts = m->counts;
+    /* predefined types only go fast (see mca_coll_gpu_allreduce): gaps matter to a local
+     * copy only */
+    return mca_coll_gpu_route(m, comm, call, kinds,
+                              mca_coll_gpu_dtype_is_dense(dtype, total) ? 0 : MCA_COLL_GPU_LAYOUT_GAPS,
+                              route);
 }
 
 int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m     = (mca_coll_gpu_module_t *)module;
-    const int              size  = ompi_comm_size(comm);
-    const size_t           own   = (size_t)rcounts[ompi_comm_rank(comm)];
-    size_t                 total = 0;
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
     mca_coll_gpu_route_t   route;
     cg_call_t              call;
     int                    rc;
 
-    for (int i = 0; i < size; i++) {
-        total += (size_t)rcounts[i];
-    }
-    rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER, sbuf, rbuf, total, own, dtype, op, comm,
+    rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER, sbuf, rbuf, rcounts, 0, dtype, op, comm,
                                m, &route, &call);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_gpu_log_call(CG_COLL_REDUCE_SCATTER, comm, total, dtype, op, route.kinds,
-                          mca_coll_gpu_route_alg(&route), route.plan.reason);
+    mca_coll_gpu_log_call(&call, comm, dtype, op, route.kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_rs_fast(m, comm, CG_COLL_REDUCE_SCATTER, &route, &call, sbuf, rbuf,
-                                    rcounts, 0);
+        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_rs_staged(sbuf, rbuf, total, own, dtype, op, comm, m,
-                                      mca_coll_gpu_rs_run, rcounts);
+        return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, call.counts[ompi_comm_rank(comm)],
+                                      dtype, op, comm, m, mca_coll_gpu_rs_run, rcounts);
+    case MCA_COLL_GPU_PATH_LOCAL:
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
         return mca_coll_gpu_rs_run(sbuf, rbuf, rcounts, dtype, op, comm, m);
     }
@@ -154,27 +133,26 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
                                       struct ompi_communicator_t *comm,
                                       mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m     = (mca_coll_gpu_module_t *)module;
-    const size_t           total = (size_t)rcount * (size_t)ompi_comm_size(comm);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
     mca_coll_gpu_route_t   route;
     cg_call_t              call;
-    int                    rc, count = rcount;
+    int                    rc;
 
-    rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, total, (size_t)rcount,
+    rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, NULL, (size_t)rcount,
                                dtype, op, comm, m, &route, &call);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_gpu_log_call(CG_COLL_REDUCE_SCATTER_BLOCK, comm, (size_t)rcount, dtype, op,
-                          route.kinds, mca_coll_gpu_route_alg(&route), route.plan.reason);
+    mca_coll_gpu_log_call(&call, comm, dtype, op, route.kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_rs_fast(m, comm, CG_COLL_REDUCE_SCATTER_BLOCK, &route, &call, sbuf,
-                                    rbuf, NULL, rcount);
+        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_rs_staged(sbuf, rbuf, total, (size_t)rcount, dtype, op, comm, m,
-                                      mca_coll_gpu_rsb_run, &count);
+        return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, (size_t)rcount, dtype, op, comm, m,
+                                      mca_coll_gpu_rsb_run, &rcount);
+    case MCA_COLL_GPU_PATH_LOCAL:
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
-        return mca_coll_gpu_rsb_run(sbuf, rbuf, &count, dtype, op, comm, m);
+        return mca_coll_gpu_rsb_run(sbuf, rbuf, &rcount, dtype, op, comm, m);
     }
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Host staging: device data is copied into page-locked host memory, the collective of the
  * layer underneath runs on it, results are copied back. Correct for every datatype (the
@@ -65,7 +67,17 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
 
     memset(st, 0, sizeof(*st));
     st->module = m;
-    if (dev == NULL || mca_coll_gpu_module_stream(m, dev) == NULL) {
+    if (dev == NULL) {
+        /* Device memory but no device layer (it failed to open, reported then): this rank
+         * cannot read its data, but it must still take part in the collective of the
+         * layer underneath, or its peers would wait for ever. It sends zeros and its call
+         * returns an error. */
+        st->broken     = 1;
+        st->arena      = calloc(1, total_bytes ? total_bytes : 1);
+        st->arena_size = total_bytes;
+        return st->arena != NULL ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (mca_coll_gpu_module_stream(m, dev) == NULL) {
         return OMPI_ERROR; /* reported where it failed */
     }
     if (total_bytes == 0) {
@@ -109,9 +121,11 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
     b->user = user;
     b->host = user;
     b->span = mca_coll_gpu_span(dtype, count, &b->gap);
-    if (b->span == 0 || mca_coll_gpu_buffer_kind(user, b->span) != MCA_COLL_GPU_KIND_DEVICE) {
+    if (b->span == 0 || !(mca_coll_gpu_buffer_kind(user, b->span) & MCA_COLL_GPU_KIND_DEVICE)) {
         return OMPI_SUCCESS; /* host memory (or nothing): the layer underneath reads it */
     }
+    /* Any device memory is staged (another GPU's, another context's too): the layer
+     * underneath must never see a device pointer. */
     if (st->arena_used + b->span > st->arena_size) {
         return OMPI_ERR_BAD_PARAM; /* the caller sized the arena wrong */
     }
@@ -119,10 +133,15 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
     b->host      = b->host_span - b->gap;
     b->staged    = 1;
     st->arena_used += CG_ALIGN_UP(b->span, MCA_COLL_GPU_STAGE_ALIGN);
-    if (copy_in &&
-        dev->ops->copy(dev, b->host_span, (char *)user + b->gap, b->span, st->module->stream) !=
+    if (st->broken) {
+        return OMPI_SUCCESS; /* zeros */
+    }
+    if (copy_in) {
+        cg_count(CG_CNT_STAGED_BYTES, b->span);
+        if (dev->ops->copy(dev, b->host_span, (char *)user + b->gap, b->span, st->module->stream) !=
             CG_OK) {
-        return OMPI_ERROR;
+            return OMPI_ERROR;
+        }
     }
     return OMPI_SUCCESS;
 }
@@ -131,9 +150,10 @@ int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
     cg_dev_t *dev = mca_coll_gpu_component.dev;
 
-    if (!b->staged) {
+    if (!b->staged || st->broken) {
         return OMPI_SUCCESS;
     }
+    cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, (char *)b->user + b->gap, b->host_span, b->span,
                        st->module->stream) != CG_OK) {
         return OMPI_ERROR;
@@ -145,16 +165,24 @@ int mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st)
 {
     cg_dev_t *dev = mca_coll_gpu_component.dev;
 
+    if (st->broken) {
+        return OMPI_SUCCESS;
+    }
     return dev->ops->stream_sync(dev, st->module->stream) == CG_OK ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
-void mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st)
+int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
 {
     cg_dev_t                   *dev = mca_coll_gpu_component.dev;
     mca_coll_gpu_staging_buf_t *b;
 
+    if (st->broken) {
+        free(st->arena);
+        st->arena = NULL;
+        return OMPI_SUCCESS != rc ? rc : OMPI_ERR_NOT_AVAILABLE;
+    }
     if (st->arena == NULL) {
-        return;
+        return rc;
     }
     b = malloc(sizeof(*b));
     pthread_mutex_lock(&mca_coll_gpu_staging_lock);
@@ -174,6 +202,7 @@ void mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st)
         dev->ops->host_free(dev, st->arena);
         st->arena = NULL;
     }
+    return rc;
 }
 
 void mca_coll_gpu_staging_cache_release(void)

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_gpu_info: what coll/gpu sees on this node (or in an hwloc XML file) and what it
  * would do there: the build, the GPU/NIC matrix (like nvidia-smi topo -m), the node's
@@ -5,12 +7,19 @@
  *
  *   coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] [--size BYTES] [--scale]
  *                 [--net-bw GBS] [--lanes N]
+ *   coll_gpu_info --algorithms     every algorithm of the registry and what it needs
+ *   coll_gpu_info --version
+ *
+ * Exit status: 0, 1 when the --xml file cannot be used (the message names it), 2 on a usage
+ * error.
  */
 #include "coll/cg_coll.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef CG_BUILD_CONFIG
 #define CG_BUILD_CONFIG "unknown"
@@ -28,12 +37,15 @@ typedef struct {
     int         scale;
     double      net_bw;
     int         lanes;
+    int         algorithms;
+    int         version;
 } info_opts_t;
 
 static void info_usage(void)
 {
     fprintf(stderr, "usage: coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] "
                     "[--size BYTES] [--scale] [--net-bw GBS] [--lanes N] [--verbose N]\n"
+                    "       coll_gpu_info --version\n"
                     "  --xml    an hwloc XML topology instead of this machine\n"
                     "  --ranks  ranks per node (default: one per GPU); rank r drives GPU r mod GPUs\n"
                     "  --nodes  nodes for the plans (default 1)\n"
@@ -41,12 +53,13 @@ static void info_usage(void)
                     "  --size   message size in bytes (k, M, G suffixes)\n"
                     "  --scale  predicted time and bandwidth from 1 to 1024 nodes\n"
                     "  --net-bw NIC bandwidth for the model, GB/s per direction (default 48)\n"
-                    "  --lanes  inter-node lanes (coll_gpu_hier_lanes, default 4)\n");
+                    "  --lanes  inter-node lanes (coll_gpu_hier_lanes, default 4)\n"
+                    "  --algorithms  list the algorithm registry and exit\n");
 }
 
 static int info_parse(int argc, char **argv, info_opts_t *o)
 {
-    *o = (info_opts_t){"", 0, 1, NULL, 0, 0, 0, 4};
+    *o = (info_opts_t){"", 0, 1, NULL, 0, 0, 0, 4, 0};
     for (int i = 1; i < argc; i++) {
         const char *v = (i + 1 < argc) ? argv[i + 1] : "";
         if (!strcmp(argv[i], "--xml")) {
@@ -61,8 +74,14 @@ static int info_parse(int argc, char **argv, info_opts_t *o)
             if (cg_size_parse(v, &o->size) != CG_OK) {
                 return -1;
             }
+        } else if (!strcmp(argv[i], "--algorithms")) {
+            o->algorithms = 1;
+            continue;
         } else if (!strcmp(argv[i], "--scale")) {
             o->scale = 1;
+            continue;
+        } else if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
+            o->version = 1;
             continue;
         } else if (!strcmp(argv[i], "--net-bw")) {
             o->net_bw = atof(v);
@@ -126,6 +145,29 @@ static void info_plan(const info_opts_t *o, const cg_topo_summary_t *s, int node
     }
 }
 
+/* The registry: what coll_gpu_<coll>_algorithm accepts, where each algorithm runs, what it
+ * needs of the communicator. */
+static int info_algorithms(void)
+{
+    static const char *const scopes[] = {"staged", "one node", "across nodes"};
+    const cg_alg_info_t     *rows;
+    int                      n;
+
+    rows = cg_alg_table(&n);
+    printf("%-21s %-18s %-12s %-22s %s\n", "collective", "algorithm", "scope", "needs",
+           "what it does");
+    for (int i = 0; i < n; i++) {
+        const cg_alg_info_t *r = &rows[i];
+        char                 needs[64];
+        snprintf(needs, sizeof(needs), "%s%s%s", r->needs & CG_NEEDS_ONE_NODE ? "one node " : "",
+                 r->needs & CG_NEEDS_NODES ? "nodes+UCX " : "",
+                 r->needs & CG_NEEDS_UNIFORM ? "equal ranks/node" : "");
+        printf("%-21s %-18s %-12s %-22s %s\n", cg_coll_name(r->coll), r->name, scopes[r->scope],
+               needs[0] ? needs : "-", r->summary);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static char       matrix[16384];
@@ -141,12 +183,28 @@ int main(int argc, char **argv)
         info_usage();
         return 2;
     }
+    if (o.version) {
+        printf("coll_gpu_info (coll/gpu) %s\n  build: %s\n", CG_PACKAGE_VERSION, CG_BUILD_CONFIG);
+        return 0;
+    }
+    if (o.algorithms) {
+        return info_algorithms();
+    }
     printf("coll/gpu %s\n  build: %s\n  hwloc API: %s\n", CG_PACKAGE_VERSION, CG_BUILD_CONFIG,
            cg_topo_hwloc_version());
     printf("  CUDA here: %s\n\n",
            cg_dev_cuda_probe(reason, sizeof(reason)) == CG_OK ? "driver and GPU present" : reason);
 
     status = cg_topo_load(o.xml, &topo);
+    if (status != CG_OK && o.xml[0] != '\0') { /* a file the user named: an error */
+        fflush(stdout);
+        fprintf(stderr, "coll_gpu_info: cannot use the topology file %s: %s\n", o.xml,
+                access(o.xml, R_OK) != 0 ? strerror(errno)
+                : (status == CG_ERR_PARSE || status == CG_ERR_IO)
+                    ? "not a valid hwloc XML topology (truncated?)"
+                    : cg_status_string(status));
+        return 1;
+    }
     if (status != CG_OK) {
         printf("topology: unavailable (%s): the component uses safe defaults\n",
                cg_status_string(status));

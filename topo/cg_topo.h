@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Node topology for coll/gpu: the GPUs and NICs of the machine (from hwloc, or an hwloc XML
  * file), how every pair of GPUs is connected (NVLink from NVML at run time or from the XML's
@@ -66,11 +68,9 @@ typedef struct cg_topo {
  * file: CG_ERR_PARSE, reported once at verbose level 1 (the caller uses safe defaults). */
 cg_status_t cg_topo_load(const char *xml_file, cg_topo_t **topo_out);
 void        cg_topo_free(cg_topo_t *topo);
-int         cg_topo_built_with_hwloc(void);
 const char *cg_topo_hwloc_version(void);
 /* Index of the GPU with this PCI bus id (any case, domain optional), -1 if absent. */
 int         cg_topo_find_gpu(const cg_topo_t *topo, const char *bus_id);
-const char *cg_topo_path_name(cg_topo_path_t path);
 
 /* NVLink counts from NVML (libnvidia-ml loaded at run time); no-op without NVML. */
 cg_status_t cg_topo_add_nvml(cg_topo_t *topo, char *reason, size_t reason_len);

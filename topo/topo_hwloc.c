@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Reading the machine (or an hwloc XML file): GPUs, NICs, PCIe paths, NVLink matrix. */
 #include "topo/cg_topo.h"
 
@@ -9,11 +11,6 @@
 #include <unistd.h>
 
 #define CG_PCI_VENDOR_NVIDIA 0x10de
-
-int cg_topo_built_with_hwloc(void)
-{
-    return 1;
-}
 
 const char *cg_topo_hwloc_version(void)
 {
@@ -101,18 +98,18 @@ static cg_topo_path_t cg_topo_pci_path(hwloc_topology_t h, hwloc_obj_t a, hwloc_
                ? CG_PATH_NODE : CG_PATH_SYS;
 }
 
-static void cg_topo_add_gpu(cg_topo_t *t, hwloc_topology_t h, hwloc_obj_t pci)
+static void cg_topo_add_gpu(cg_topo_t *topo, hwloc_topology_t h, hwloc_obj_t pci)
 {
     cg_topo_gpu_t *g;
     const char    *model;
 
-    if (t->num_gpus == CG_TOPO_MAX_GPUS) {
+    if (topo->num_gpus == CG_TOPO_MAX_GPUS) {
         cg_warn(CG_SUB_TOPO, "more than %d GPUs: the others are ignored", CG_TOPO_MAX_GPUS);
         return;
     }
-    g = &t->gpu[t->num_gpus];
+    g = &topo->gpu[topo->num_gpus];
     cg_topo_bus_id(pci, g->bus_id, sizeof(g->bus_id));
-    snprintf(g->name, sizeof(g->name), "GPU%d", t->num_gpus);
+    snprintf(g->name, sizeof(g->name), "GPU%d", topo->num_gpus);
     model = hwloc_obj_get_info_by_name(pci, "PCIDevice");
     for (hwloc_obj_t os = pci->io_first_child; os != NULL; os = os->next_sibling) {
         if (os->type == HWLOC_OBJ_OS_DEVICE && os->name &&
@@ -127,11 +124,11 @@ static void cg_topo_add_gpu(cg_topo_t *t, hwloc_topology_t h, hwloc_obj_t pci)
         snprintf(g->model, sizeof(g->model), "NVIDIA %04x", pci->attr->pcidev.device_id);
     }
     g->numa = cg_topo_numa(h, pci);
-    t->num_gpus++;
+    topo->num_gpus++;
 }
 
 /* A NIC is a network PCI device with an OS device: OpenFabrics name first. */
-static void cg_topo_add_nic(cg_topo_t *t, hwloc_topology_t h, hwloc_obj_t pci)
+static void cg_topo_add_nic(cg_topo_t *topo, hwloc_topology_t h, hwloc_obj_t pci)
 {
     const char *rdma = NULL, *net = NULL;
     cg_topo_nic_t *n;
@@ -149,18 +146,18 @@ static void cg_topo_add_nic(cg_topo_t *t, hwloc_topology_t h, hwloc_obj_t pci)
     if (rdma == NULL && net == NULL) {
         return;
     }
-    if (t->num_nics == CG_TOPO_MAX_NICS) {
+    if (topo->num_nics == CG_TOPO_MAX_NICS) {
         cg_warn(CG_SUB_TOPO, "more than %d NICs: the others are ignored", CG_TOPO_MAX_NICS);
         return;
     }
-    n = &t->nic[t->num_nics++];
+    n = &topo->nic[topo->num_nics++];
     snprintf(n->name, sizeof(n->name), "%s", rdma ? rdma : net);
     cg_topo_bus_id(pci, n->bus_id, sizeof(n->bus_id));
     n->numa = cg_topo_numa(h, pci);
     n->rdma = (rdma != NULL);
 }
 
-static int cg_topo_gpu_index_of(const cg_topo_t *t, hwloc_obj_t obj)
+static int cg_topo_gpu_index_of(const cg_topo_t *topo, hwloc_obj_t obj)
 {
     char bus[16];
 
@@ -174,10 +171,10 @@ static int cg_topo_gpu_index_of(const cg_topo_t *t, hwloc_obj_t obj)
         return -1;
     }
     cg_topo_bus_id(obj, bus, sizeof(bus));
-    return cg_topo_find_gpu(t, bus) >= 0 ? cg_topo_find_gpu(t, bus) : -2;
+    return cg_topo_find_gpu(topo, bus) >= 0 ? cg_topo_find_gpu(topo, bus) : -2;
 }
 
-static void cg_topo_read_nvlink_matrix(cg_topo_t *t, hwloc_topology_t h)
+static void cg_topo_read_nvlink_matrix(cg_topo_t *topo, hwloc_topology_t h)
 {
     struct hwloc_distances_s *d = NULL;
     unsigned                  nr = 1;
@@ -189,10 +186,10 @@ static void cg_topo_read_nvlink_matrix(cg_topo_t *t, hwloc_topology_t h)
     kind = calloc(d->nbobjs, sizeof(int));
     if (kind != NULL) {
         for (unsigned i = 0; i < d->nbobjs; i++) {
-            kind[i] = cg_topo_gpu_index_of(t, d->objs[i]);
+            kind[i] = cg_topo_gpu_index_of(topo, d->objs[i]);
         }
-        cg_topo_set_nvlink(t, (int)d->nbobjs, kind, d->values);
-        snprintf(t->nvlink_from, sizeof(t->nvlink_from), "XML NVLinkBandwidth");
+        cg_topo_set_nvlink(topo, (int)d->nbobjs, kind, d->values);
+        snprintf(topo->nvlink_from, sizeof(topo->nvlink_from), "XML NVLinkBandwidth");
         free(kind);
     }
     hwloc_distances_release(h, d);
@@ -202,16 +199,16 @@ cg_status_t cg_topo_load(const char *xml_file, cg_topo_t **topo_out)
 {
     hwloc_topology_t h;
     hwloc_obj_t      gpus[CG_TOPO_MAX_GPUS], nics[CG_TOPO_MAX_NICS];
-    cg_topo_t       *t = calloc(1, sizeof(*t));
+    cg_topo_t       *topo = calloc(1, sizeof(*topo));
     int              from_xml = (xml_file != NULL && xml_file[0] != '\0');
 
-    if (t == NULL) {
+    if (topo == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    snprintf(t->nvlink_from, sizeof(t->nvlink_from), "none");
-    snprintf(t->source, sizeof(t->source), "%s%s", from_xml ? "xml " : "live", from_xml ? xml_file : "");
+    snprintf(topo->nvlink_from, sizeof(topo->nvlink_from), "none");
+    snprintf(topo->source, sizeof(topo->source), "%s%s", from_xml ? "xml " : "live", from_xml ? xml_file : "");
     if (hwloc_topology_init(&h) != 0) {
-        free(t);
+        free(topo);
         return CG_ERR_INTERNAL;
     }
     /* Without this hwloc silently drops the PCI and OS devices (and the NVLink matrix). */
@@ -219,50 +216,50 @@ cg_status_t cg_topo_load(const char *xml_file, cg_topo_t **topo_out)
     if (from_xml && (access(xml_file, R_OK) != 0 || hwloc_topology_set_xml(h, xml_file) != 0)) {
         cg_warn(CG_SUB_TOPO, "cannot read topology file %s: using safe defaults", xml_file);
         hwloc_topology_destroy(h);
-        free(t);
+        free(topo);
         return CG_ERR_IO;
     }
     if (hwloc_topology_load(h) != 0) {
         cg_warn(CG_SUB_TOPO, "%s is not a valid hwloc topology: using safe defaults",
                 from_xml ? xml_file : "the machine's topology");
         hwloc_topology_destroy(h);
-        free(t);
+        free(topo);
         return CG_ERR_PARSE;
     }
     for (hwloc_obj_t pci = NULL; (pci = hwloc_get_next_pcidev(h, pci)) != NULL;) {
         unsigned cls = pci->attr->pcidev.class_id >> 8;
         if (cg_topo_is_gpu(pci)) {
-            if (t->num_gpus < CG_TOPO_MAX_GPUS) {
-                gpus[t->num_gpus] = pci;
+            if (topo->num_gpus < CG_TOPO_MAX_GPUS) {
+                gpus[topo->num_gpus] = pci;
             }
-            cg_topo_add_gpu(t, h, pci);
+            cg_topo_add_gpu(topo, h, pci);
         } else if (cls == 0x02) { /* network controller */
-            int before = t->num_nics;
-            cg_topo_add_nic(t, h, pci);
-            if (t->num_nics > before) {
+            int before = topo->num_nics;
+            cg_topo_add_nic(topo, h, pci);
+            if (topo->num_nics > before) {
                 nics[before] = pci;
             }
         }
     }
-    for (int a = 0; a < t->num_gpus; a++) {
-        for (int b = 0; b < t->num_gpus; b++) {
-            t->gpu_path[a][b] = cg_topo_pci_path(h, gpus[a], gpus[b]);
+    for (int a = 0; a < topo->num_gpus; a++) {
+        for (int b = 0; b < topo->num_gpus; b++) {
+            topo->gpu_path[a][b] = cg_topo_pci_path(h, gpus[a], gpus[b]);
         }
-        for (int n = 0; n < t->num_nics; n++) {
-            t->nic_path[a][n] = cg_topo_pci_path(h, gpus[a], nics[n]);
+        for (int n = 0; n < topo->num_nics; n++) {
+            topo->nic_path[a][n] = cg_topo_pci_path(h, gpus[a], nics[n]);
         }
     }
-    cg_topo_read_nvlink_matrix(t, h);
+    cg_topo_read_nvlink_matrix(topo, h);
     hwloc_topology_destroy(h);
     if (!from_xml) {
         char reason[128];
-        if (cg_topo_add_nvml(t, reason, sizeof(reason)) != CG_OK && t->num_gpus > 1) {
+        if (cg_topo_add_nvml(topo, reason, sizeof(reason)) != CG_OK && topo->num_gpus > 1) {
             cg_warn(CG_SUB_TOPO, "no NVLink information (%s): GPUs classified by their PCIe paths",
                     reason);
         }
     }
-    cg_detail(CG_SUB_TOPO, "topology (%s): %d GPUs, %d NICs, NVLink from %s", t->source,
-              t->num_gpus, t->num_nics, t->nvlink_from);
-    *topo_out = t;
+    cg_detail(CG_SUB_TOPO, "topology (%s): %d GPUs, %d NICs, NVLink from %s", topo->source,
+              topo->num_gpus, topo->num_nics, topo->nvlink_from);
+    *topo_out = topo;
     return CG_OK;
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * NVLink links from NVML, loaded at run time (Debian's hwloc has no NVML plugin). For each
  * GPU and each active link: the remote end (a GPU of the topology, an NVSwitch, or something
@@ -39,16 +41,16 @@ static uint64_t cg_nvml_link_mbps(unsigned version)
 
 /* Objects of the matrix: the GPUs first, then every other remote end, by PCI bus id. */
 static int cg_nvml_peer(char (*ids)[32], int *kind, int *n, const cg_nvml_pci_t *pci,
-                        const cg_topo_t *t)
+                        const cg_topo_t *topo)
 {
     char id[32];
     int  g;
 
     snprintf(id, sizeof(id), "%04x:%02x:%02x.0", pci->domain, pci->bus, pci->device);
-    if ((g = cg_topo_find_gpu(t, id)) >= 0) {
+    if ((g = cg_topo_find_gpu(topo, id)) >= 0) {
         return g;
     }
-    for (int i = t->num_gpus; i < *n; i++) {
+    for (int i = topo->num_gpus; i < *n; i++) {
         if (strcmp(ids[i], id) == 0) {
             return i;
         }
@@ -58,12 +60,12 @@ static int cg_nvml_peer(char (*ids)[32], int *kind, int *n, const cg_nvml_pci_t 
     return (*n)++;
 }
 
-cg_status_t cg_topo_add_nvml(cg_topo_t *t, char *reason, size_t reason_len)
+cg_status_t cg_topo_add_nvml(cg_topo_t *topo, char *reason, size_t reason_len)
 {
     const int  max = CG_TOPO_MAX_GPUS * (CG_NVML_MAX_LINKS + 1);
     cg_nvml_t  nv;
     void      *lib;
-    int        n = t->num_gpus, links = 0;
+    int        n = topo->num_gpus, links = 0;
     int       *kind;
     uint64_t  *bw;
     char     (*ids)[32];
@@ -88,10 +90,10 @@ cg_status_t cg_topo_add_nvml(cg_topo_t *t, char *reason, size_t reason_len)
     kind = calloc((size_t)max, sizeof(int));
     bw   = calloc((size_t)max * (size_t)max, sizeof(uint64_t));
     ids  = calloc((size_t)max, sizeof(*ids));
-    for (int g = 0; kind && bw && ids && g < t->num_gpus; g++) {
+    for (int g = 0; kind && bw && ids && g < topo->num_gpus; g++) {
         cg_nvml_device_t dev;
         kind[g] = g;
-        if (nv.by_bus_id(t->gpu[g].bus_id, &dev) != 0) {
+        if (nv.by_bus_id(topo->gpu[g].bus_id, &dev) != 0) {
             continue;
         }
         for (unsigned l = 0; l < CG_NVML_MAX_LINKS; l++) {
@@ -104,7 +106,7 @@ cg_status_t cg_topo_add_nvml(cg_topo_t *t, char *reason, size_t reason_len)
             if (!active || nv.link_remote(dev, l, &pci) != 0 || nv.link_version(dev, l, &version) != 0) {
                 continue;
             }
-            int p = cg_nvml_peer(ids, kind, &n, &pci, t);
+            int p = cg_nvml_peer(ids, kind, &n, &pci, topo);
             bw[g * max + p] += cg_nvml_link_mbps(version);
             if (kind[p] < 0) {
                 bw[p * max + g] += cg_nvml_link_mbps(version);
@@ -117,8 +119,8 @@ cg_status_t cg_topo_add_nvml(cg_topo_t *t, char *reason, size_t reason_len)
         for (int i = 0; i < n; i++) {
             memmove(&bw[i * n], &bw[i * max], (size_t)n * sizeof(uint64_t));
         }
-        cg_topo_set_nvlink(t, n, kind, bw);
-        snprintf(t->nvlink_from, sizeof(t->nvlink_from), "NVML");
+        cg_topo_set_nvlink(topo, n, kind, bw);
+        snprintf(topo->nvlink_from, sizeof(topo->nvlink_from), "NVML");
     } else {
         snprintf(reason, reason_len, "NVML reports no active NVLink");
     }

@@ -1,10 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The topology layer of a build configured --without-hwloc: no machine topology. */
 #include "topo/cg_topo.h"
-
-int cg_topo_built_with_hwloc(void)
-{
-    return 0;
-}
 
 const char *cg_topo_hwloc_version(void)
 {

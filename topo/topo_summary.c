@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* What the ranks of a node make of the topology: class, ring order, rails. Plain C. */
 #include "topo/cg_topo.h"
 
@@ -15,7 +17,7 @@ static const char *const cg_class_names[CG_TOPO_CLASS_COUNT] = {
     [CG_TOPO_CLASS_NO_P2P]         = "no-p2p",
 };
 
-const char *cg_topo_path_name(cg_topo_path_t path)
+static const char *cg_topo_path_name(cg_topo_path_t path)
 {
     return cg_path_names[path <= CG_PATH_UNKNOWN ? path : CG_PATH_UNKNOWN];
 }
@@ -25,7 +27,7 @@ const char *cg_topo_class_name(cg_topo_class_t cls)
     return (cls >= 0 && cls < CG_TOPO_CLASS_COUNT) ? cg_class_names[cls] : "unknown";
 }
 
-void cg_topo_set_nvlink(cg_topo_t *t, int n, const int *kind, const uint64_t *values)
+void cg_topo_set_nvlink(cg_topo_t *topo, int n, const int *kind, const uint64_t *values)
 {
     uint64_t to_switch[CG_TOPO_MAX_GPUS] = {0};
 
@@ -36,37 +38,37 @@ void cg_topo_set_nvlink(cg_topo_t *t, int n, const int *kind, const uint64_t *va
                 continue;
             }
             if (kind[j] >= 0 && kind[j] < CG_TOPO_MAX_GPUS && kind[i] != kind[j]) {
-                t->nvlink_mbps[kind[i]][kind[j]] = (uint32_t)CG_MIN(v, (uint64_t)UINT32_MAX);
+                topo->nvlink_mbps[kind[i]][kind[j]] = (uint32_t)CG_MIN(v, (uint64_t)UINT32_MAX);
             } else if (kind[j] == -1) {
                 to_switch[kind[i]] += v; /* once per (GPU, switch) pair: i is the GPU */
             }
         }
     }
     /* GPUs on NVSwitches reach each other through them, at the slower GPU's switch rate. */
-    for (int a = 0; a < t->num_gpus; a++) {
-        for (int b = 0; b < t->num_gpus; b++) {
+    for (int a = 0; a < topo->num_gpus; a++) {
+        for (int b = 0; b < topo->num_gpus; b++) {
             uint64_t v = CG_MIN(to_switch[a], to_switch[b]);
-            if (a != b && v > t->nvlink_mbps[a][b]) {
-                t->nvlink_mbps[a][b] = (uint32_t)CG_MIN(v, (uint64_t)UINT32_MAX);
-                t->nvswitch[a][b]    = 1;
+            if (a != b && v > topo->nvlink_mbps[a][b]) {
+                topo->nvlink_mbps[a][b] = (uint32_t)CG_MIN(v, (uint64_t)UINT32_MAX);
+                topo->nvswitch[a][b]    = 1;
             }
         }
     }
 }
 
 /* "18:00.0", "0000:18:00.0" and "00000000:18:00.0" (CUDA, NVML) name the same device. */
-int cg_topo_find_gpu(const cg_topo_t *t, const char *bus_id)
+int cg_topo_find_gpu(const cg_topo_t *topo, const char *bus_id)
 {
     unsigned dom = 0, bus, dev, fn;
 
-    if (t == NULL || bus_id == NULL ||
+    if (topo == NULL || bus_id == NULL ||
         (sscanf(bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4 &&
          (dom = 0, sscanf(bus_id, "%x:%x.%x", &bus, &dev, &fn) != 3))) {
         return -1;
     }
-    for (int g = 0; g < t->num_gpus; g++) {
+    for (int g = 0; g < topo->num_gpus; g++) {
         unsigned d2, b2, v2, f2;
-        if (sscanf(t->gpu[g].bus_id, "%x:%x:%x.%x", &d2, &b2, &v2, &f2) == 4 && d2 == dom &&
+        if (sscanf(topo->gpu[g].bus_id, "%x:%x:%x.%x", &d2, &b2, &v2, &f2) == 4 && d2 == dom &&
             b2 == bus && v2 == dev && f2 == fn) {
             return g;
         }
@@ -85,18 +87,18 @@ static int cg_topo_no_gpu(const char *bus_id)
 }
 
 /* Connection quality between two GPUs: bigger is better. */
-static uint64_t cg_topo_affinity(const cg_topo_t *t, int a, int b)
+static uint64_t cg_topo_affinity(const cg_topo_t *topo, int a, int b)
 {
     if (a == b) {
         return UINT64_MAX;
     }
-    if (t->nvlink_mbps[a][b] > 0) {
-        return 1000 + t->nvlink_mbps[a][b];
+    if (topo->nvlink_mbps[a][b] > 0) {
+        return 1000 + topo->nvlink_mbps[a][b];
     }
-    return (uint64_t)(CG_PATH_UNKNOWN - t->gpu_path[a][b]);
+    return (uint64_t)(CG_PATH_UNKNOWN - topo->gpu_path[a][b]);
 }
 
-static cg_topo_class_t cg_topo_classify(const cg_topo_t *t, const int *gpus, int n, char *why,
+static cg_topo_class_t cg_topo_classify(const cg_topo_t *topo, const int *gpus, int n, char *why,
                                         size_t len)
 {
     int linked = 0, pairs = 0, p2p = 1;
@@ -104,12 +106,12 @@ static cg_topo_class_t cg_topo_classify(const cg_topo_t *t, const int *gpus, int
     for (int i = 0; i < n; i++) {
         for (int j = i + 1; j < n; j++) {
             pairs++;
-            linked += t->nvlink_mbps[gpus[i]][gpus[j]] > 0;
-            p2p &= t->gpu_path[gpus[i]][gpus[j]] <= CG_PATH_PHB;
+            linked += topo->nvlink_mbps[gpus[i]][gpus[j]] > 0;
+            p2p &= topo->gpu_path[gpus[i]][gpus[j]] <= CG_PATH_PHB;
         }
     }
     if (linked == pairs) {
-        snprintf(why, len, "NVLink between every pair of %d GPUs (NVLink from %s)", n, t->nvlink_from);
+        snprintf(why, len, "NVLink between every pair of %d GPUs (NVLink from %s)", n, topo->nvlink_from);
         return CG_TOPO_CLASS_NVSWITCH;
     }
     if (linked > 0) {
@@ -125,7 +127,7 @@ static cg_topo_class_t cg_topo_classify(const cg_topo_t *t, const int *gpus, int
 }
 
 /* Greedy ring from local rank 0: next is the unvisited rank best connected to the last. */
-static void cg_topo_ring(const cg_topo_t *t, cg_topo_summary_t *s)
+static void cg_topo_ring(const cg_topo_t *topo, cg_topo_summary_t *s)
 {
     int used[CG_TOPO_MAX_RANKS] = {0};
 
@@ -135,8 +137,8 @@ static void cg_topo_ring(const cg_topo_t *t, cg_topo_summary_t *s)
         int      last = s->ring[k - 1], best = -1;
         uint64_t best_aff = 0;
         for (int r = 0; r < s->local_size; r++) {
-            uint64_t aff = (t && s->gpu_of[r] >= 0 && s->gpu_of[last] >= 0)
-                               ? cg_topo_affinity(t, s->gpu_of[last], s->gpu_of[r]) : 1;
+            uint64_t aff = (topo && s->gpu_of[r] >= 0 && s->gpu_of[last] >= 0)
+                               ? cg_topo_affinity(topo, s->gpu_of[last], s->gpu_of[r]) : 1;
             if (!used[r] && (best < 0 || aff > best_aff)) {
                 best     = r;
                 best_aff = aff;
@@ -148,22 +150,22 @@ static void cg_topo_ring(const cg_topo_t *t, cg_topo_summary_t *s)
 }
 
 /* Is NIC n better than NIC b for GPU g: nearer, then RDMA-capable, then less loaded? */
-static int cg_topo_nic_better(const cg_topo_t *t, int g, int n, int b, const int *load)
+static int cg_topo_nic_better(const cg_topo_t *topo, int g, int n, int b, const int *load)
 {
-    cg_topo_path_t pn = (g >= 0) ? t->nic_path[g][n] : CG_PATH_SYS;
-    cg_topo_path_t pb = (g >= 0) ? t->nic_path[g][b] : CG_PATH_SYS;
+    cg_topo_path_t pn = (g >= 0) ? topo->nic_path[g][n] : CG_PATH_SYS;
+    cg_topo_path_t pb = (g >= 0) ? topo->nic_path[g][b] : CG_PATH_SYS;
 
     if (pn != pb) {
         return pn < pb;
     }
-    if (t->nic[n].rdma != t->nic[b].rdma) {
-        return t->nic[n].rdma > t->nic[b].rdma;
+    if (topo->nic[n].rdma != topo->nic[b].rdma) {
+        return topo->nic[n].rdma > topo->nic[b].rdma;
     }
     return load[n] < load[b];
 }
 
 /* Each GPU gets the best of its NICs; ranks sharing a GPU share its NIC. */
-static void cg_topo_rails(const cg_topo_t *t, cg_topo_summary_t *s)
+static void cg_topo_rails(const cg_topo_t *topo, cg_topo_summary_t *s)
 {
     int load[CG_TOPO_MAX_NICS] = {0}, nic_of_gpu[CG_TOPO_MAX_GPUS];
 
@@ -173,25 +175,25 @@ static void cg_topo_rails(const cg_topo_t *t, cg_topo_summary_t *s)
     for (int r = 0; r < s->local_size; r++) {
         int g = s->gpu_of[r], best = 0;
         s->rail[r][0] = '\0';
-        if (t == NULL || t->num_nics == 0) {
+        if (topo == NULL || topo->num_nics == 0) {
             continue;
         }
         if (g >= 0 && nic_of_gpu[g] >= 0) {
             best = nic_of_gpu[g];
         } else {
-            for (int n = 1; n < t->num_nics; n++) {
-                best = cg_topo_nic_better(t, g, n, best, load) ? n : best;
+            for (int n = 1; n < topo->num_nics; n++) {
+                best = cg_topo_nic_better(topo, g, n, best, load) ? n : best;
             }
             load[best]++;
             if (g >= 0) {
                 nic_of_gpu[g] = best;
             }
         }
-        snprintf(s->rail[r], sizeof(s->rail[r]), "%s", t->nic[best].name);
+        snprintf(s->rail[r], sizeof(s->rail[r]), "%s", topo->nic[best].name);
     }
 }
 
-void cg_topo_summarize(const cg_topo_t *t, const char *const bus_ids[], int n,
+void cg_topo_summarize(const cg_topo_t *topo, const char *const bus_ids[], int n,
                        cg_topo_summary_t *s)
 {
     int gpus[CG_TOPO_MAX_RANKS], ngpus = 0, hosts = 0;
@@ -202,7 +204,7 @@ void cg_topo_summarize(const cg_topo_t *t, const char *const bus_ids[], int n,
         int g = -1, seen = 0;
         if (cg_topo_no_gpu(bus_ids[r])) {
             hosts++;
-        } else if (t == NULL || (g = cg_topo_find_gpu(t, bus_ids[r])) < 0) {
+        } else if (topo == NULL || (g = cg_topo_find_gpu(topo, bus_ids[r])) < 0) {
             snprintf(s->reason, sizeof(s->reason), "GPU %s of local rank %d is not in the topology",
                      bus_ids[r], r);
         }
@@ -226,18 +228,18 @@ void cg_topo_summarize(const cg_topo_t *t, const char *const bus_ids[], int n,
         cg_warn(CG_SUB_TOPO, "%s: treating the node as GPUs without P2P", s->reason);
     } else if (ngpus == 1) {
         s->cls = CG_TOPO_CLASS_SHARED_GPU;
-        snprintf(s->reason, sizeof(s->reason), "%d ranks share GPU %s", s->local_size, t->gpu[gpus[0]].bus_id);
+        snprintf(s->reason, sizeof(s->reason), "%d ranks share GPU %s", s->local_size, topo->gpu[gpus[0]].bus_id);
     } else {
-        s->cls = cg_topo_classify(t, gpus, ngpus, s->reason, sizeof(s->reason));
+        s->cls = cg_topo_classify(topo, gpus, ngpus, s->reason, sizeof(s->reason));
         if (ngpus < s->local_size) {
             cg_warn(CG_SUB_TOPO, "%d local ranks share %d GPUs", s->local_size, ngpus);
         }
     }
-    cg_topo_ring(t, s);
-    cg_topo_rails(t, s);
+    cg_topo_ring(topo, s);
+    cg_topo_rails(topo, s);
 }
 
-void cg_topo_render(const cg_topo_t *t, char *buf, size_t len)
+void cg_topo_render(const cg_topo_t *topo, char *buf, size_t len)
 {
     size_t used = 0;
 
@@ -248,41 +250,41 @@ void cg_topo_render(const cg_topo_t *t, char *buf, size_t len)
         }                                                                                    \
     } while (0)
     CG_OUT("%-8s", "");
-    for (int g = 0; g < t->num_gpus; g++) {
-        CG_OUT(" %-6s", t->gpu[g].name);
+    for (int g = 0; g < topo->num_gpus; g++) {
+        CG_OUT(" %-6s", topo->gpu[g].name);
     }
-    for (int n = 0; n < t->num_nics; n++) {
+    for (int n = 0; n < topo->num_nics; n++) {
         CG_OUT(" NIC%-3d", n);
     }
     CG_OUT(" NUMA\n");
-    for (int a = 0; a < t->num_gpus; a++) {
-        CG_OUT("%-8s", t->gpu[a].name);
-        for (int b = 0; b < t->num_gpus; b++) {
-            if (a != b && t->nvlink_mbps[a][b] > 0) {
-                CG_OUT(" NV%-4u", (unsigned)((t->nvlink_mbps[a][b] + 12500) / 25000));
+    for (int a = 0; a < topo->num_gpus; a++) {
+        CG_OUT("%-8s", topo->gpu[a].name);
+        for (int b = 0; b < topo->num_gpus; b++) {
+            if (a != b && topo->nvlink_mbps[a][b] > 0) {
+                CG_OUT(" NV%-4u", (unsigned)((topo->nvlink_mbps[a][b] + 12500) / 25000));
             } else {
-                CG_OUT(" %-6s", cg_topo_path_name(t->gpu_path[a][b]));
+                CG_OUT(" %-6s", cg_topo_path_name(topo->gpu_path[a][b]));
             }
         }
-        for (int n = 0; n < t->num_nics; n++) {
-            CG_OUT(" %-6s", cg_topo_path_name(t->nic_path[a][n]));
+        for (int n = 0; n < topo->num_nics; n++) {
+            CG_OUT(" %-6s", cg_topo_path_name(topo->nic_path[a][n]));
         }
-        CG_OUT(" %d\n", t->gpu[a].numa);
+        CG_OUT(" %d\n", topo->gpu[a].numa);
     }
     CG_OUT("\nNV#: NVLink, # x 25 GB/s per direction (NVLink from %s)\n"
            "PIX: one PCIe switch  PXB: several switches  PHB: a PCIe host bridge\n"
            "NODE: host bridges of one NUMA node  SYS: across NUMA nodes or sockets\n\n",
-           t->nvlink_from);
-    for (int g = 0; g < t->num_gpus; g++) {
+           topo->nvlink_from);
+    for (int g = 0; g < topo->num_gpus; g++) {
         int sw = 0;
-        for (int b = 0; b < t->num_gpus; b++) {
-            sw |= t->nvswitch[g][b];
+        for (int b = 0; b < topo->num_gpus; b++) {
+            sw |= topo->nvswitch[g][b];
         }
-        CG_OUT("%-6s %s  %s%s\n", t->gpu[g].name, t->gpu[g].bus_id, t->gpu[g].model, sw ? "  (NVSwitch)" : "");
+        CG_OUT("%-6s %s  %s%s\n", topo->gpu[g].name, topo->gpu[g].bus_id, topo->gpu[g].model, sw ? "  (NVSwitch)" : "");
     }
-    for (int n = 0; n < t->num_nics; n++) {
-        CG_OUT("NIC%-3d %s  %s%s  NUMA %d\n", n, t->nic[n].bus_id, t->nic[n].name,
-               t->nic[n].rdma ? " (RDMA)" : "", t->nic[n].numa);
+    for (int n = 0; n < topo->num_nics; n++) {
+        CG_OUT("NIC%-3d %s  %s%s  NUMA %d\n", n, topo->nic[n].bus_id, topo->nic[n].name,
+               topo->nic[n].rdma ? " (RDMA)" : "", topo->nic[n].numa);
     }
 #undef CG_OUT
 }

@@ -1,12 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * coll/gpu's UCX transport: one UCP context and worker per process, endpoints created on
- * demand with peer error handling (a peer that fails turns into an error, never a hang),
- * tagged nonblocking send and receive, and the memory types this UCX can move.
+ * coll/gpu's inter-node layer over UCX, in two levels:
+ *   UCX      one UCP context and worker per process (and one worker per lane), one
+ *            endpoint per peer worker with peer error handling (a peer that fails turns
+ *            into an error, never a hang), tagged nonblocking send and receive, and the
+ *            memory types this UCX can move (ucx_transport.c);
+ *   inter    the inter-node phase of the collectives: exchanges between comm ranks on
+ *            device buffers (staged through host chunks when UCX cannot move device
+ *            memory) and ring / recursive doubling / binomial collectives on a group of
+ *            ranks, one per node (inter_transport.c, inter_algs.c).
  */
 #ifndef CG_UCX_H
 #define CG_UCX_H
 
 #include "base/cg_base.h"
+#include "kernels/cg_dev.h"
 
 #include <stdint.h>
 
@@ -23,7 +32,6 @@ typedef struct {
                                  "": UCX's own choice. An explicit UCX_NET_DEVICES wins. */
 } cg_ucx_config_t;
 
-int         cg_ucx_built(void);
 cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out);
 /* Another worker on ucx's context (a lane: one more thread may drive the network at the
  * same time, with endpoints and tags of its own). Destroy lanes before their parent. */
@@ -34,10 +42,13 @@ int         cg_ucx_supports_cuda(const cg_ucx_t *ucx);
 const char *cg_ucx_describe(const cg_ucx_t *ucx);
 /* This worker's address, to be exchanged with the peers. */
 cg_status_t cg_ucx_address(cg_ucx_t *ucx, const void **addr, size_t *len);
-cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, cg_ucx_ep_t **ep_out);
-/* Close with a flush of what is in flight; force: without (after a failure, when peers may
- * never answer). */
-void        cg_ucx_ep_destroy(cg_ucx_t *ucx, cg_ucx_ep_t *ep, int force);
+/* The endpoint to the worker at peer_addr: one per peer for the life of this worker,
+ * shared by every communicator over that peer (closing one per communicator would disturb
+ * the others' transfers and wait on peers). A failed one is replaced. */
+cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len,
+                             cg_ucx_ep_t **ep_out);
+/* A communicator is done with it: it stays open for others (closed with the worker). */
+void        cg_ucx_ep_release(cg_ucx_t *ucx, cg_ucx_ep_t *ep);
 
 /* Nonblocking tagged operations. *req is NULL when the operation completed at once;
  * otherwise wait for it with cg_ucx_test. device: the buffer is CUDA memory. */
@@ -61,6 +72,93 @@ int         cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove)
 /* Complete every operation of this worker remotely (eager data left in a transport's
  * buffer needs the sender's progress: done before a collective returns). */
 cg_status_t cg_ucx_flush(cg_ucx_t *ucx);
+
+
+/* ==== The inter-node transport (inter_transport.c, inter_algs.c) =========================
+ * Point-to-point exchanges between the ranks of different nodes over UCX, and the
+ * collectives built from them on a group of ranks (one per node: a rail, or the node
+ * leaders). Buffers are device memory; when UCX cannot move device memory itself (Debian's
+ * UCX has no CUDA transport) the data goes through a pipeline of page-locked host chunks:
+ * the copy of chunk i+1 overlaps the network transfer of chunk i.
+ *
+ * Tags: comm id (16 bits) | call sequence (16) | step (12) | source rank (20), so that calls,
+ * steps and communicators never match each other's messages.
+ */
+typedef struct {
+    int  n;     /* members */
+    int  me;    /* this rank's index */
+    int *ranks; /* comm ranks of the members, in order */
+} cg_inter_group_t;
+
+/* cg_inter_config_t.staging (the same values as the collective layer's setting) */
+enum { CG_INTER_STAGING_AUTO = 0, CG_INTER_STAGING_ALWAYS = 1, CG_INTER_STAGING_NEVER = 2 };
+
+typedef struct {
+    size_t chunk_bytes; /* staging chunk */
+    int    depth;       /* chunks in flight each way */
+    int    staging;     /* CG_STAGING_* of coll/cg_coll.h: 0 auto (when UCX cannot move
+                           device memory), 1 always, 2 never */
+    double timeout_s;
+} cg_inter_config_t;
+
+typedef struct cg_inter {
+    cg_ucx_t        *ucx;
+    cg_dev_t        *dev;
+    cg_dev_stream_t *stream;
+    int              rank, size;
+    uint16_t         comm_id;
+    uint16_t         seq;         /* inter-node calls so far (the same on every rank) */
+    cg_ucx_ep_t    **eps;         /* by comm rank, created at first use */
+    char            *addrs;       /* every rank's worker address */
+    size_t           addr_stride;
+    int              staged;      /* device data through host chunks */
+    int              ucx_device;  /* hand CUDA memory to UCX */
+    cg_inter_config_t config;
+    char            *pinned;      /* 2 x depth chunks: sends, then receives */
+    cg_dev_event_t  *events[64];
+    void            *tmp;         /* device memory for received blocks */
+    size_t           tmp_bytes;
+    int              failed;
+} cg_inter_t;
+
+/* ---- transport (inter_transport.c) ----------------------------------------------------- */
+/* addrs: room for size addresses of addr_stride bytes (each slot: 8-byte length, then the
+ * address), owned by the transport from now on and filled by the caller before the first
+ * exchange. */
+cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
+                            const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
+                            cg_inter_t **inter_out);
+void        cg_inter_destroy(cg_inter_t *inter);
+/* Start an inter-node phase of a new call (advances the sequence number of the tags). */
+void        cg_inter_begin(cg_inter_t *inter);
+/* Send sbytes of sbuf to comm rank dst and receive rbytes into rbuf from comm rank src
+ * (either may be -1: no send, no receive), both tagged with step. Device buffers. */
+cg_status_t cg_inter_sendrecv(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes, int src,
+                              void *rbuf, size_t rbytes, unsigned step);
+/* The same with a step of its own for each direction. */
+cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes,
+                              unsigned sstep, int src, void *rbuf, size_t rbytes, unsigned rstep);
+/* This rank's collective failed: tell ranks (comm ranks) that may be waiting for its data;
+ * their waits give up with CG_ERR_PEER, and they tell others in turn. Waits at most
+ * seconds for the messages to leave (those still in flight go on without being tracked). */
+void        cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds);
+/* Device scratch of at least bytes for received blocks. */
+cg_status_t cg_inter_tmp(cg_inter_t *inter, size_t bytes, void **tmp);
+
+/* ---- collectives on a group (inter_algs.c); buffers are device memory ----------------- */
+cg_status_t cg_inter_allreduce_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
+                                    size_t count, cg_dtype_t dtype, cg_op_t op);
+cg_status_t cg_inter_allreduce_rd(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
+                                  size_t count, cg_dtype_t dtype, cg_op_t op);
+/* Member i's block is counts[i] elements at element offset offs[i] of buf. */
+cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
+                                         const size_t *offs, const size_t *counts,
+                                         cg_dtype_t dtype, cg_op_t op);
+/* Member i's block is bytes[i] at byte offset offs[i] of buf. */
+cg_status_t cg_inter_allgather_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
+                                    const size_t *offs, const size_t *bytes);
+cg_status_t cg_inter_bcast_binomial(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
+                                    size_t bytes, int root);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The UCX layer of a build configured --without-ucx: no inter-node transport. */
 #include "ucx_glue/cg_ucx.h"
-
-int cg_ucx_built(void)
-{
-    return 0;
-}
 
 cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out)
 {
@@ -45,19 +42,20 @@ cg_status_t cg_ucx_address(cg_ucx_t *ucx, const void **addr, size_t *len)
     return CG_ERR_UNSUPPORTED;
 }
 
-cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, cg_ucx_ep_t **ep_out)
+cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len,
+                             cg_ucx_ep_t **ep_out)
 {
     (void)ucx;
     (void)peer_addr;
+    (void)addr_len;
     (void)ep_out;
     return CG_ERR_UNSUPPORTED;
 }
 
-void cg_ucx_ep_destroy(cg_ucx_t *ucx, cg_ucx_ep_t *ep, int force)
+void cg_ucx_ep_release(cg_ucx_t *ucx, cg_ucx_ep_t *ep)
 {
     (void)ucx;
     (void)ep;
-    (void)force;
 }
 
 cg_status_t cg_ucx_isend(cg_ucx_t *ucx, cg_ucx_ep_t *ep, const void *buf, size_t len,

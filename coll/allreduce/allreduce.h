@@ -1,22 +1,32 @@
-/* Intra-node allreduce algorithms. sbuf NULL: in place (the input is in rbuf). */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * Allreduce algorithms, one file each (allreduce_<name>.c): the run functions of their
+ * registry rows, and the intra-node ones as building blocks on a local group.
+ */
 #ifndef CG_ALLREDUCE_H
 #define CG_ALLREDUCE_H
 
-#include "coll/intra/intra.h"
+#include "coll/cg_comm_int.h"
 
-/* Every rank reads every peer's input and reduces it (small messages): the input goes
- * through the scratch buffer, one barrier per step. */
-cg_status_t cg_allreduce_one_shot(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
+/* one_shot: copy in, barrier, every rank reduces every peer's copy in rank order. */
+cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbuf, size_t count,
                                   cg_dtype_t dtype, cg_op_t op);
-/* Reduce-scatter then allgather fused: rank r reduces block r from every peer's input and
- * writes it into every peer's output (large messages). Zero copy through IPC when every
- * buffer can be shared, otherwise pipelined through the scratch halves. */
-cg_status_t cg_allreduce_two_shot(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
+/* two_shot: rank r reduces block r from every input and writes it into every output. */
+cg_status_t cg_allreduce_two_shot(cg_intra_t *group, const void *sbuf, void *rbuf, size_t count,
                                   cg_dtype_t dtype, cg_op_t op);
-
-/* Ring along the node's ring order (GPUs linked only in pairs): reduce-scatter then
- * allgather in n-1 steps each, one block per step to the next rank. */
-cg_status_t cg_allreduce_ring(cg_intra_t *g, const void *sbuf, void *rbuf, size_t count,
+/* Every rank of the node gets the node's reduction in rbuf (one_shot or two_shot by size:
+ * the same bits everywhere); one rank on its node: a copy (allreduce_hier_rd.c). */
+cg_status_t cg_allreduce_node(cg_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               cg_dtype_t dtype, cg_op_t op);
+
+cg_status_t cg_allreduce_ll_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_one_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_two_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_hier_rd_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+cg_status_t cg_allreduce_hier_leader_run(cg_comm_t *comm, const cg_plan_t *plan,
+                                         const cg_call_t *call);
 
 #endif

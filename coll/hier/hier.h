@@ -1,12 +1,15 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * Hierarchical collectives across nodes: an intra-node phase on each node's local group and
- * an inter-node phase over UCX between one rank per node. Rails: the ranks with the same
- * local index on every node form a group, so every GPU drives its own NIC.
+ * Building blocks of the hierarchical algorithms (an intra-node phase on each node's local
+ * group and an inter-node phase over UCX between one rank per node): rails (the ranks with
+ * the same local index on every node, so every GPU drives its own NIC), the pipeline that
+ * overlaps the phases chunk by chunk (hier_pipe.c), placement and the leaders' node order
+ * (hier_common.c). The algorithms themselves are in their collective's folder.
  */
 #ifndef CG_HIER_H
 #define CG_HIER_H
 
-#include "coll/allgather/allgather.h"
 #include "coll/cg_comm_int.h"
 
 #define CG_HIER_MAX_CHUNKS 1024
@@ -26,44 +29,24 @@ typedef struct {
     void *ctx;
 } cg_pipe_job_t;
 
-cg_status_t cg_hier_pipe_run(cg_comm_t *c, const cg_pipe_job_t *job);
+cg_status_t cg_hier_pipe_run(cg_comm_t *comm, const cg_pipe_job_t *job);
 /* Device scratch of every lane for received blocks, allocated before the lanes run (an
  * allocation on a lane thread could wait for the caller's stream). */
-cg_status_t cg_hier_lanes_reserve(cg_comm_t *c, size_t bytes);
+cg_status_t cg_hier_lanes_reserve(cg_comm_t *comm, size_t bytes);
 /* Chunks in flight (work slots) of a job with max_lanes. */
-int         cg_hier_pipe_window(const cg_comm_t *c, int max_lanes);
+int         cg_hier_pipe_window(const cg_comm_t *comm, int max_lanes);
 void        cg_hier_pipe_destroy(cg_hier_pipe_t *pipe);
 
-/* The hierarchical algorithms. chunks: pieces the message is cut into so that the phases
- * overlap (1: one after the other); the same on every rank.
- * CG_ALG_HIER_RING: intra reduce-scatter, ring allreduce on each rail over 1/L of the data,
- * intra allgather (equal ranks per node). CG_ALG_HIER_RD: intra allreduce, recursive
- * doubling on each rail over all of it (small messages, equal ranks per node).
- * CG_ALG_HIER_LEADER: intra allreduce, node leaders exchange, intra bcast (any layout). */
-cg_status_t cg_hier_allreduce(cg_comm_t *c, cg_alg_t alg, const void *sbuf, void *rbuf,
-                              size_t count, cg_dtype_t dtype, cg_op_t op, int chunks);
-/* CG_ALG_HIER_TREE: binomial tree between one rank per node (the root's local index), then
- * intra bcast (any layout). CG_ALG_HIER_RING: intra bcast on the root's node, each rail
- * relays 1/L of the message down a pipelined chain of nodes, intra allgather of the slices
- * (equal ranks per node). */
-cg_status_t cg_hier_bcast(cg_comm_t *c, cg_alg_t alg, void *buf, size_t bytes, int root,
-                          int chunks);
-/* Ring allgather on each rail, then intra allgather of the rail's blocks (equal ranks). */
-cg_status_t cg_hier_allgather(cg_comm_t *c, const void *sbuf, void *rbuf, size_t bytes,
-                              int chunks);
-/* CG_ALG_HIER_LEADER for allgather and reduce-scatter (hier_leader.c): through one leader
- * per node, any layout. */
-cg_status_t cg_hier_allgather_leader(cg_comm_t *c, const void *sbuf, void *rbuf, size_t bytes);
-cg_status_t cg_hier_reduce_scatter_leader(cg_comm_t *c, const void *sbuf, void *rbuf,
-                                          const size_t *counts, cg_dtype_t dtype, cg_op_t op);
-/* Copy this rank's input (sbuf, when not in place) to dst on the inter-node stream. */
-cg_status_t cg_hier_place(cg_comm_t *c, const void *sbuf, void *dst, size_t bytes);
-/* Intra reduce-scatter of each rail's blocks, then ring reduce-scatter on the rail. */
-cg_status_t cg_hier_reduce_scatter(cg_comm_t *c, const void *sbuf, void *rbuf,
-                                   const size_t *counts, cg_dtype_t dtype, cg_op_t op,
-                                   int chunks);
+/* Pieces a message of bytes (nccl-tests size) is cut into for the plan's chunk size (the
+ * same on every rank; 1: the phases run one after the other). */
+int         cg_hier_plan_chunks(const cg_plan_t *plan, double bytes);
 /* The rail of local index local: node n's rank with that index, for every node. */
-cg_status_t cg_hier_rail(const cg_comm_t *c, int local, cg_inter_group_t *rail);
+cg_status_t cg_hier_rail(const cg_comm_t *comm, int local, cg_inter_group_t *rail);
+/* Copy this rank's input (sbuf, when not in place) to dst on the inter-node stream. */
+cg_status_t cg_hier_place(cg_comm_t *comm, const void *sbuf, void *dst, size_t bytes);
+/* The node of comm rank root, and its local index there. */
+void        cg_hier_root(const cg_comm_t *comm, int root, int *rnode, int *rlocal);
+
 /* At most the number of pieces of len units that leaves none smaller than unit (no empty
  * chunks, each costing its phases' barriers). */
 static inline int cg_hier_chunks_cap(int chunks, size_t len, size_t unit)
@@ -79,5 +62,31 @@ static inline cg_seg_t cg_hier_piece(size_t len, int k, int i, size_t align)
     size_t off   = CG_MIN(len, (size_t)i * piece);
     return (cg_seg_t){off, CG_MIN(len - off, piece)};
 }
+
+/* ---- the leaders' node order (hier_leader algorithms) ---------------------------------- */
+/* Node order of blocks of sizes[r] units (sizes NULL: fixed units each): rank r's block at
+ * pos[r], node n's blocks at offs[n] (lens[n] units); displ[r]: rank order. identity: both
+ * orders agree (every node's ranks are consecutive). */
+typedef struct {
+    size_t *pos, *displ, *offs, *lens;
+    size_t  total;
+    int     identity;
+} cg_leader_order_t;
+
+cg_status_t cg_leader_order(const cg_comm_t *comm, const size_t *sizes, size_t fixed,
+                            cg_leader_order_t *order);
+void        cg_leader_order_free(cg_leader_order_t *order);
+/* Copy the blocks of the ranks of node n (every node but n when others; n -1 and others:
+ * every rank) between rank order (user) and node order (packed), on the inter stream.
+ * sizes and fixed as for cg_leader_order; unit: bytes per unit. */
+cg_status_t cg_leader_pack(cg_comm_t *comm, const cg_leader_order_t *order, const size_t *sizes,
+                           size_t fixed, size_t unit, int n, int others, char *user,
+                           char *packed, int to_packed);
+
+/* The phase after the leaders': run it if this rank is fine, otherwise report the failure
+ * to the node (which learns of it at the phase's barrier). */
+#define CG_LEADER_NODE_PHASE(_c, _status, _call)                                              \
+    ((_status) == CG_OK ? (_call)                                                             \
+                        : cg_intra_finish((_c)->intra, cg_intra_barrier((_c)->intra, (_status))))
 
 #endif

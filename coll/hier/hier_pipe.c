@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Overlap of the phases of a hierarchical collective, chunk by chunk.
  *
@@ -49,139 +51,139 @@ struct cg_hier_pipe {
 static void *cg_hier_lane_main(void *arg)
 {
     cg_hier_lane_t *l = arg;
-    cg_hier_pipe_t *p = l->pipe;
+    cg_hier_pipe_t *pipe = l->pipe;
 
     /* the device current for the thread's life (UCX's CUDA transports need a context) */
-    (void)p->comm->dev->ops->thread_bind(p->comm->dev);
-    pthread_mutex_lock(&p->lock);
+    (void)pipe->comm->dev->ops->thread_bind(pipe->comm->dev);
+    pthread_mutex_lock(&pipe->lock);
     for (;;) {
         /* this lane's next chunk */
-        int next = l->index + l->finished * CG_MAX(p->lanes, 1);
-        while (!p->exiting && (p->job == NULL || l->index >= p->lanes || next >= p->job->chunks ||
-                               next >= p->submitted)) {
-            pthread_cond_wait(&p->wake, &p->lock);
-            next = l->index + l->finished * CG_MAX(p->lanes, 1);
+        int next = l->index + l->finished * CG_MAX(pipe->lanes, 1);
+        while (!pipe->exiting && (pipe->job == NULL || l->index >= pipe->lanes || next >= pipe->job->chunks ||
+                               next >= pipe->submitted)) {
+            pthread_cond_wait(&pipe->wake, &pipe->lock);
+            next = l->index + l->finished * CG_MAX(pipe->lanes, 1);
         }
-        if (p->exiting) {
+        if (pipe->exiting) {
             break;
         }
-        const cg_pipe_job_t *job    = p->job;
-        const int            run    = p->status == CG_OK && next < p->skip_from;
+        const cg_pipe_job_t *job    = pipe->job;
+        const int            run    = pipe->status == CG_OK && next < pipe->skip_from;
         cg_status_t          status = CG_OK;
 
-        pthread_mutex_unlock(&p->lock);
+        pthread_mutex_unlock(&pipe->lock);
         if (run && job->mid != NULL) {
-            status = job->mid(job->ctx, next, p->comm->lane[l->index]);
+            status = job->mid(job->ctx, next, pipe->comm->lane[l->index]);
         }
-        pthread_mutex_lock(&p->lock);
-        if (status != CG_OK && p->status == CG_OK) {
-            p->status = status;
+        pthread_mutex_lock(&pipe->lock);
+        if (status != CG_OK && pipe->status == CG_OK) {
+            pipe->status = status;
         }
         l->finished++;
-        pthread_cond_broadcast(&p->done);
+        pthread_cond_broadcast(&pipe->done);
     }
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&pipe->lock);
     return NULL;
 }
 
 /* The pipeline of a communicator, with a thread per lane. */
-static cg_status_t cg_hier_pipe_create(cg_comm_t *c, cg_hier_pipe_t **pipe_out)
+static cg_status_t cg_hier_pipe_create(cg_comm_t *comm, cg_hier_pipe_t **pipe_out)
 {
-    cg_hier_pipe_t *p = calloc(1, sizeof(*p));
+    cg_hier_pipe_t *pipe = calloc(1, sizeof(*pipe));
     sigset_t        all, old;
     int             rc = 0;
 
-    if (p == NULL) {
+    if (pipe == NULL) {
         return CG_ERR_NO_MEMORY;
     }
-    p->comm = c;
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->wake, NULL);
-    pthread_cond_init(&p->done, NULL);
+    pipe->comm = comm;
+    pthread_mutex_init(&pipe->lock, NULL);
+    pthread_cond_init(&pipe->wake, NULL);
+    pthread_cond_init(&pipe->done, NULL);
     /* signals stay with the application's threads */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    for (int m = 0; m < c->num_lanes && rc == 0; m++) {
-        p->lane[m] = (cg_hier_lane_t){p, m, 0, 0, 0};
-        rc         = pthread_create(&p->lane[m].thread, NULL, cg_hier_lane_main, &p->lane[m]);
-        p->lane[m].started = (rc == 0);
-        p->nthreads += (rc == 0);
+    for (int m = 0; m < comm->num_lanes && rc == 0; m++) {
+        pipe->lane[m] = (cg_hier_lane_t){pipe, m, 0, 0, 0};
+        rc         = pthread_create(&pipe->lane[m].thread, NULL, cg_hier_lane_main, &pipe->lane[m]);
+        pipe->lane[m].started = (rc == 0);
+        pipe->nthreads += (rc == 0);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         cg_error(CG_SUB_COLL, "cannot start the pipeline threads (error %d)", rc);
-        cg_hier_pipe_destroy(p);
+        cg_hier_pipe_destroy(pipe);
         return CG_ERR_IO;
     }
-    *pipe_out = p;
+    *pipe_out = pipe;
     return CG_OK;
 }
 
-void cg_hier_pipe_destroy(cg_hier_pipe_t *p)
+void cg_hier_pipe_destroy(cg_hier_pipe_t *pipe)
 {
-    if (p == NULL) {
+    if (pipe == NULL) {
         return;
     }
-    pthread_mutex_lock(&p->lock);
-    p->exiting = 1;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_lock(&pipe->lock);
+    pipe->exiting = 1;
+    pthread_cond_broadcast(&pipe->wake);
+    pthread_mutex_unlock(&pipe->lock);
     for (int m = 0; m < CG_MAX_LANES; m++) {
-        if (p->lane[m].started) {
-            pthread_join(p->lane[m].thread, NULL);
+        if (pipe->lane[m].started) {
+            pthread_join(pipe->lane[m].thread, NULL);
         }
     }
-    pthread_cond_destroy(&p->done);
-    pthread_cond_destroy(&p->wake);
-    pthread_mutex_destroy(&p->lock);
-    free(p);
+    pthread_cond_destroy(&pipe->done);
+    pthread_cond_destroy(&pipe->wake);
+    pthread_mutex_destroy(&pipe->lock);
+    free(pipe);
 }
 
 /* The next chunk's pre is done (ok: its mid may run). */
-static void cg_hier_pipe_submit(cg_hier_pipe_t *p, int ok)
+static void cg_hier_pipe_submit(cg_hier_pipe_t *pipe, int ok)
 {
-    pthread_mutex_lock(&p->lock);
-    if (!ok && p->skip_from > p->submitted) {
-        p->skip_from = p->submitted;
+    pthread_mutex_lock(&pipe->lock);
+    if (!ok && pipe->skip_from > pipe->submitted) {
+        pipe->skip_from = pipe->submitted;
     }
-    p->submitted++;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->lock);
+    pipe->submitted++;
+    pthread_cond_broadcast(&pipe->wake);
+    pthread_mutex_unlock(&pipe->lock);
 }
 
 /* Wait until chunk i's mid is done; the first failure of any mid so far. */
-static cg_status_t cg_hier_pipe_wait(cg_hier_pipe_t *p, int i)
+static cg_status_t cg_hier_pipe_wait(cg_hier_pipe_t *pipe, int i)
 {
-    const cg_hier_lane_t *l = &p->lane[i % p->lanes];
+    const cg_hier_lane_t *l = &pipe->lane[i % pipe->lanes];
     cg_status_t           status;
 
-    pthread_mutex_lock(&p->lock);
-    while (l->finished <= i / p->lanes) {
-        pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_lock(&pipe->lock);
+    while (l->finished <= i / pipe->lanes) {
+        pthread_cond_wait(&pipe->done, &pipe->lock);
     }
-    status = p->status;
-    pthread_mutex_unlock(&p->lock);
+    status = pipe->status;
+    pthread_mutex_unlock(&pipe->lock);
     return status;
 }
 
-cg_status_t cg_hier_lanes_reserve(cg_comm_t *c, size_t bytes)
+cg_status_t cg_hier_lanes_reserve(cg_comm_t *comm, size_t bytes)
 {
     void       *tmp;
     cg_status_t status = CG_OK;
 
-    for (int m = 0; m < CG_MAX(c->num_lanes, 1) && status == CG_OK; m++) {
-        status = cg_inter_tmp(m == 0 ? c->inter : c->lane[m], CG_MAX(bytes, (size_t)1), &tmp);
+    for (int m = 0; m < CG_MAX(comm->num_lanes, 1) && status == CG_OK; m++) {
+        status = cg_inter_tmp(m == 0 ? comm->inter : comm->lane[m], CG_MAX(bytes, (size_t)1), &tmp);
     }
     return status;
 }
 
-int cg_hier_pipe_window(const cg_comm_t *c, int max_lanes)
+int cg_hier_pipe_window(const cg_comm_t *comm, int max_lanes)
 {
-    return CG_MAX(1, CG_MIN(c->num_lanes, max_lanes > 0 ? max_lanes : CG_MAX_LANES)) + 1;
+    return CG_MAX(1, CG_MIN(comm->num_lanes, max_lanes > 0 ? max_lanes : CG_MAX_LANES)) + 1;
 }
 
 /* Without lane threads: the phases of each chunk one after the other, on lane 0. */
-static cg_status_t cg_hier_pipe_serial(cg_comm_t *c, const cg_pipe_job_t *job)
+static cg_status_t cg_hier_pipe_serial(cg_comm_t *comm, const cg_pipe_job_t *job)
 {
     cg_status_t status = CG_OK, mid = CG_OK;
 
@@ -190,7 +192,7 @@ static cg_status_t cg_hier_pipe_serial(cg_comm_t *c, const cg_pipe_job_t *job)
             status = job->pre(job->ctx, i, status);
         }
         if (status == CG_OK && mid == CG_OK && job->mid != NULL) {
-            mid = job->mid(job->ctx, i, c->inter);
+            mid = job->mid(job->ctx, i, comm->inter);
         }
         if (job->post != NULL) {
             status = job->post(job->ctx, i, status != CG_OK ? status : mid);
@@ -205,38 +207,38 @@ static cg_status_t cg_hier_pipe_serial(cg_comm_t *c, const cg_pipe_job_t *job)
  * start the lane threads and agree that every rank has them; otherwise every rank runs its
  * pipelines one phase after the other (a rank alone doing so would pair its exchanges and
  * barriers with the wrong ones). */
-static int cg_hier_pipe_ready(cg_comm_t *c)
+static int cg_hier_pipe_ready(cg_comm_t *comm)
 {
     cg_status_t status;
     int         ok;
 
-    if (c->pipe_state != 0) {
-        return c->pipe_state > 0;
+    if (comm->pipe_state != 0) {
+        return comm->pipe_state > 0;
     }
-    ok = cg_hier_pipe_create(c, &c->pipe) == CG_OK;
+    ok = cg_hier_pipe_create(comm, &comm->pipe) == CG_OK;
     if (!ok) {
-        c->pipe = NULL;
+        comm->pipe = NULL;
     }
-    status = c->oob.allgather(c->oob.ctx, &ok, c->votes, sizeof(int));
-    for (int r = 0; status == CG_OK && r < c->config.size; r++) {
-        ok &= c->votes[r];
+    status = comm->oob.allgather(comm->oob.ctx, &ok, comm->votes, sizeof(int));
+    for (int r = 0; status == CG_OK && r < comm->config.size; r++) {
+        ok &= comm->votes[r];
     }
     ok &= (status == CG_OK);
     if (!ok) {
         cg_warn(CG_SUB_COLL, "lane threads unavailable on some rank: the phases of hierarchical "
                 "collectives run one after the other on this communicator");
-        cg_hier_pipe_destroy(c->pipe);
-        c->pipe = NULL;
+        cg_hier_pipe_destroy(comm->pipe);
+        comm->pipe = NULL;
     }
-    c->pipe_state = ok ? 1 : -1;
+    comm->pipe_state = ok ? 1 : -1;
     return ok;
 }
 
 /* The caller's part: post of chunk i, after its mid. */
-static cg_status_t cg_hier_pipe_post(cg_hier_pipe_t *p, const cg_pipe_job_t *job, int i,
+static cg_status_t cg_hier_pipe_post(cg_hier_pipe_t *pipe, const cg_pipe_job_t *job, int i,
                                      cg_status_t status)
 {
-    cg_status_t mid = cg_hier_pipe_wait(p, i);
+    cg_status_t mid = cg_hier_pipe_wait(pipe, i);
 
     if (job->post != NULL) {
         return job->post(job->ctx, i, status != CG_OK ? status : mid);
@@ -244,51 +246,51 @@ static cg_status_t cg_hier_pipe_post(cg_hier_pipe_t *p, const cg_pipe_job_t *job
     return status != CG_OK ? status : mid;
 }
 
-cg_status_t cg_hier_pipe_run(cg_comm_t *c, const cg_pipe_job_t *job)
+cg_status_t cg_hier_pipe_run(cg_comm_t *comm, const cg_pipe_job_t *job)
 {
-    const int       window = cg_hier_pipe_window(c, job->max_lanes);
-    cg_hier_pipe_t *p;
+    const int       window = cg_hier_pipe_window(comm, job->max_lanes);
+    cg_hier_pipe_t *pipe;
     cg_status_t     status = CG_OK;
     int             posted = 0;
 
     /* nothing to overlap: one chunk, or no intra-node phase (one rank per node). The callers
      * run on equal layouts with an agreed plan, so these hold alike on every rank, as
      * cg_hier_pipe_ready's agreement requires. */
-    if (job->chunks <= 1 || job->mid == NULL || c->local_size == 1 ||
+    if (job->chunks <= 1 || job->mid == NULL || comm->local_size == 1 ||
         (job->pre == NULL && job->post == NULL)) {
-        return cg_hier_pipe_serial(c, job);
+        return cg_hier_pipe_serial(comm, job);
     }
-    if (!cg_hier_pipe_ready(c)) {
-        return cg_hier_pipe_serial(c, job); /* no threads: still correct, not overlapped */
+    if (!cg_hier_pipe_ready(comm)) {
+        return cg_hier_pipe_serial(comm, job); /* no threads: still correct, not overlapped */
     }
-    p = c->pipe;
-    pthread_mutex_lock(&p->lock);
-    p->job       = job;
-    p->lanes     = window - 1;
-    p->submitted = 0;
-    p->skip_from = job->chunks;
-    p->status    = CG_OK;
+    pipe = comm->pipe;
+    pthread_mutex_lock(&pipe->lock);
+    pipe->job       = job;
+    pipe->lanes     = window - 1;
+    pipe->submitted = 0;
+    pipe->skip_from = job->chunks;
+    pipe->status    = CG_OK;
     for (int m = 0; m < CG_MAX_LANES; m++) {
-        p->lane[m].finished = 0;
+        pipe->lane[m].finished = 0;
     }
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&pipe->lock);
 
     /* Every rank of the node runs the same sequence of intra-node phases, whatever fails:
      * a failure travels to the node's other ranks through the phases' barriers. */
     for (int i = 0; i < job->chunks; i++) {
         while (i - posted >= window) { /* chunk i takes the slot of chunk i - window */
-            status = cg_hier_pipe_post(p, job, posted++, status);
+            status = cg_hier_pipe_post(pipe, job, posted++, status);
         }
         if (job->pre != NULL) {
             status = job->pre(job->ctx, i, status);
         }
-        cg_hier_pipe_submit(p, status == CG_OK);
+        cg_hier_pipe_submit(pipe, status == CG_OK);
     }
     while (posted < job->chunks) {
-        status = cg_hier_pipe_post(p, job, posted++, status);
+        status = cg_hier_pipe_post(pipe, job, posted++, status);
     }
-    pthread_mutex_lock(&p->lock);
-    p->job = NULL;
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_lock(&pipe->lock);
+    pipe->job = NULL;
+    pthread_mutex_unlock(&pipe->lock);
     return status;
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The ranks of one node (the local group): what they share and how they synchronise.
  *
@@ -21,6 +23,7 @@
 #define CG_INTRA_H
 
 #include "base/cg_base.h"
+#include "coll/cg_coll.h"
 #include "kernels/cg_dev.h"
 
 #include <stdint.h>
@@ -28,7 +31,6 @@
 #define CG_INTRA_MAX        CG_DEV_MAX_FANIN
 #define CG_INTRA_FLAG_BYTES 4096 /* device flags at the start of each scratch area */
 
-typedef enum { CG_SYNC_AUTO = 0, CG_SYNC_HOST = 1, CG_SYNC_DEVICE = 2 } cg_sync_mode_t;
 
 /* Host shared memory page of one rank. Written only by its owner. */
 typedef struct {
@@ -40,12 +42,14 @@ typedef struct {
     cg_ipc_handle_t   in;  /* buffer_id 0: not provided or not exportable */
     cg_ipc_handle_t   out;
     volatile uint32_t meta_ok; /* every buffer asked of this rank is exportable */
+    volatile uint32_t map_ok;  /* this rank mapped every peer buffer it needs */
 } cg_intra_ctl_t;
 
-typedef struct cg_ipc_cache cg_ipc_cache_t;
+typedef struct cg_ipc_mapping cg_ipc_mapping_t;
 
 /* What each rank tells the others when the group is set up. */
 typedef struct {
+    uint64_t        proc_id; /* the process (cg_process_id), the IPC registry's peer key */
     int             pid;
     int             status; /* cg_status_t of its local setup */
     char            pci_bus_id[32];
@@ -53,8 +57,6 @@ typedef struct {
     cg_ipc_handle_t scratch;
 } cg_intra_peer_info_t;
 
-/* How one source is copied to several destinations (allgather, bcast). */
-typedef enum { CG_COPY_AUTO = 0, CG_COPY_ENGINE = 1, CG_COPY_KERNEL = 2 } cg_copy_method_t;
 
 typedef struct {
     size_t           scratch_bytes;
@@ -70,6 +72,7 @@ typedef struct cg_intra {
     int              rank;       /* this rank's index in the group */
     int              comm_ranks[CG_INTRA_MAX];
     int              pids[CG_INTRA_MAX];
+    uint64_t         proc_ids[CG_INTRA_MAX];
     cg_sync_mode_t   sync;       /* resolved: host or device */
     double           timeout_s;
     cg_copy_method_t copy;
@@ -78,15 +81,19 @@ typedef struct cg_intra {
     char             ctl_name[64];
     cg_dev_event_t  *event;
     char            *scratch[CG_INTRA_MAX]; /* each rank's scratch, as mapped here */
-    void            *scratch_map[CG_INTRA_MAX]; /* what ipc_import returned (peers) */
+    cg_ipc_mapping_t *scratch_map[CG_INTRA_MAX]; /* peers' scratch in the IPC registry */
     size_t           scratch_bytes;
     size_t           half_bytes;            /* bytes of one data half */
+    size_t           ll_bytes;              /* the LL inbox after the flags (intra_ll.c) */
+    size_t           ll_slot_bytes;         /* one slot of the inbox */
+    uint64_t         ll_epoch;              /* LL calls done (the same on every rank) */
     uint64_t         host_epoch;            /* host barriers done (same on every rank) */
     uint64_t         dev_epoch;             /* device barriers done */
     unsigned         parity;                /* steps done: selects the scratch half */
     int              ring[CG_INTRA_MAX];    /* ring order (group ranks), from the topology */
     int              ring_pos;              /* this rank's place in it */
-    cg_ipc_cache_t  *cache;
+    cg_ipc_mapping_t *pins[2 * CG_INTRA_MAX]; /* peers' user buffers this call uses */
+    int              num_pins;
     int              failed;                /* a barrier failed: the group is unusable */
 } cg_intra_t;
 
@@ -96,61 +103,105 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
                              cg_intra_peer_info_t *info);
 /* After the exchange: the group is ranks[0..size) (comm ranks), infos indexed the same
  * way; this rank is ranks[me]. Maps the peers' scratch and control pages. */
-cg_status_t cg_intra_connect(cg_intra_t *g, const int *ranks, const cg_intra_peer_info_t *infos,
+cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra_peer_info_t *infos,
                              int size, int me, cg_sync_mode_t requested);
 /* Once every rank is connected: remove the name of this rank's control page (no leftovers
  * in /dev/shm if the process dies later). */
-void        cg_intra_seal(cg_intra_t *g);
+void        cg_intra_seal(cg_intra_t *group);
 /* Tear down; waits (bounded) until every peer has started its own teardown. */
-void        cg_intra_destroy(cg_intra_t *g);
+void        cg_intra_destroy(cg_intra_t *group);
 
 /* Pointer to half h of rank r's scratch data area. */
-static inline char *cg_intra_half(const cg_intra_t *g, int r, unsigned h)
+static inline char *cg_intra_half(const cg_intra_t *group, int r, unsigned h)
 {
-    return g->scratch[r] + CG_INTRA_FLAG_BYTES + (size_t)(h & 1) * g->half_bytes;
+    return group->scratch[r] + CG_INTRA_FLAG_BYTES + group->ll_bytes +
+           (size_t)(h & 1) * group->half_bytes;
 }
 
 /* ---- synchronisation (intra_sync.c) ---------------------------------------------------- */
 /* Full barrier of the group in the group's mode. mine: this rank's status so far.
  * Returns mine, or CG_ERR_PEER when another rank reported an error. */
-cg_status_t cg_intra_barrier(cg_intra_t *g, cg_status_t mine);
-/* Host barrier whatever the mode (for data the host reads: published handles). */
-cg_status_t cg_intra_host_barrier(cg_intra_t *g, cg_status_t mine);
+cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine);
 /* Device barriers: set this rank's flags from the host so that its stream never stays
  * blocked on a peer that failed (at a failure, and at teardown). */
-void        cg_intra_release_waits(cg_intra_t *g);
-/* Wait for this rank's stream, watching for peers that failed or died. */
-cg_status_t cg_intra_finish(cg_intra_t *g, cg_status_t mine);
+void        cg_intra_release_waits(cg_intra_t *group);
+/* Record this rank's failure (at host barrier epoch, 0: the next) where its peers look. */
+void        cg_intra_report(cg_intra_t *group, uint64_t epoch);
+/* Has a peer reported a failure? */
+int         cg_intra_peer_failed(const cg_intra_t *group);
+/* Between polls of a wait: a peer that died, or the timeout since *t0 (set at the first
+ * call), is an error. */
+cg_status_t cg_intra_watch(cg_intra_t *group, double *t0);
+/* Wait for this rank's stream, watching for peers that failed or died; the end of a call:
+ * releases the peers' buffers that cg_intra_publish mapped for it. */
+cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine);
 /* Zero copy: export in/out (NULL: not needed from this rank), exchange, map the peers'.
  * status: this rank's status so far, carried by the first barrier.
- * *all_ok tells whether every rank could export what it was asked for; when it is 0 the
- * caller runs its copy variant. Status and *all_ok are the same on every rank (two host
- * barriers: one for the handles, one for the mappings). */
-cg_status_t cg_intra_publish(cg_intra_t *g, cg_status_t status, const void *in, size_t in_bytes,
+ * *all_ok tells whether every rank could export what it was asked for and map what it
+ * needs of its peers; when it is 0 the caller runs its copy variant (an import that fails
+ * degrades the call, it does not fail it). Status and *all_ok are the same on every rank
+ * (two host barriers: one for the handles, one for the mappings). */
+cg_status_t cg_intra_publish(cg_intra_t *group, cg_status_t status, const void *in, size_t in_bytes,
                              void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
                              int *all_ok);
 /* Copy src to every dsts[i] (i < n) on the group's stream: one kernel that reads the
  * source once and writes every destination (auto, kernel), or one copy-engine transfer
  * per destination (engine). */
-cg_status_t cg_intra_copy_multi(cg_intra_t *g, char *const dsts[], int n, const void *src,
+cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, const void *src,
                                 size_t bytes);
+/* A copy on stream (the group's); bytes written into a scratch area are counted
+ * (coll_gpu_scratch_bytes). */
+cg_status_t cg_intra_copy(cg_intra_t *group, void *dst, const void *src, size_t bytes,
+                          cg_dev_stream_t *stream);
 /* Copy count elements of dtype into user memory: byte copy, or a typed copy that leaves
  * the padding bytes of pair types untouched. */
-cg_status_t cg_intra_copy_typed(cg_intra_t *g, void *dst, const void *src, size_t count,
+cg_status_t cg_intra_copy_typed(cg_intra_t *group, void *dst, const void *src, size_t count,
                                 cg_dtype_t dtype);
 
-/* ---- IPC cache (ipc_cache.c) ------------------------------------------------------------ */
+/* ---- the LL collective (intra_ll.c) ---------------------------------------------------- */
+/* Bytes of payload one rank may send one peer in an LL call (0: no LL on this group). */
+size_t      cg_intra_ll_capacity(const cg_intra_t *group);
+/* Run args (coll, root, src, dst, count, counts, displs, dtype, op: the rest is filled
+ * here) as one LL operation on the group's stream, stream-ordered after the application's
+ * work, and wait for it, watching for peers that failed or died. Every rank of the group
+ * calls it for the same call. */
+cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args);
+
+/* ---- phases on segments (intra_segments.c) -------------------------------------------- */
+/* A piece of a buffer: offset and length (in the unit the phase says). */
 typedef struct {
-    unsigned long hits, misses, evictions;
+    size_t off;
+    size_t len;
+} cg_seg_t;
+
+/* Every rank's nseg segments (bytes of rbuf; segs[rank * nseg + k]) into every rank's rbuf.
+ * status: this rank's status so far, carried by the first barrier. */
+cg_status_t cg_allgather_segments(cg_intra_t *group, void *rbuf, const cg_seg_t *segs, int nseg,
+                                  cg_status_t status);
+/* Each rank reduces its own segments (elements of in) over every rank into out, packed one
+ * after the other. in_place: out is in, and the segments tile it in rank order. */
+cg_status_t cg_reduce_scatter_segments(cg_intra_t *group, const void *in, void *out,
+                                       const cg_seg_t *segs, int nseg, int in_place,
+                                       cg_dtype_t dtype, cg_op_t op, cg_status_t status);
+/* The root hands rank r segs[r] (bytes of buf). */
+cg_status_t cg_scatter_segments(cg_intra_t *group, void *buf, const cg_seg_t *segs, int root,
+                                cg_status_t status);
+
+/* ---- IPC registry (ipc_cache.c): the process's mappings of peers' allocations ---------- */
+typedef struct {
+    unsigned long hits, misses, evictions, retries, mapped;
 } cg_ipc_cache_stats_t;
 
-cg_status_t cg_ipc_cache_create(cg_dev_t *dev, int npeers, int max_per_peer, cg_ipc_cache_t **out);
-void        cg_ipc_cache_destroy(cg_ipc_cache_t *cache);
-/* Local address of the memory a peer's handle describes (its pointer, offset included).
- * Maps the allocation at the first use; a mapping of the same address range with another
- * buffer id (memory freed and reused) is closed and replaced. */
-cg_status_t cg_ipc_cache_get(cg_ipc_cache_t *cache, int peer, const cg_ipc_handle_t *handle,
-                             char **ptr);
-void        cg_ipc_cache_stats(const cg_ipc_cache_t *cache, cg_ipc_cache_stats_t *stats);
+/* Local address of the memory a peer's handle describes (its pointer, offset included),
+ * mapped at the first use and shared by every communicator; peer: the peer process's
+ * cg_process_id. *pin keeps the mapping open until cg_ipc_release. */
+cg_status_t cg_ipc_acquire(cg_dev_t *dev, uint64_t peer, const cg_ipc_handle_t *handle,
+                           char **ptr, cg_ipc_mapping_t **pin);
+/* Give a pin back; close_now: unmap at once when nobody else uses it (a peer's scratch,
+ * freed with its communicator), otherwise it stays cached for later calls. */
+void        cg_ipc_release(cg_ipc_mapping_t *pin, int close_now);
+/* At the end of the process: close every mapping. */
+void        cg_ipc_registry_cleanup(void);
+void        cg_ipc_stats(cg_ipc_cache_stats_t *stats);
 
 #endif /* CG_INTRA_H */

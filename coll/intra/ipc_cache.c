@@ -1,125 +1,226 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * Mappings of peers' allocations, keyed by (peer, buffer id, base address). An allocation
- * is mapped once and reused call after call. When a peer frees memory and allocates again
- * at the same address, the driver gives the new allocation another buffer id: the old
- * mapping overlaps the new range with a different id, so it is closed and never read
- * again. Each peer keeps at most max_per_peer mappings (least recently used goes first).
+ * The process's mappings of peers' allocations, shared by every communicator: legacy CUDA
+ * IPC lets a process open an allocation of a peer only once (a second open, from another
+ * communicator over the same processes, fails with cudaErrorAlreadyMapped), so mappings
+ * must be owned by the process, not by a communicator.
+ *
+ * Keyed by (peer process, buffer id, base, size). An allocation is mapped once and reused
+ * call after call. When a peer frees memory and allocates again at the same address, the
+ * new allocation has another buffer id: mappings of that peer overlapping its range are
+ * stale and closed before the new one is opened. If the driver still says "already
+ * mapped", the peer's unused mappings are purged and the open retried, then every unused
+ * mapping of the process, as UCX's cuda_ipc cache does. A mapping in use by a call is
+ * pinned and never closed under it; each peer keeps at most CG_IPC_MAX_PER_PEER unpinned
+ * mappings (least recently used goes first).
  */
 #include "coll/intra/intra.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    uint64_t buffer_id;
-    uint64_t base; /* the peer's address of the allocation */
-    uint64_t size;
-    char    *local; /* where it is mapped here */
-    uint64_t last_use;
-} cg_ipc_entry_t;
+#define CG_IPC_MAX_PER_PEER 64
 
-struct cg_ipc_cache {
-    cg_dev_t            *dev;
-    int                  npeers;
-    int                  max_per_peer;
-    uint64_t             clock;
-    cg_ipc_cache_stats_t stats;
-    int                 *count;   /* entries per peer */
-    cg_ipc_entry_t      *entries; /* npeers x max_per_peer */
+struct cg_ipc_mapping {
+    uint64_t               peer;
+    uint64_t               buffer_id;
+    uint64_t               base; /* the peer's address of the allocation */
+    uint64_t               size;
+    char                  *local; /* where it is mapped here */
+    unsigned               pins;
+    uint64_t               last_use;
+    struct cg_ipc_mapping *next;
 };
 
-cg_status_t cg_ipc_cache_create(cg_dev_t *dev, int npeers, int max_per_peer, cg_ipc_cache_t **out)
-{
-    cg_ipc_cache_t *c = calloc(1, sizeof(*c));
+static struct {
+    pthread_mutex_t      lock;
+    cg_dev_t            *dev;
+    cg_ipc_mapping_t    *mappings;
+    uint64_t             clock;
+    cg_ipc_cache_stats_t stats;
+} cg_ipc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-    if (c == NULL) {
-        return CG_ERR_NO_MEMORY;
-    }
-    c->dev          = dev;
-    c->npeers       = npeers;
-    c->max_per_peer = max_per_peer > 0 ? max_per_peer : 1;
-    c->count        = calloc((size_t)npeers, sizeof(int));
-    c->entries      = calloc((size_t)npeers * (size_t)c->max_per_peer, sizeof(cg_ipc_entry_t));
-    if (c->count == NULL || c->entries == NULL) {
-        cg_ipc_cache_destroy(c);
-        return CG_ERR_NO_MEMORY;
-    }
-    *out = c;
-    return CG_OK;
+/* Unlink *link from the list and close its mapping. Lock held. */
+static void cg_ipc_drop(cg_ipc_mapping_t **link)
+{
+    cg_ipc_mapping_t *m = *link;
+
+    *link = m->next;
+    cg_ipc.dev->ops->ipc_close(cg_ipc.dev, m->local);
+    cg_ipc.stats.evictions++;
+    free(m);
 }
 
-static void cg_ipc_cache_drop(cg_ipc_cache_t *c, int peer, int i)
+/* Close the unpinned mappings for which drop(m) says so; returns how many. Lock held. */
+static int cg_ipc_drop_if(int (*drop)(const cg_ipc_mapping_t *m, const void *arg), const void *arg)
 {
-    cg_ipc_entry_t *e = &c->entries[peer * c->max_per_peer];
+    int n = 0;
 
-    c->dev->ops->ipc_close(c->dev, e[i].local);
-    e[i] = e[--c->count[peer]];
-    c->stats.evictions++;
-}
-
-void cg_ipc_cache_destroy(cg_ipc_cache_t *c)
-{
-    if (c == NULL) {
-        return;
-    }
-    for (int p = 0; c->count != NULL && p < c->npeers; p++) {
-        while (c->count[p] > 0) {
-            cg_ipc_cache_drop(c, p, 0);
+    for (cg_ipc_mapping_t **link = &cg_ipc.mappings; *link != NULL;) {
+        if ((*link)->pins == 0 && drop(*link, arg)) {
+            cg_ipc_drop(link);
+            n++;
+        } else {
+            link = &(*link)->next;
         }
     }
-    free(c->count);
-    free(c->entries);
-    free(c);
+    return n;
 }
 
-cg_status_t cg_ipc_cache_get(cg_ipc_cache_t *c, int peer, const cg_ipc_handle_t *h, char **ptr)
-{
-    cg_ipc_entry_t *e;
-    cg_status_t     status;
-    void           *local;
-    int             lru = 0;
+typedef struct {
+    uint64_t               peer;
+    const cg_ipc_handle_t *handle;
+} cg_ipc_match_t;
 
-    if (peer < 0 || peer >= c->npeers || h->buffer_id == 0 || h->offset > h->size) {
+static int cg_ipc_overlaps(const cg_ipc_mapping_t *m, const void *arg)
+{
+    const cg_ipc_match_t *k = arg;
+
+    return m->peer == k->peer && m->base < k->handle->base + k->handle->size &&
+           k->handle->base < m->base + m->size;
+}
+
+static int cg_ipc_of_peer(const cg_ipc_mapping_t *m, const void *arg)
+{
+    return m->peer == ((const cg_ipc_match_t *)arg)->peer;
+}
+
+static int cg_ipc_any(const cg_ipc_mapping_t *m, const void *arg)
+{
+    (void)m;
+    (void)arg;
+    return 1;
+}
+
+/* When the peer has too many unpinned mappings, close its least recently used one. */
+static void cg_ipc_limit_peer(uint64_t peer)
+{
+    cg_ipc_mapping_t **lru = NULL;
+    int                count = 0;
+
+    for (cg_ipc_mapping_t **link = &cg_ipc.mappings; *link != NULL; link = &(*link)->next) {
+        if ((*link)->peer == peer && (*link)->pins == 0) {
+            count++;
+            if (lru == NULL || (*link)->last_use < (*lru)->last_use) {
+                lru = link;
+            }
+        }
+    }
+    if (count >= CG_IPC_MAX_PER_PEER && lru != NULL) {
+        cg_ipc_drop(lru);
+    }
+}
+
+/* Open the handle: on "already mapped", purge the peer's unused mappings and retry, then
+ * every unused mapping of the process and retry. Lock held. */
+static cg_status_t cg_ipc_open(const cg_ipc_match_t *key, void **local)
+{
+    cg_status_t status = cg_ipc.dev->ops->ipc_import(cg_ipc.dev, key->handle, local);
+
+    if (status == CG_ERR_ALREADY_MAPPED) {
+        int purged = cg_ipc_drop_if(cg_ipc_of_peer, key);
+        cg_ipc.stats.retries++;
+        cg_debug(CG_SUB_IPC, "already mapped: purged %d mappings of the peer, retrying", purged);
+        status = cg_ipc.dev->ops->ipc_import(cg_ipc.dev, key->handle, local);
+    }
+    if (status == CG_ERR_ALREADY_MAPPED) {
+        int purged = cg_ipc_drop_if(cg_ipc_any, NULL);
+        cg_ipc.stats.retries++;
+        cg_debug(CG_SUB_IPC, "still already mapped: purged %d mappings, retrying", purged);
+        status = cg_ipc.dev->ops->ipc_import(cg_ipc.dev, key->handle, local);
+    }
+    return status;
+}
+
+cg_status_t cg_ipc_acquire(cg_dev_t *dev, uint64_t peer, const cg_ipc_handle_t *handle,
+                           char **ptr, cg_ipc_mapping_t **pin)
+{
+    cg_ipc_match_t    key = {peer, handle};
+    cg_ipc_mapping_t *m;
+    cg_status_t       status;
+    void             *local;
+
+    if (handle->buffer_id == 0 || handle->offset > handle->size) {
         return CG_ERR_INVALID_PARAM;
     }
-    e = &c->entries[peer * c->max_per_peer];
-    c->clock++;
-    for (int i = 0; i < c->count[peer]; i++) {
-        if (e[i].buffer_id == h->buffer_id && e[i].base == h->base && e[i].size == h->size) {
-            e[i].last_use = c->clock;
-            c->stats.hits++;
-            *ptr = e[i].local + h->offset;
+    pthread_mutex_lock(&cg_ipc.lock);
+    if (cg_ipc.dev != NULL && cg_ipc.dev != dev) {
+        pthread_mutex_unlock(&cg_ipc.lock);
+        return CG_ERR_INVALID_PARAM; /* one device layer per process */
+    }
+    cg_ipc.dev = dev;
+    cg_ipc.clock++;
+    for (m = cg_ipc.mappings; m != NULL; m = m->next) {
+        if (m->peer == peer && m->buffer_id == handle->buffer_id && m->base == handle->base &&
+            m->size == handle->size) {
+            m->pins++;
+            m->last_use = cg_ipc.clock;
+            cg_ipc.stats.hits++;
+            pthread_mutex_unlock(&cg_ipc.lock);
+            *ptr = m->local + handle->offset;
+            *pin = m;
             return CG_OK;
         }
     }
-    /* Stale mappings: anything of this peer overlapping the new allocation's range. */
-    for (int i = 0; i < c->count[peer];) {
-        if (e[i].base < h->base + h->size && h->base < e[i].base + e[i].size) {
-            cg_debug(CG_SUB_IPC, "peer %d reused [%#lx, +%lu): buffer %lu replaces %lu", peer,
-                     (unsigned long)h->base, (unsigned long)h->size,
-                     (unsigned long)h->buffer_id, (unsigned long)e[i].buffer_id);
-            cg_ipc_cache_drop(c, peer, i);
-        } else {
-            i++;
-        }
+    if (cg_ipc_drop_if(cg_ipc_overlaps, &key) > 0) {
+        cg_debug(CG_SUB_IPC, "peer %#lx reused [%#lx, +%lu): stale mappings closed",
+                 (unsigned long)peer, (unsigned long)handle->base, (unsigned long)handle->size);
     }
-    if (c->count[peer] == c->max_per_peer) {
-        for (int i = 1; i < c->count[peer]; i++) {
-            lru = (e[i].last_use < e[lru].last_use) ? i : lru;
-        }
-        cg_ipc_cache_drop(c, peer, lru);
-    }
-    status = c->dev->ops->ipc_import(c->dev, h, &local);
+    cg_ipc_limit_peer(peer);
+    m      = calloc(1, sizeof(*m));
+    status = m == NULL ? CG_ERR_NO_MEMORY : cg_ipc_open(&key, &local);
     if (status != CG_OK) {
+        free(m);
+        pthread_mutex_unlock(&cg_ipc.lock);
         return status;
     }
-    c->stats.misses++;
-    e[c->count[peer]++] = (cg_ipc_entry_t){h->buffer_id, h->base, h->size, local, c->clock};
-    *ptr = (char *)local + h->offset;
+    *m = (cg_ipc_mapping_t){peer, handle->buffer_id, handle->base, handle->size, local, 1,
+                            cg_ipc.clock, cg_ipc.mappings};
+    cg_ipc.mappings = m;
+    cg_ipc.stats.misses++;
+    cg_count(CG_CNT_IPC_IMPORTS, 1);
+    pthread_mutex_unlock(&cg_ipc.lock);
+    *ptr = (char *)local + handle->offset;
+    *pin = m;
     return CG_OK;
 }
 
-void cg_ipc_cache_stats(const cg_ipc_cache_t *c, cg_ipc_cache_stats_t *stats)
+void cg_ipc_release(cg_ipc_mapping_t *pin, int close_now)
 {
-    *stats = c->stats;
+    if (pin == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&cg_ipc.lock);
+    if (pin->pins > 0 && --pin->pins == 0 && close_now) {
+        for (cg_ipc_mapping_t **link = &cg_ipc.mappings; *link != NULL; link = &(*link)->next) {
+            if (*link == pin) {
+                cg_ipc_drop(link);
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&cg_ipc.lock);
+}
+
+void cg_ipc_registry_cleanup(void)
+{
+    pthread_mutex_lock(&cg_ipc.lock);
+    while (cg_ipc.mappings != NULL) {
+        cg_ipc_drop(&cg_ipc.mappings);
+    }
+    cg_ipc.dev = NULL;
+    pthread_mutex_unlock(&cg_ipc.lock);
+}
+
+void cg_ipc_stats(cg_ipc_cache_stats_t *stats)
+{
+    pthread_mutex_lock(&cg_ipc.lock);
+    *stats = cg_ipc.stats;
+    stats->mapped = 0;
+    for (cg_ipc_mapping_t *m = cg_ipc.mappings; m != NULL; m = m->next) {
+        stats->mapped++;
+    }
+    pthread_mutex_unlock(&cg_ipc.lock);
 }

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Environment of the relocatable Open MPI / UCX / hwloc runtime made by
 # contrib/gpu/make-bundle.sh. Source it from bash:   . /path/to/bundle/env.sh
 # Every path comes from the place of this file, so the folder may be moved anywhere.

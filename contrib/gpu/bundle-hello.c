@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The MPI bundle's self-test program: an allreduce over every rank. */
 #include <mpi.h>
 #include <stdio.h>

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Self-test of the MPI bundle (contrib/gpu/make-bundle.sh) on this host, in a clean
 # environment: its mpirun and ompi_info are used, every library of every program and plugin
 # resolves, the ones the bundle has to its own copies, Open MPI's folders are inside the

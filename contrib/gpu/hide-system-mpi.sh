@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Run a command with this machine's Open MPI, PMIx, UCX and hwloc hidden, as on the GPU
 # machine that has none of them: in a private mount namespace, an empty file system over
 # every folder that only their Debian packages fill and /dev/null over each of their other

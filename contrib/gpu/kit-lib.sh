@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # shellcheck shell=bash
 # The GPU kit's machinery, sourced by contrib/gpu/run-kit.sh: the deadline guard around
 # every phase, the runs (through kit-mpirun.sh: timeout -k, sweep, MPS restart), the

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # mpirun for the GPU kit (contrib/gpu/run-kit.sh passes it to the MPI suite as CG_MPIRUN and
 # uses it for its own runs): every run under `timeout -k`, ending before the kit's deadline,
 # processes it left behind swept by the run id in their environment, MPS restarted after a
@@ -8,9 +10,6 @@
 #   CG_KIT_MPIRUN         the real mpirun (default: mpirun on PATH)
 #   CG_RUN_TIMEOUT        seconds one run may take (default 120)
 #   CG_KIT_DEADLINE       epoch seconds by which every run must have ended (default: none)
-#   CG_KIT_SUITE_SELECT   extended regex: only runs whose name (their log file's name
-#                         without .log, as the suite names them) matches run; the others print
-#                         "cg-kit: not selected" and exit 3
 #   CG_KIT_RUNLOG         file that gets "NAME STATUS SECONDS" per run
 #   CG_KIT_MPS            1: MPS is in use (restarted after a killed run)
 set -u
@@ -23,11 +22,6 @@ runlog=${CG_KIT_RUNLOG:-/dev/null}
 
 note() { echo "cg-kit: $*"; }
 
-if [ -n "${CG_KIT_SUITE_SELECT:-}" ] && ! grep -Eq "^(${CG_KIT_SUITE_SELECT})\$" <<<"$name"; then
-    note "not selected (CG_KIT_SUITE_SELECT): skipped"
-    echo "$name SKIP 0" >>"$runlog"
-    exit 3
-fi
 if [ -n "${CG_KIT_DEADLINE:-}" ]; then
     left=$((CG_KIT_DEADLINE - $(date +%s) - 5))
     if [ "$left" -lt 10 ]; then

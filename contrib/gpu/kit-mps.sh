@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # CUDA MPS for the GPU kit: start | stop | restart | status.
 # The pipe and log folders come from CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY
 # (run-kit.sh sets them). `nvidia-cuda-mps-control -d` starts the control daemon only; the

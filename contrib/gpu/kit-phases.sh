@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # shellcheck shell=bash
 # The phases of the GPU kit (sourced by contrib/gpu/run-kit.sh after kit-lib.sh). Each
 # returns 0 (PASS), 1 (FAIL), 2 (SKIP: cannot run here) or 3 (a gate failed: the kit stops).
 # Profile variables (run-kit.sh): kit_profile gpu|dry, kit_dev cuda|host (coll_gpu_device),
-# kit_mem / kit_zc_mem (coll_check memory: device, or host / shm on the host layer),
 # kit_kit (the carried build), kit_mpi_args, kit_check_large, kit_bench_args, kit_bench_est.
 
 kit_check=() # set by run-kit.sh: the coll_check program
@@ -96,10 +97,10 @@ phase_nomps() {
     bash "$kit_top/contrib/gpu/kit-mps.sh" stop >>"$kit_work/logs/mps.log" 2>&1
     export CG_KIT_MPS=0
     kit_run nomps-host-sync-np2 2 --mca coll_gpu_intra_sync host \
-        "${kit_check[@]}" --mem "$kit_mem" --counts 1,7,1000,70001 --large "$kit_check_large" --no-derived \
+        "${kit_check[@]}" --mem device --counts 1,7,1000,70001 --large "$kit_check_large" --no-derived \
         "${kit_check_narrow[@]}" || rc=1
     kit_run nomps-host-sync-pipelined-np4 4 --mca coll_gpu_intra_sync host --mca coll_gpu_scratch_size 65536 \
-        "${kit_check[@]}" --mem "$kit_mem" --counts 0,1,7,1000,70001 --large 0 --no-derived \
+        "${kit_check[@]}" --mem pool --counts 0,1,7,1000,70001 --large 0 --no-derived \
         --types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT,MPI_UINT8_T "${kit_check_narrow[@]}" || rc=1
     return $rc
 }
@@ -144,7 +145,8 @@ phase_unit() {
     return $rc
 }
 
-# The suite's output on the console, less the runs the kit skipped (they stay in suite.log).
+# The suite's output on the console, less the runs kit-mpirun.sh skipped for lack of time
+# (they stay in suite.log).
 kit_suite_console() {
     local line name
     while IFS= read -r line; do
@@ -152,41 +154,43 @@ kit_suite_console() {
             name=${line#FAIL }
             name=${name%% *}
             name=${name%:}
-            grep -qE "^cg-kit: (not selected|no time left)" "$kit_work/suite/$name.log" 2>/dev/null && continue
+            grep -q "^cg-kit: no time left" "$kit_work/suite/$name.log" 2>/dev/null && continue
         fi
         printf '%s\n' "$line"
     done
 }
 
-# The repository's MPI suite with the carried binaries, on device memory (host memory in the
-# dry profile), every run through kit-mpirun.sh, the whole suite stopped at the deadline.
+# The repository's MPI suite with the carried binaries, on device memory (the simulated GPU
+# in the dry profile), every run through kit-mpirun.sh, the runs of kit_suite_select only
+# (the suite's CG_SUITE_FILTER; empty: all), the whole suite stopped at the deadline.
 phase_suite() {
-    local left rc=0 log=$kit_work/logs/suite.log name fails="" skipped=0 passed
+    local left rc=0 log=$kit_work/logs/suite.log name fails="" late=0 passed filtered
     left=$(($(kit_left) - 5))
     CG_BUILDDIR=$kit_kit CG_MPIRUN=$kit_top/contrib/gpu/kit-mpirun.sh CG_KIT_MPIRUN=$(command -v mpirun) \
         CG_OMPI_COMPONENT_DIR=$MPI_BUNDLE_COMPONENT_DIR CG_TEST_DEVICE=$kit_dev CG_SUITE=quick \
-        CG_SUITE_LOG=$kit_work/suite CG_KIT_SUITE_SELECT=${kit_suite_select:-} CG_SUITE_SELECT=${kit_suite_select:-} \
+        CG_SUITE_LOG=$kit_work/suite CG_SUITE_FILTER=${kit_suite_select:+"^(${kit_suite_select})\$"} \
         timeout -k 15 "$left" bash "$kit_top/tests/mpi/run_suite.sh" 2>&1 | tee "$log" | kit_suite_console
     rc=${PIPESTATUS[0]}
     while read -r _ name _; do
         name=${name%:}
-        if grep -qE "^cg-kit: (not selected|no time left)" "$kit_work/suite/$name.log" 2>/dev/null; then
-            skipped=$((skipped + 1))
+        if grep -q "^cg-kit: no time left" "$kit_work/suite/$name.log" 2>/dev/null; then
+            late=$((late + 1))
         else
             fails="$fails $name"
         fi
     done < <(grep '^FAIL ' "$log")
     fails=$(tr ' ' '\n' <<<"$fails" | sort -u | tr '\n' ' ')
     passed=$(grep -c '^PASS ' "$log")
+    filtered=$(sed -n 's/.* \([0-9]*\) skipped by CG_SUITE_FILTER.*/\1/p' "$log" | tail -1)
     if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
         kit_say "FAIL suite: stopped at the deadline after $passed passed runs (failed:${fails:- none})"
         return 1
     fi
     if [ -n "${fails// /}" ]; then
-        kit_say "FAIL suite: $passed passed, failed: $fails($skipped not selected or out of time)"
+        kit_say "FAIL suite: $passed passed, failed: $fails($late out of time, ${filtered:-0} not selected)"
         return 1
     fi
-    kit_say "PASS suite: $passed runs passed, $skipped not selected or out of time ($(tail -1 "$log" | cut -c1-80))"
+    kit_say "PASS suite: $passed runs passed, $late out of time, ${filtered:-0} not selected ($(tail -1 "$log" | cut -c1-80))"
     return 0
 }
 
@@ -206,11 +210,11 @@ phase_sanitizer() {
     export CG_KIT_MPS=0
     CG_RUN_TIMEOUT=${CG_SANITIZER_TIMEOUT:-240} kit_run sanitizer-memcheck-np2 2 \
         ${cs[@]+"${cs[@]}" --tool memcheck --error-exitcode 9 --print-limit 20} \
-        "${kit_check[@]}" --mem "$kit_mem" --counts 1,7,1000,70001 --large 0 --no-derived \
+        "${kit_check[@]}" --mem device --counts 1,7,1000,70001 --large 0 --no-derived \
         --types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT,MPI_DOUBLE_INT,MPI_C_DOUBLE_COMPLEX || rc=1
     CG_RUN_TIMEOUT=${CG_SANITIZER_TIMEOUT:-240} kit_run sanitizer-racecheck-np2 2 \
         ${cs[@]+"${cs[@]}" --tool racecheck --error-exitcode 9 --print-limit 20} \
-        "${kit_check[@]}" --mem "$kit_mem" --counts 1,1000,70001 --large 0 --no-derived \
+        "${kit_check[@]}" --mem device --counts 1,1000,70001 --large 0 --no-derived \
         --colls allreduce,bcast,allgather,reduce_scatter_block --types MPI_INT,MPI_DOUBLE || rc=1
     [ -n "$tag" ] && kit_say "NOTE sanitizer$tag"
     return $rc
@@ -220,13 +224,13 @@ phase_sanitizer() {
 phase_devsync() {
     local rc=0
     kit_run devsync-pipelined-np4 4 --mca coll_gpu_intra_sync device --mca coll_gpu_scratch_size 65536 \
-        "${kit_check[@]}" --mem "$kit_mem" --counts 0,1,7,1000,70001 --large "$kit_check_large" --no-derived \
+        "${kit_check[@]}" --mem pool --counts 0,1,7,1000,70001 --large "$kit_check_large" --no-derived \
         "${kit_check_narrow[@]}" || rc=1
     kit_run devsync-zero-copy-np8 8 --mca coll_gpu_intra_sync device \
-        "${kit_check[@]}" --mem "$kit_zc_mem" --counts 1,1000 --large "$kit_check_large" --no-derived \
+        "${kit_check[@]}" --mem device --counts 1,1000 --large "$kit_check_large" --no-derived \
         "${kit_check_narrow[@]}" || rc=1
     kit_run devsync-two-shot-np3 3 --mca coll_gpu_intra_sync device --mca coll_gpu_allreduce_algorithm two_shot \
-        "${kit_check[@]}" --mem "$kit_zc_mem" --colls allreduce --counts 1,7,1000,70001 --large 0 --no-derived \
+        "${kit_check[@]}" --mem device --colls allreduce --counts 1,7,1000,70001 --large 0 --no-derived \
         "${kit_check_narrow[@]}" || rc=1
     return $rc
 }

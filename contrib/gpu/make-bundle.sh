@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # A relocatable Open MPI / UCX / hwloc runtime from the Debian packages installed on this
 # machine (contrib/install-deps.sh installs them): their files and every library they need
 # that a Linux host with a C/C++ compiler does not have, under OUT/root/ with the paths of

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Prepare a GPU session, here on the build machine: the MPI runtime in .mpi-bundle/ and a
 # build of coll/gpu in .gpu-kit/ (both ignored by git), to be carried to the device machine
 # and run there with contrib/gpu/run-kit.sh (docs/GPU.md).
@@ -62,16 +64,52 @@ esac
 
 # 3. The kit: what run-kit.sh and the suite need from a build folder.
 rm -rf .gpu-kit
-mkdir -p .gpu-kit/.libs .gpu-kit/tests/mpi .gpu-kit/tests/unit
+mkdir -p .gpu-kit/.libs .gpu-kit/lib .gpu-kit/tests/mpi .gpu-kit/tests/unit
 cp "$build/.libs/mca_coll_gpu.so" .gpu-kit/.libs/
 cp ompi_coll_gpu/help-coll-gpu.txt .gpu-kit/
-cp "$build/coll_gpu_hello" "$build/coll_gpu_bench" "$build/coll_gpu_info" .gpu-kit/
-cp "$build/tests/mpi/coll_check" "$build/tests/mpi/coll_fail" .gpu-kit/tests/mpi/
+# programs linked against the project's shared library (libcg_sim: the simulated GPU) are
+# libtool wrapper scripts in the build tree: take the programs themselves from .libs/; the
+# library goes to lib/ (run-kit.sh puts it on LD_LIBRARY_PATH)
+kit_prog() { # PROGRAM DESTINATION-FOLDER
+    local dir base
+    dir=$(dirname "$1") base=$(basename "$1")
+    if [ -x "$dir/.libs/$base" ] && [ "$(head -c 4 "$1" | tail -c 3)" != ELF ]; then
+        cp "$dir/.libs/$base" "$2/"
+    else
+        cp "$1" "$2/"
+    fi
+}
+cp -P "$build"/.libs/libcg_sim.so* .gpu-kit/lib/
+for p in coll_gpu_hello coll_gpu_bench coll_gpu_info; do kit_prog "$build/$p" .gpu-kit; done
+for p in coll_check coll_costs coll_fail; do kit_prog "$build/tests/mpi/$p" .gpu-kit/tests/mpi; done
+# the unit tests, but test_cuda_driver: it checks the CUDA layer against a fake driver (the
+# same on any machine, run by make check) and carries every kernel (20 MiB with CI's
+# architectures)
 for t in "$build"/tests/unit/test_*; do
-    case $t in *.o | *.log | *.trs) continue ;; esac
-    [ -x "$t" ] && cp "$t" .gpu-kit/tests/unit/
+    case $t in *.o | *.log | *.trs | */test_cuda_driver) continue ;; esac
+    [ -x "$t" ] && kit_prog "$t" .gpu-kit/tests/unit
 done
-strip --strip-unneeded .gpu-kit/.libs/mca_coll_gpu.so
+while IFS= read -r -d '' f; do # no debug information: the carry limit is 64 MiB
+    if [ "$(head -c 4 "$f" | tail -c 3)" = ELF ]; then strip --strip-unneeded "$f"; fi
+done < <(find .gpu-kit -type f -print0)
+# libraries the kit's programs need that neither the runtime nor a host with a C compiler
+# has (libsubunit of the unit tests): into lib/ as well
+kit_lib=$top/.gpu-kit/lib
+mb_lib=$(ls -d "$top"/.mpi-bundle/root/usr/lib/*-linux-gnu 2>/dev/null | head -1)
+search=$kit_lib:$mb_lib:$mb_lib/ucx:$mb_lib/openmpi/lib:$mb_lib/pmix2/lib
+host_libs=" linux-vdso.so.1 ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 libresolv.so.2 libutil.so.1 libgcc_s.so.1 libstdc++.so.6 libcuda.so.1 "
+while IFS= read -r -d '' f; do
+    [ "$(head -c 4 "$f" | tail -c 3)" = ELF ] || continue
+    while read -r so arrow path _; do
+        [ "$arrow" = "=>" ] || continue
+        case $host_libs in *" $so "*) continue ;; esac
+        case $path in
+        "$top"/.gpu-kit/* | "$top"/.mpi-bundle/*) ;;
+        /*) [ -e "$kit_lib/$so" ] || cp -L "$path" "$kit_lib/$so" ;;
+        *) echo "make-kit: WARNING: ${f#"$top"/} needs $so, not found here" >&2 ;;
+        esac
+    done < <(LD_LIBRARY_PATH=$search ldd "$f" 2>/dev/null || true)
+done < <(find "$top/.gpu-kit" -type f -print0)
 {
     if [ -n "${CG_KIT_REVISION:-}" ]; then
         echo "revision $CG_KIT_REVISION"

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 """Plot coll_gpu_bench results (its -J JSON or --csv CSV files, or the GPU kit's bench.csv
 that holds several runs): algbw and busbw against the message size, coll/gpu next to the
 staged path and the device-memory floor.

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Plot coll_gpu_bench's JSON/CSV results into a PNG (contrib/gpu/plot-bench.py), after
 # installing Debian's python3-matplotlib when it is missing (as root, or through sudo).
 #

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The GPU checks of coll/gpu, on the device machine (from the repository root, with
 # .mpi-bundle and .gpu-kit made by contrib/gpu/make-kit.sh carried there). Two commands of
 # at most 9 minutes each (docs/GPU.md):
@@ -59,6 +61,7 @@ kit_tee=$!
 kit_init
 
 export OMPI_MCA_mca_base_component_path=$MPI_BUNDLE_COMPONENT_DIR:$kit_kit/.libs
+export LD_LIBRARY_PATH=$kit_kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} # libcg_sim
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_coll_gpu_timeout=${CG_KIT_COLL_TIMEOUT:-60} # a fast path never waits forever
 export CG_RUN_TIMEOUT=${CG_RUN_TIMEOUT:-120} CG_KIT_MPIRUN
@@ -69,15 +72,15 @@ export CG_KIT_MPS=0
 kit_check=("$kit_kit/tests/mpi/coll_check")
 kit_sanitizer=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; } || true)
 if [ "$kit_profile" = gpu ]; then
-    kit_dev=cuda kit_mem=device kit_zc_mem=device
+    kit_dev=cuda
     kit_check_large=1048579 kit_check_narrow=()
     kit_bench_args=(-b 8 -e 256M -f 4 -n 20 -w 5 -c 1 -T 100 --staged-max 64M)
     kit_bench_est=75 kit_latency_iters=2000
     kit_suite_select="" kit_unit_skip=""
 else # the host device layer, tiny sizes: every mechanism, a few minutes on 2 cores
-    kit_dev=host kit_mem=host kit_zc_mem=shm
+    kit_dev=host # the simulated GPU: device memory the CPU cannot touch
     kit_check_large=0 kit_check_narrow=(--types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT --comms world)
-    kit_bench_args=(-b 8 -e 64K -f 64 -n 2 -w 1 -c 1 -T 100 --floor-bytes 1M --mem shm)
+    kit_bench_args=(-b 8 -e 64K -f 64 -n 2 -w 1 -c 1 -T 100 --floor-bytes 1M)
     kit_bench_est=20 kit_latency_iters=20
     kit_sanitizer=""
     kit_suite_select=${CG_KIT_SUITE_SELECT:-matrix-np2|forced-two_shot-allreduce-np5|nodes2x2-np4|mixed-kinds-np4|fail-one-node-np4|hello-np4}

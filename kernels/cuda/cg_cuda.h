@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * CUDA device layer internals: the driver API table (libcuda is loaded at run time, so the
  * component loads on nodes without a driver) and the kernel launchers built by nvcc.
@@ -38,8 +40,9 @@ typedef struct {
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
 } cg_cu_driver_t;
 
-/* Load libcuda and initialise the driver; fills reason when it cannot. Idempotent. */
-cg_status_t cg_cu_driver_load(char *reason, size_t reason_len);
+/* Has CUDA been initialised in this process (by the application, or by us)? Never
+ * initialises it first: before the application does, no pointer is device memory. */
+int         cg_cu_process_active(void);
 extern cg_cu_driver_t cg_cu;
 const char *cg_cu_error_string(CUresult res);
 
@@ -68,6 +71,8 @@ const char *cg_cu_error_string(CUresult res);
 /* Kernels (reduce_cuda.cu). */
 cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
                                   cudaStream_t stream);
+/* The LL collective, one kernel (ll_cuda.cu). */
+cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *args, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

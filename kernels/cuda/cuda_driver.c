@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The CUDA driver API, loaded at run time. */
 #include "kernels/cuda/cg_cuda.h"
 
@@ -7,10 +9,6 @@
 #include <string.h>
 
 cg_cu_driver_t cg_cu;
-
-static pthread_once_t cg_cu_once = PTHREAD_ONCE_INIT;
-static cg_status_t    cg_cu_load_status = CG_ERR_NO_DEVICE;
-static char           cg_cu_load_reason[200];
 
 const char *cg_cu_error_string(CUresult res)
 {
@@ -23,11 +21,21 @@ const char *cg_cu_error_string(CUresult res)
     return str;
 }
 
+/* Two steps, so that MPI_Init never starts the driver: loading libcuda and resolving its
+ * symbols (init_query: is there a driver at all?), then cuInit, only once the application
+ * itself has initialised CUDA or a device buffer is on its way (cuInit reads
+ * CUDA_VISIBLE_DEVICES once, and costs a CPU-only job the driver's start-up). */
+static pthread_once_t cg_cu_load_once_ctl = PTHREAD_ONCE_INIT;
+static pthread_once_t cg_cu_init_once_ctl = PTHREAD_ONCE_INIT;
+static cg_status_t    cg_cu_load_status = CG_ERR_NO_DEVICE;
+static cg_status_t    cg_cu_init_status = CG_ERR_NO_DEVICE;
+static char           cg_cu_load_reason[200];
+static char           cg_cu_init_reason[200];
+static int            cg_cu_active; /* CUDA is initialised in this process */
+
 static void cg_cu_load_once(void)
 {
-    void    *lib;
-    CUresult res;
-    int      version = 0;
+    void *lib;
 
     lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
@@ -60,31 +68,79 @@ static void cg_cu_load_once(void)
     CG_CU_SYM(cuCtxSetCurrent, "cuCtxSetCurrent");
     CG_CU_SYM(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
 #undef CG_CU_SYM
+    cg_cu_load_status = CG_OK;
+}
+
+static void cg_cu_init_once(void)
+{
+    CUresult res;
+    int      version = 0;
 
     res = cg_cu.cuInit(0);
     if (res != CUDA_SUCCESS) {
-        snprintf(cg_cu_load_reason, sizeof(cg_cu_load_reason), "cuInit failed: %s",
+        snprintf(cg_cu_init_reason, sizeof(cg_cu_init_reason), "cuInit failed: %s",
                  cg_cu_error_string(res));
         return;
     }
     /* the runtime linked in needs a driver of at least its major version */
     res = cg_cu.cuDriverGetVersion(&version);
     if (res != CUDA_SUCCESS || version < CUDART_VERSION / 1000 * 1000) {
-        snprintf(cg_cu_load_reason, sizeof(cg_cu_load_reason),
+        snprintf(cg_cu_init_reason, sizeof(cg_cu_init_reason),
                  "CUDA driver version %d is older than the CUDA %d.%d runtime built in", version,
                  CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
         return;
     }
-    cg_cu_load_status = CG_OK;
+    cg_cu_init_status = CG_OK;
+    __atomic_store_n(&cg_cu_active, 1, __ATOMIC_RELEASE);
 }
 
-cg_status_t cg_cu_driver_load(char *reason, size_t reason_len)
+/* Load libcuda and resolve its symbols, without initialising it; fills reason when it
+ * cannot. Idempotent. */
+static cg_status_t cg_cu_driver_load(char *reason, size_t reason_len)
 {
-    pthread_once(&cg_cu_once, cg_cu_load_once);
+    pthread_once(&cg_cu_load_once_ctl, cg_cu_load_once);
     if (cg_cu_load_status != CG_OK && reason != NULL) {
         snprintf(reason, reason_len, "%s", cg_cu_load_reason);
     }
     return cg_cu_load_status;
+}
+
+/* Load and cuInit (once). */
+static cg_status_t cg_cu_driver_init(char *reason, size_t reason_len)
+{
+    cg_status_t status = cg_cu_driver_load(reason, reason_len);
+
+    if (status != CG_OK) {
+        return status;
+    }
+    pthread_once(&cg_cu_init_once_ctl, cg_cu_init_once);
+    if (cg_cu_init_status != CG_OK && reason != NULL) {
+        snprintf(reason, reason_len, "%s", cg_cu_init_reason);
+    }
+    return cg_cu_init_status;
+}
+
+int cg_cu_process_active(void)
+{
+    CUcontext ctx;
+
+    if (__atomic_load_n(&cg_cu_active, __ATOMIC_ACQUIRE)) {
+        return 1;
+    }
+    if (cg_cu_driver_load(NULL, 0) != CG_OK) {
+        return 0;
+    }
+    /* CUDA_ERROR_NOT_INITIALIZED: nobody in the process called cuInit, so no pointer can
+     * be device memory. Once the application has, our own cuInit costs nothing. */
+    if (cg_cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) {
+        return 0;
+    }
+    return cg_cu_driver_init(NULL, 0) == CG_OK;
+}
+
+cg_status_t cg_dev_cuda_driver_present(char *reason, size_t reason_len)
+{
+    return cg_cu_driver_load(reason, reason_len) == CG_OK ? CG_OK : CG_ERR_NO_DEVICE;
 }
 
 cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len)
@@ -92,7 +148,7 @@ cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len)
     int      count = 0;
     CUresult res;
 
-    if (cg_cu_driver_load(reason, reason_len) != CG_OK) {
+    if (cg_cu_driver_init(reason, reason_len) != CG_OK) {
         return CG_ERR_NO_DEVICE;
     }
     res = cg_cu.cuDeviceGetCount(&count);

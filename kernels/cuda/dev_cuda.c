@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * CUDA device layer: device memory from cudaMalloc, page-locked staging memory, streams and
  * events, copies through the copy engines, reductions through our kernels, CUDA IPC, and
@@ -86,12 +88,14 @@ static void cg_cuda_guard_exit(cg_cuda_guard_t *g)
         _s;                                                                                \
     })
 
-cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
+/* Pointer attributes; *context is the allocation's context (NULL for host memory). */
+static cg_status_t cg_cuda_pointer_attrs(const void *ptr, cg_mem_attr_t *attr, CUcontext *context)
 {
-    CUpointer_attribute names[6] = {
+    CUpointer_attribute names[7] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_BUFFER_ID,
         CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        CU_POINTER_ATTRIBUTE_CONTEXT,
     };
     unsigned int       mem_type   = 0;
     unsigned int       is_managed = 0;
@@ -99,18 +103,22 @@ cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
     unsigned long long buffer_id  = 0;
     CUdeviceptr        start      = 0;
     size_t             size       = 0;
-    void *data[6] = {&mem_type, &is_managed, &ordinal, &buffer_id, &start, &size};
+    CUresult           res;
+    void *data[7] = {&mem_type, &is_managed, &ordinal, &buffer_id, &start, &size, context};
 
     memset(attr, 0, sizeof(*attr));
     attr->kind   = CG_MEM_HOST;
     attr->device = -1;
-    if (ptr == NULL) {
-        return CG_OK;
+    *context     = NULL;
+    if (ptr == NULL || !cg_cu_process_active()) {
+        return CG_OK; /* before the application initialised CUDA, nothing is device memory */
     }
-    /* An address unknown to CUDA is reported as success with every attribute zero. */
-    if (cg_cu.cuPointerGetAttributes(6, names, data, (CUdeviceptr)(uintptr_t)ptr) !=
-        CUDA_SUCCESS) {
-        return CG_OK;
+    /* An address unknown to CUDA is reported as success with every attribute zero: a
+     * failure is a real one (and never means host memory). */
+    res = cg_cu.cuPointerGetAttributes(7, names, data, (CUdeviceptr)(uintptr_t)ptr);
+    if (res != CUDA_SUCCESS) {
+        cg_warn(CG_SUB_DEV, "cuPointerGetAttributes(%p) failed: %s", ptr, cg_cu_error_string(res));
+        return CG_ERR_DEVICE;
     }
     if (is_managed) {
         attr->kind = CG_MEM_MANAGED;
@@ -124,10 +132,25 @@ cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
     return CG_OK;
 }
 
+cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
+{
+    CUcontext context;
+
+    return cg_cuda_pointer_attrs(ptr, attr, &context);
+}
+
+/* With the layer open: memory of another device, or of a context other than the device's
+ * primary one (our kernels run in the primary context and cannot address it), is foreign. */
 static cg_status_t cg_cuda_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
 {
-    (void)dev;
-    return cg_dev_cuda_mem_query(ptr, attr);
+    CUcontext   context;
+    cg_status_t status = cg_cuda_pointer_attrs(ptr, attr, &context);
+
+    if (status == CG_OK && attr->kind == CG_MEM_DEVICE &&
+        (attr->device != dev->ordinal || context != cg_cuda_impl(dev)->ctx)) {
+        attr->foreign = 1;
+    }
+    return status;
 }
 
 static cg_status_t cg_cuda_mem_alloc_guarded(cg_dev_t *dev, size_t size, void **ptr)
@@ -187,6 +210,7 @@ static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 
 static cg_status_t cg_cuda_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
+    cg_count(CG_CNT_HOST_WAITS, 1);
     return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamSynchronize(stream->stream)));
 }
 
@@ -253,6 +277,7 @@ static cg_status_t cg_cuda_copy(cg_dev_t *dev, void *dst, const void *src, size_
     if (bytes == 0 || dst == src) {
         return CG_OK;
     }
+    cg_count(CG_CNT_DEV_OPS, 1);
     return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaMemcpyAsync(dst, src, bytes,
                                                                cudaMemcpyDefault,
                                                                stream->stream)));
@@ -271,6 +296,7 @@ static cg_status_t cg_cuda_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
     if (args->count == 0 || args->ndst == 0) {
         return CG_OK;
     }
+    cg_count(CG_CNT_DEV_OPS, 1);
     return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cg_cuda_reduce_launch(
                                     args, cg_cuda_impl(dev)->sm_count, stream->stream)));
 }
@@ -316,10 +342,11 @@ static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t siz
 static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle_t *handle,
                                               void **base_out)
 {
-    cg_dev_cuda_t     *c = cg_cuda_impl(dev);
+    cg_dev_cuda_t     *cuda = cg_cuda_impl(dev);
     cg_cuda_mapping_t *m;
     cudaIpcMemHandle_t mem;
     void              *base = NULL;
+    cudaError_t        err;
     cg_status_t        status;
 
     m = calloc(1, sizeof(*m));
@@ -327,17 +354,26 @@ static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle
         return CG_ERR_NO_MEMORY;
     }
     memcpy(&mem, handle->opaque, sizeof(mem));
-    status = CG_CUDART_CALL(cudaIpcOpenMemHandle(&base, mem, cudaIpcMemLazyEnablePeerAccess));
+    err = cudaIpcOpenMemHandle(&base, mem, cudaIpcMemLazyEnablePeerAccess);
+    if (err == cudaErrorAlreadyMapped) {
+        /* a stale mapping of this peer over the same range: the caller evicts and retries */
+        (void)cudaGetLastError();
+        free(m);
+        cg_debug(CG_SUB_IPC, "cudaIpcOpenMemHandle of buffer %#lx: already mapped",
+                 (unsigned long)handle->buffer_id);
+        return CG_ERR_ALREADY_MAPPED;
+    }
+    status = CG_CUDART_CALL(err);
     if (status != CG_OK) {
         free(m);
         return status;
     }
     m->base = base;
     m->size = handle->size;
-    pthread_mutex_lock(&c->lock);
-    m->next     = c->mappings;
-    c->mappings = m;
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_lock(&cuda->lock);
+    m->next     = cuda->mappings;
+    cuda->mappings = m;
+    pthread_mutex_unlock(&cuda->lock);
     *base_out = base;
     return CG_OK;
 }
@@ -353,18 +389,18 @@ static cg_status_t cg_cuda_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *hand
 
 static void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
 {
-    cg_dev_cuda_t      *c = cg_cuda_impl(dev);
+    cg_dev_cuda_t      *cuda = cg_cuda_impl(dev);
     cg_cuda_mapping_t **pp, *m = NULL;
 
-    pthread_mutex_lock(&c->lock);
-    for (pp = &c->mappings; *pp != NULL; pp = &(*pp)->next) {
+    pthread_mutex_lock(&cuda->lock);
+    for (pp = &cuda->mappings; *pp != NULL; pp = &(*pp)->next) {
         if ((*pp)->base == base) {
             m   = *pp;
             *pp = m->next;
             break;
         }
     }
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&cuda->lock);
     if (m != NULL) {
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaIpcCloseMemHandle(m->base)));
         free(m);
@@ -376,6 +412,7 @@ static void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
 static cg_status_t cg_cuda_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                       cg_dev_stream_t *stream)
 {
+    cg_count(CG_CNT_DEV_OPS, 1);
     return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuStreamWriteValue64, (CUstream)stream->stream,
                                            (CUdeviceptr)(uintptr_t)flag, value,
                                            CU_STREAM_WRITE_VALUE_DEFAULT));
@@ -388,6 +425,7 @@ static cg_status_t cg_cuda_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
 {
     unsigned flags = CU_STREAM_WAIT_VALUE_GEQ | cg_cuda_impl(dev)->wait_flags;
 
+    cg_count(CG_CNT_DEV_OPS, 1);
     return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuStreamWaitValue64, (CUstream)stream->stream,
                                            (CUdeviceptr)(uintptr_t)flag, value, flags));
 }
@@ -408,29 +446,81 @@ static cg_status_t cg_cuda_thread_bind(cg_dev_t *dev)
 /* An event recorded on the legacy default stream completes after everything queued before
  * on it and on the blocking streams (per-thread default streams included). Another thread
  * recording at the same time only makes the wait longer. */
-static cg_status_t cg_cuda_app_wait_guarded(cg_dev_cuda_t *c)
+static cg_status_t cg_cuda_app_wait_guarded(cg_dev_cuda_t *cuda, cg_dev_stream_t *stream)
 {
-    cg_status_t status = CG_CUDART_CALL(cudaEventRecord(c->app_event, cudaStreamLegacy));
+    cg_status_t status = CG_CUDART_CALL(cudaEventRecord(cuda->app_event, cudaStreamLegacy));
 
-    return status == CG_OK ? CG_CUDART_CALL(cudaEventSynchronize(c->app_event)) : status;
+    if (status != CG_OK) {
+        return status;
+    }
+    if (stream != NULL) { /* stream-ordered: the host does not wait */
+        return CG_CUDART_CALL(cudaStreamWaitEvent(stream->stream, cuda->app_event, 0));
+    }
+    cg_count(CG_CNT_HOST_WAITS, 1);
+    return CG_CUDART_CALL(cudaEventSynchronize(cuda->app_event));
 }
 
-static cg_status_t cg_cuda_app_wait(cg_dev_t *dev)
+static cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev)));
+    return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev), stream));
+}
+
+static cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
+{
+    if (cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1);
+    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cg_cuda_ll_launch(args, stream->stream)));
+}
+
+/* Abort lines into this rank's inbox, every slot but its own (its empty line included,
+ * cg_ll_slot_lines), from the host: the copy runs outside the layer's (non-blocking) streams,
+ * so it reaches the waiting kernel. */
+static cg_status_t cg_cuda_ll_abort_guarded(const cg_ll_args_t *args)
+{
+    size_t      lines = 1;
+    uint64_t   *abort_lines;
+    cg_status_t status = CG_OK;
+
+    for (int p = 0; p < args->size; p++) { /* the longest slot */
+        lines = CG_MAX(lines, cg_ll_slot_lines(cg_ll_recv_bytes(args, p)));
+    }
+    abort_lines = malloc(lines * sizeof(uint64_t));
+    if (abort_lines == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0; i < lines; i++) {
+        abort_lines[i] = (uint64_t)(args->flag | CG_LL_ABORT) << 32;
+    }
+    for (int p = 0; p < args->size && status == CG_OK; p++) {
+        char *slot = args->inbox[args->rank] +
+                     ((size_t)args->parity * (size_t)args->size + (size_t)p) * args->slot_bytes;
+        if (p != args->rank) {
+            status = CG_CU_CALL(cuMemcpyHtoD, (CUdeviceptr)(uintptr_t)slot, abort_lines,
+                                cg_ll_slot_lines(cg_ll_recv_bytes(args, p)) * sizeof(uint64_t));
+        }
+    }
+    free(abort_lines);
+    return status;
+}
+
+static cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args)
+{
+    return CG_CUDA_GUARDED(dev, cg_cuda_ll_abort_guarded(args));
 }
 
 static void cg_cuda_close(cg_dev_t *dev)
 {
-    cg_dev_cuda_t *c = cg_cuda_impl(dev);
+    cg_dev_cuda_t *cuda = cg_cuda_impl(dev);
 
-    while (c->mappings != NULL) {
-        cg_cuda_ipc_close(dev, c->mappings->base);
+    while (cuda->mappings != NULL) {
+        cg_cuda_ipc_close(dev, cuda->mappings->base);
     }
-    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(c->app_event)));
-    (void)cg_cu.cuDevicePrimaryCtxRelease(c->cudev);
-    pthread_mutex_destroy(&c->lock);
-    free(c);
+    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(cuda->app_event)));
+    (void)cg_cu.cuDevicePrimaryCtxRelease(cuda->cudev);
+    pthread_mutex_destroy(&cuda->lock);
+    free(cuda);
     free(dev);
 }
 
@@ -457,6 +547,8 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .flag_write     = cg_cuda_flag_write,
     .flag_wait      = cg_cuda_flag_wait,
     .flag_release   = cg_cuda_flag_release,
+    .ll_run         = cg_cuda_ll_run,
+    .ll_abort       = cg_cuda_ll_abort,
     .thread_bind    = cg_cuda_thread_bind,
     .app_wait       = cg_cuda_app_wait,
 };
@@ -465,7 +557,7 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
 {
     char           reason[200];
     cg_dev_t      *dev = NULL;
-    cg_dev_cuda_t *c   = NULL;
+    cg_dev_cuda_t *cuda   = NULL;
     int            memops = 0, flush = 0;
     cg_status_t    status;
 
@@ -475,69 +567,69 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
         return status;
     }
     dev = calloc(1, sizeof(*dev));
-    c   = calloc(1, sizeof(*c));
-    if (dev == NULL || c == NULL) {
+    cuda   = calloc(1, sizeof(*cuda));
+    if (dev == NULL || cuda == NULL) {
         status = CG_ERR_NO_MEMORY;
         goto err;
     }
-    c->ordinal = ordinal;
+    cuda->ordinal = ordinal;
     if (ordinal < 0) {
-        status = CG_CUDART_CALL(cudaGetDevice(&c->ordinal));
+        status = CG_CUDART_CALL(cudaGetDevice(&cuda->ordinal));
         if (status != CG_OK) {
             goto err;
         }
     }
-    status = CG_CU_CALL(cuDeviceGet, &c->cudev, c->ordinal);
+    status = CG_CU_CALL(cuDeviceGet, &cuda->cudev, cuda->ordinal);
     if (status == CG_OK) {
-        status = CG_CU_CALL(cuDevicePrimaryCtxRetain, &c->ctx, c->cudev);
+        status = CG_CU_CALL(cuDevicePrimaryCtxRetain, &cuda->ctx, cuda->cudev);
     }
     if (status != CG_OK) {
         goto err;
     }
     status = CG_CUDART_CALL(
-        cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, c->ordinal));
+        cudaDeviceGetAttribute(&cuda->sm_count, cudaDevAttrMultiProcessorCount, cuda->ordinal));
     if (status != CG_OK) {
         goto err_ctx;
     }
     /* device-side barriers need 64-bit stream memory operations */
     if (cg_cu.cuDeviceGetAttribute(&memops, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
-                                   c->cudev) != CUDA_SUCCESS) {
+                                   cuda->cudev) != CUDA_SUCCESS) {
         memops = 0;
     }
     if (cg_cu.cuDeviceGetAttribute(&flush, CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES,
-                                   c->cudev) == CUDA_SUCCESS && flush) {
-        c->wait_flags = CU_STREAM_WAIT_VALUE_FLUSH;
+                                   cuda->cudev) == CUDA_SUCCESS && flush) {
+        cuda->wait_flags = CU_STREAM_WAIT_VALUE_FLUSH;
     }
     status = CG_CUDART_CALL(
-        cudaDeviceGetPCIBusId(dev->pci_bus_id, (int)sizeof(dev->pci_bus_id), c->ordinal));
+        cudaDeviceGetPCIBusId(dev->pci_bus_id, (int)sizeof(dev->pci_bus_id), cuda->ordinal));
     if (status != CG_OK) {
         goto err_ctx;
     }
-    pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&cuda->lock, NULL);
     dev->ops                   = &cg_dev_cuda_ops;
     dev->kind                  = CG_DEV_KIND_CUDA;
-    dev->ordinal               = c->ordinal;
+    dev->ordinal               = cuda->ordinal;
     dev->caps.ipc_user_buffers = 1;
     dev->caps.device_flags     = memops != 0;
     dev->caps.async            = 1;
-    dev->impl                  = c;
+    dev->impl                  = cuda;
     status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventCreateWithFlags(
-                                      &c->app_event, cudaEventDisableTiming)));
+                                      &cuda->app_event, cudaEventDisableTiming)));
     if (status != CG_OK) {
         goto err_lock;
     }
-    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s", c->ordinal,
-              dev->pci_bus_id, c->sm_count, memops ? "available" : "unavailable (no 64-bit "
-              "stream memory operations)", c->wait_flags ? ", remote writes flushed" : "");
+    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s", cuda->ordinal,
+              dev->pci_bus_id, cuda->sm_count, memops ? "available" : "unavailable (no 64-bit "
+              "stream memory operations)", cuda->wait_flags ? ", remote writes flushed" : "");
     *dev_out = dev;
     return CG_OK;
 
 err_lock:
-    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&cuda->lock);
 err_ctx:
-    (void)cg_cu.cuDevicePrimaryCtxRelease(c->cudev);
+    (void)cg_cu.cuDevicePrimaryCtxRelease(cuda->cudev);
 err:
-    free(c);
+    free(cuda);
     free(dev);
     return status;
 }

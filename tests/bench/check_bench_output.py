@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 """Check one coll_gpu_bench run: its table, CSV and JSON agree, parse, and report what ran.
 
 usage: check_bench_output.py TABLE.txt RESULTS.csv RESULTS.json ALGORITHM-REGEX

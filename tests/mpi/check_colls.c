@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The five collectives on predefined types: run on memory under test, verify on the host. */
 #include "check_colls.h"
 
@@ -291,13 +293,19 @@ void tc_run_float_consistency(tc_ctx_t *ctx, size_t count, uint64_t seed)
 /* Free and allocate again between calls (the allocator often hands back the same address):
  * a peer that kept a mapping of the old memory would read stale data. Large enough for the
  * zero-copy algorithms, which map peers' buffers through the IPC cache. */
+/* Buffers freed and allocated again (often at the same address), used on two
+ * communicators over the same ranks: every rank maps its peers' buffers once per process
+ * (legacy CUDA IPC refuses a second mapping of the same allocation, and one of memory freed
+ * and reused while the old mapping is open), never reads a stale mapping. */
 void tc_run_reuse(tc_ctx_t *ctx, uint64_t seed)
 {
     const size_t count = 50000;
     int32_t     *host = malloc(count * sizeof(int32_t)), *got = malloc(count * sizeof(int32_t));
     void        *prev = NULL;
     int          reused = 0;
+    MPI_Comm     twin;
 
+    MPI_Comm_dup(ctx->comm, &twin);
     for (int round = 0; round < 4; round++) {
         void  *d = em_alloc(count * sizeof(int32_t), ctx->kind);
         size_t bad = 0;
@@ -308,23 +316,27 @@ void tc_run_reuse(tc_ctx_t *ctx, uint64_t seed)
         em_to_dev(d, host, count * sizeof(int32_t), ctx->kind);
         MPI_Allreduce(MPI_IN_PLACE, d, (int)count, MPI_INT32_T, MPI_SUM, ctx->comm);
         tc_count(TC_ALLREDUCE, count * sizeof(int32_t), ctx->kind);
+        /* the same buffer on the other communicator: sum again */
+        MPI_Allreduce(MPI_IN_PLACE, d, (int)count, MPI_INT32_T, MPI_SUM, twin);
+        tc_count(TC_ALLREDUCE, count * sizeof(int32_t), ctx->kind);
         em_to_host(got, d, count * sizeof(int32_t), ctx->kind);
         for (size_t i = 0; i < count; i++) {
             int32_t base = (int32_t)((seed + (uint64_t)round * 7919 + i) % 1000);
-            int32_t want = base * ctx->size + ctx->size * (ctx->size - 1) / 2;
+            int32_t want = (base * ctx->size + ctx->size * (ctx->size - 1) / 2) * ctx->size;
             bad += (got[i] != want);
         }
         if (bad) {
             char detail[200];
             snprintf(detail, sizeof(detail), "round %d comm=%s rank=%d: %zu wrong elements after "
-                     "freeing and allocating again%s", round, ctx->comm_name, ctx->rank, bad,
-                     d == prev ? " (same address)" : "");
+                     "freeing and allocating again%s, on two communicators", round,
+                     ctx->comm_name, ctx->rank, bad, d == prev ? " (same address)" : "");
             tc_fail("allreduce", detail);
         }
         prev = d;
         em_free(d, ctx->kind);
         tc_tests++;
     }
+    MPI_Comm_free(&twin);
     if (tc_verbose && ctx->rank == 0) {
         printf("coll_check: buffer reuse: %d of 3 allocations came back at the same address\n", reused);
     }

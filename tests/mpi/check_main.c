@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_check: the MPI integration suite of coll/gpu.
  *
  * Runs MPI_Allreduce, MPI_Bcast, MPI_Allgather, MPI_Reduce_scatter and
- * MPI_Reduce_scatter_block on memory under test (CUDA device memory, or host memory that
- * coll_gpu_device=host treats as device memory) over every predefined datatype and the ops
+ * MPI_Reduce_scatter_block on memory under test (CUDA device memory, or without a GPU the
+ * simulated GPU's memory, which the CPU cannot touch, run by coll_gpu_device=host; --mem
+ * pool: allocations that IPC cannot export) over every predefined datatype and the ops
  * the standard defines for it, counts 0/1/7/1000 and a large count, in place and out of
  * place, on several communicators; derived datatypes and user ops; and checks every element
  * against a reference computed on the host. Exit status 0 only when every rank passed.
@@ -51,8 +54,8 @@ void tc_fail(const char *what, const char *detail)
 
 void tc_count(int coll, size_t local_bytes, em_kind_t kind)
 {
-    if (local_bytes == 0 || tc_current_size < 2) {
-        return; /* nothing to classify, or a communicator the component leaves alone */
+    if (local_bytes == 0 || (coll == TC_BCAST && tc_current_size < 2)) {
+        return; /* nothing to classify; MPI_Bcast on one rank returns before any component */
     }
     if (kind == EM_DEVICE) {
         tc_calls_dev[coll]++;
@@ -178,7 +181,7 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else {
-            fprintf(stderr, "usage: coll_check [--mem auto|host|shm|device|mixed] [--counts LIST] "
+            fprintf(stderr, "usage: coll_check [--mem auto|device|pool|host|mixed] [--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
                             "[--seed N] [--full-comms] [--no-derived] [--verbose]\n");
             return 1;

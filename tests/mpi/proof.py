@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Prove from coll_check's output that the component handled every call.
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
+"""Prove from coll_check's output and rank 0's log file that the component handled every call.
 
-usage: proof.py LOG ALLOWED MAIN DEVICE [COLL]
+usage: proof.py LOG VLOG ALLOWED MAIN [COLL]
 
-Between "coll_check: window begin" and "coll_check: window end device=... host=...", rank
-0's verbose lines (coll_gpu_verbose 2) must be exactly as many, collective by collective,
-as the calls that the program counted (on the host device layer, host memory counts as
-device memory). Every line must name an algorithm of the comma list ALLOWED ("any": all),
-and when MAIN is given at least half of the lines must name it. With COLL, those two
-conditions apply to that collective's lines only.
+LOG is the run's output: coll_check's rank 0 prints "coll_check: window end device=... host=..."
+with the number of calls of each collective that carried device data on that rank. VLOG is
+rank 0's own log file (coll_gpu_verbose_file, coll_gpu_verbose 2): its "mem=device" lines
+must be exactly as many, collective by collective (host buffers are host memory, on a GPU
+and on the simulated one alike, so nothing else counts). Every line must name an algorithm
+of the comma list ALLOWED ("any": all), and when MAIN is given at least half of the lines
+must name it. With COLL, those two conditions apply to that collective's lines only.
 """
 import re
 import sys
@@ -18,27 +21,27 @@ LINE = re.compile(r"coll:gpu\[0\] INFO coll (\w+) count=\d+ .*mem=device alg=(\S
 
 
 def main():
-    log, allowed, main_alg, device = sys.argv[1], sys.argv[2].split(","), sys.argv[3], sys.argv[4]
+    log, vlog, allowed, main_alg = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4]
     only = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else None
-    inside, seen, algs, expect = False, {}, {}, None
+    seen, algs, expect = {}, {}, None
     with open(log, errors="replace") as f:
         for line in f:
-            if "coll_check: window begin" in line:
-                inside = True
-            elif "coll_check: window end" in line:
-                m = re.search(r"device=([\d,]+) host=([\d,]+)", line)
-                dev = [int(x) for x in m.group(1).split(",")]
-                host = [int(x) for x in m.group(2).split(",")]
-                expect = {c: (d + h if device == "host" else d) for c, d, h in zip(COLLS, dev, host)}
-                inside = False
-            elif inside:
+            m = re.search(r"coll_check: window end device=([\d,]+) host=([\d,]+)", line)
+            if m:
+                expect = dict(zip(COLLS, (int(x) for x in m.group(1).split(","))))
+    if expect is None:
+        print("    no window end line in " + log)
+        return 1
+    try:
+        with open(vlog, errors="replace") as f:
+            for line in f:
                 m = LINE.search(line)
                 if m:
                     seen[m.group(1)] = seen.get(m.group(1), 0) + 1
                     if only is None or m.group(1) == only:
                         algs[m.group(2)] = algs.get(m.group(2), 0) + 1
-    if expect is None:
-        print("    no window markers in " + log)
+    except OSError as err:
+        print(f"    no log file of rank 0: {err}")
         return 1
     bad = {c: (seen.get(c, 0), expect[c]) for c in COLLS if seen.get(c, 0) != expect[c]}
     for c, (got, want) in bad.items():

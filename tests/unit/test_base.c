@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Base services and the planner's tables: status strings, log configuration, size parsing,
  * algorithm names and validity, and the staged fallback of the planner. */
 #include "base/cg_base.h"
@@ -14,7 +16,7 @@
 
 START_TEST(test_status_strings)
 {
-    for (int s = CG_ERR_INTERNAL; s <= CG_OK; s++) {
+    for (int s = CG_ERR_ALREADY_MAPPED; s <= CG_OK; s++) {
         ck_assert_str_ne(cg_status_string((cg_status_t)s), "unknown status");
     }
     ck_assert_str_eq(cg_status_string((cg_status_t)-999), "unknown status");
@@ -59,18 +61,38 @@ START_TEST(test_size_parse)
 }
 END_TEST
 
+/* The registry: every collective has a staged row first; every row has a name, a summary,
+ * a cost function and (but staged) a run function; names are one per algorithm id; rows
+ * say what they need consistently with their scope. */
 START_TEST(test_algorithm_tables)
 {
-    for (int c = 0; c < CG_COLL_COUNT; c++) {
-        const cg_alg_t *algs = cg_coll_algs((cg_coll_t)c);
-        ck_assert_int_eq(algs[0], CG_ALG_AUTO);
-        ck_assert(cg_alg_valid((cg_coll_t)c, CG_ALG_STAGED));
-        for (int i = 0; algs[i] != (cg_alg_t)-1; i++) {
-            ck_assert_str_ne(cg_alg_name(algs[i]), "unknown");
+    const cg_alg_info_t *rows;
+    int                  n, staged_first[CG_COLL_COUNT] = {0};
+
+    rows = cg_alg_table(&n);
+    ck_assert_int_gt(n, CG_COLL_COUNT);
+    for (int i = 0; i < n; i++) {
+        const cg_alg_info_t *r = &rows[i];
+        if (i == 0 || rows[i - 1].coll != r->coll) {
+            staged_first[r->coll] = (r->alg == CG_ALG_STAGED);
         }
+        ck_assert_ptr_eq(cg_alg_info(r->coll, r->alg), r);
+        ck_assert_str_eq(cg_alg_name(r->alg), r->name);
+        ck_assert_ptr_nonnull(r->summary);
+        ck_assert_ptr_nonnull(r->cost);
+        ck_assert_int_eq(r->run == NULL, r->scope == CG_SCOPE_STAGED);
+        ck_assert_int_eq(!!(r->needs & CG_NEEDS_NODES), r->scope == CG_SCOPE_HIER);
+        ck_assert_int_eq(!!(r->needs & CG_NEEDS_ONE_NODE), r->scope == CG_SCOPE_INTRA);
+        ck_assert(cg_alg_valid(r->coll, r->alg));
     }
+    for (int c = 0; c < CG_COLL_COUNT; c++) {
+        ck_assert(staged_first[c]);
+        ck_assert(cg_alg_valid((cg_coll_t)c, CG_ALG_AUTO));
+    }
+    ck_assert_str_eq(cg_alg_name(CG_ALG_AUTO), "auto");
     ck_assert_str_eq(cg_coll_name(CG_COLL_REDUCE_SCATTER_BLOCK), "reduce_scatter_block");
     ck_assert(!cg_alg_valid(CG_COLL_COUNT, CG_ALG_AUTO));
+    ck_assert(!cg_alg_valid(CG_COLL_BCAST, CG_ALG_ONE_SHOT));
 }
 END_TEST
 

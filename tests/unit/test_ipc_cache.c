@@ -1,8 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * The IPC cache with a fake device layer that counts imports and closes: an allocation is
- * mapped once; memory freed and allocated again at the same address (new buffer id) is
- * remapped and the stale mapping closed; the least recently used mapping goes when a peer
- * has too many; offsets inside an allocation land where they should.
+ * The process's IPC registry with a fake device layer that behaves like legacy CUDA IPC:
+ * it counts imports and closes and refuses to open a peer's range that is still mapped
+ * (already mapped). An allocation is mapped once, whatever the number of communicators
+ * asking; memory freed and allocated again at the same address (new buffer id) is
+ * remapped and the stale mapping closed first; "already mapped" from the driver is
+ * answered by purging and retrying; a pinned mapping is never closed under its user; the
+ * least recently used mapping goes when a peer has too many.
  */
 #include "coll/intra/intra.h"
 
@@ -12,30 +17,55 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int  fake_imports, fake_closes;
-static char fake_memory[16][4096];
-static int  fake_next;
+#define FAKE_SLOTS 128
 
+typedef struct {
+    uint64_t peer, base, size;
+    int      live;
+} fake_mapping_t;
+
+static int            fake_imports, fake_closes, fake_refuse_once;
+static char           fake_memory[FAKE_SLOTS][256];
+static fake_mapping_t fake_live[FAKE_SLOTS];
+
+/* The fake handle carries its peer in opaque, as the driver knows the exporter. */
 static cg_status_t fake_import(cg_dev_t *dev, const cg_ipc_handle_t *h, void **base)
 {
+    uint64_t peer;
+    int      slot = -1;
+
     (void)dev;
-    (void)h;
+    memcpy(&peer, h->opaque, sizeof(peer));
+    if (fake_refuse_once) { /* the driver knows of a mapping the registry does not */
+        fake_refuse_once = 0;
+        return CG_ERR_ALREADY_MAPPED;
+    }
+    for (int i = 0; i < FAKE_SLOTS; i++) {
+        fake_mapping_t *m = &fake_live[i];
+        if (m->live && m->peer == peer && m->base < h->base + h->size && h->base < m->base + m->size) {
+            return CG_ERR_ALREADY_MAPPED;
+        }
+        slot = (!m->live && slot < 0) ? i : slot;
+    }
+    ck_assert_int_ge(slot, 0);
+    fake_live[slot] = (fake_mapping_t){peer, h->base, h->size, 1};
     fake_imports++;
-    *base = fake_memory[fake_next++ % 16];
+    *base = fake_memory[slot];
     return CG_OK;
 }
 
 static void fake_close(cg_dev_t *dev, void *base)
 {
     (void)dev;
-    (void)base;
+    fake_live[((char(*)[256])base) - fake_memory].live = 0;
     fake_closes++;
 }
 
 static cg_dev_ops_t fake_ops = {.name = "fake", .ipc_import = fake_import, .ipc_close = fake_close};
 static cg_dev_t     fake_dev = {.ops = &fake_ops};
 
-static cg_ipc_handle_t handle(uint64_t id, uint64_t base, uint64_t size, uint64_t offset)
+static cg_ipc_handle_t handle(uint64_t peer, uint64_t id, uint64_t base, uint64_t size,
+                              uint64_t offset)
 {
     cg_ipc_handle_t h;
     memset(&h, 0, sizeof(h));
@@ -43,75 +73,128 @@ static cg_ipc_handle_t handle(uint64_t id, uint64_t base, uint64_t size, uint64_
     h.base      = base;
     h.size      = size;
     h.offset    = offset;
+    memcpy(h.opaque, &peer, sizeof(peer));
     return h;
 }
 
-START_TEST(test_hit_and_reuse)
+static void reset(void)
 {
-    cg_ipc_cache_t      *c;
-    cg_ipc_cache_stats_t st;
-    cg_ipc_handle_t      a = handle(1, 0x10000, 4096, 0), a2 = handle(1, 0x10000, 4096, 100);
-    cg_ipc_handle_t      reused = handle(2, 0x10000, 4096, 0);
-    char                *p, *q;
+    cg_ipc_registry_cleanup();
+    fake_imports = fake_closes = fake_refuse_once = 0;
+    memset(fake_live, 0, sizeof(fake_live));
+}
 
-    fake_imports = fake_closes = fake_next = 0;
-    ck_assert_int_eq(cg_ipc_cache_create(&fake_dev, 2, 4, &c), CG_OK);
-    ck_assert_int_eq(cg_ipc_cache_get(c, 1, &a, &p), CG_OK);
-    ck_assert_int_eq(cg_ipc_cache_get(c, 1, &a2, &q), CG_OK);
-    ck_assert_int_eq(fake_imports, 1); /* one mapping per allocation */
+START_TEST(test_shared_by_communicators)
+{
+    cg_ipc_cache_stats_t st;
+    cg_ipc_mapping_t    *pin1, *pin2, *pin3;
+    cg_ipc_handle_t      a = handle(7, 1, 0x10000, 4096, 0), a2 = handle(7, 1, 0x10000, 4096, 100);
+    char                *p, *q, *r;
+
+    reset();
+    /* two communicators over the same processes map the same buffer in one call each */
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &a, &p, &pin1), CG_OK);
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &a2, &q, &pin2), CG_OK);
+    ck_assert_int_eq(fake_imports, 1);
     ck_assert_ptr_eq(q, p + 100);
-    /* same address, new buffer id: the old mapping must not be used */
-    ck_assert_int_eq(cg_ipc_cache_get(c, 1, &reused, &q), CG_OK);
-    ck_assert_int_eq(fake_imports, 2);
-    ck_assert_int_eq(fake_closes, 1);
-    ck_assert_ptr_ne(q, p);
     /* another peer's allocation at the same address is another mapping */
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &a, &p), CG_OK);
-    ck_assert_int_eq(fake_imports, 3);
-    ck_assert_int_eq(fake_closes, 1);
-    cg_ipc_cache_stats(c, &st);
+    cg_ipc_handle_t other = handle(8, 1, 0x10000, 4096, 0);
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 8, &other, &r, &pin3), CG_OK);
+    ck_assert_int_eq(fake_imports, 2);
+    cg_ipc_release(pin1, 0);
+    cg_ipc_release(pin2, 0);
+    cg_ipc_release(pin3, 0);
+    cg_ipc_stats(&st);
     ck_assert_uint_eq(st.hits, 1);
-    ck_assert_uint_eq(st.misses, 3);
-    cg_ipc_cache_destroy(c);
-    ck_assert_int_eq(fake_closes, 3); /* everything still mapped is closed */
+    ck_assert_uint_eq(st.misses, 2);
+    ck_assert_uint_eq(st.mapped, 2); /* cached after the calls */
+    cg_ipc_registry_cleanup();
+    ck_assert_int_eq(fake_closes, 2);
 }
 END_TEST
 
-START_TEST(test_partial_overlap_and_lru)
+START_TEST(test_freed_and_reused)
 {
-    cg_ipc_cache_t *c;
-    char           *p;
+    cg_ipc_mapping_t *pin, *stale;
+    cg_ipc_handle_t   old = handle(7, 1, 0x10000, 4096, 0), reused = handle(7, 2, 0x10000, 4096, 0);
+    cg_ipc_handle_t   inside = handle(7, 3, 0x10800, 512, 0);
+    char             *p, *q;
 
-    fake_imports = fake_closes = fake_next = 0;
-    ck_assert_int_eq(cg_ipc_cache_create(&fake_dev, 1, 2, &c), CG_OK);
-    cg_ipc_handle_t big = handle(10, 0x100000, 0x4000, 0);
-    cg_ipc_handle_t inside = handle(11, 0x102000, 0x1000, 0); /* freed, smaller one inside */
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &big, &p), CG_OK);
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &inside, &p), CG_OK);
-    ck_assert_int_eq(fake_closes, 1); /* overlapping stale mapping dropped */
-    cg_ipc_handle_t x = handle(12, 0x200000, 0x1000, 0), y = handle(13, 0x300000, 0x1000, 0);
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &x, &p), CG_OK); /* cache full: 11, 12 */
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &inside, &p), CG_OK); /* 11 used last */
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &y, &p), CG_OK); /* evicts 12 (LRU) */
+    reset();
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &old, &p, &pin), CG_OK);
+    cg_ipc_release(pin, 0);
+    /* same address, new buffer id: the stale mapping is closed before the open */
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &reused, &q, &pin), CG_OK);
+    ck_assert_int_eq(fake_imports, 2);
+    ck_assert_int_eq(fake_closes, 1);
+    /* while a call uses a mapping it is never closed: the new range cannot open (the call
+     * that asks degrades to its copy variant); once released, it can */
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &inside, &q, &stale), CG_ERR_ALREADY_MAPPED);
+    ck_assert_int_eq(fake_closes, 1);
+    cg_ipc_release(pin, 0);
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &inside, &q, &pin), CG_OK);
     ck_assert_int_eq(fake_closes, 2);
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &inside, &p), CG_OK);
-    ck_assert_int_eq(fake_imports, 4); /* 10, 11, 12, 13: 11 was never remapped */
-    cg_ipc_cache_destroy(c);
+    cg_ipc_release(pin, 0);
+    reset();
+}
+END_TEST
+
+START_TEST(test_already_mapped_retry)
+{
+    cg_ipc_cache_stats_t st;
+    cg_ipc_mapping_t    *pin;
+    cg_ipc_handle_t      a = handle(7, 1, 0x10000, 4096, 0), b = handle(7, 2, 0x90000, 4096, 0);
+    char                *p;
+
+    reset();
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &a, &p, &pin), CG_OK);
+    cg_ipc_release(pin, 0);
+    fake_refuse_once = 1; /* the driver says "already mapped": purge the peer, retry */
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &b, &p, &pin), CG_OK);
+    cg_ipc_stats(&st);
+    ck_assert_uint_eq(st.retries, 1);
+    ck_assert_int_eq(fake_closes, 1); /* the peer's unused mapping was purged */
+    cg_ipc_release(pin, 0);
+    reset();
+}
+END_TEST
+
+START_TEST(test_close_now_and_lru)
+{
+    cg_ipc_mapping_t *pin, *keep;
+    cg_ipc_handle_t   scratch = handle(9, 5, 0x500000, 4096, 0);
+    char             *p;
+
+    reset();
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 9, &scratch, &p, &pin), CG_OK);
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 9, &scratch, &p, &keep), CG_OK);
+    cg_ipc_release(pin, 1); /* another user still holds it: stays */
+    ck_assert_int_eq(fake_closes, 0);
+    cg_ipc_release(keep, 1); /* the last one: closed now */
+    ck_assert_int_eq(fake_closes, 1);
+    /* 64 unpinned mappings per peer at most: the least recently used goes */
+    for (uint64_t i = 0; i < 65; i++) {
+        cg_ipc_handle_t h = handle(9, 100 + i, 0x1000000 + i * 0x10000, 4096, 0);
+        ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 9, &h, &p, &pin), CG_OK);
+        cg_ipc_release(pin, 0);
+    }
+    ck_assert_int_eq(fake_closes, 2);
+    reset();
 }
 END_TEST
 
 START_TEST(test_bad_handles)
 {
-    cg_ipc_cache_t *c;
-    char           *p;
-    cg_ipc_handle_t none = handle(0, 0x1000, 16, 0), past = handle(5, 0x1000, 16, 17);
+    cg_ipc_mapping_t *pin;
+    char             *p;
+    cg_ipc_handle_t   none = handle(1, 0, 0x1000, 16, 0), past = handle(1, 5, 0x1000, 16, 17);
 
-    ck_assert_int_eq(cg_ipc_cache_create(&fake_dev, 1, 2, &c), CG_OK);
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &none, &p), CG_ERR_INVALID_PARAM);
-    ck_assert_int_eq(cg_ipc_cache_get(c, 0, &past, &p), CG_ERR_INVALID_PARAM);
-    ck_assert_int_eq(cg_ipc_cache_get(c, 3, &past, &p), CG_ERR_INVALID_PARAM);
-    cg_ipc_cache_destroy(c);
+    reset();
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 1, &none, &p, &pin), CG_ERR_INVALID_PARAM);
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 1, &past, &p, &pin), CG_ERR_INVALID_PARAM);
+    ck_assert_int_eq(fake_imports, 0);
 }
 END_TEST
 
-CG_UNIT_MAIN("ipc_cache", 0, test_hit_and_reuse, test_partial_overlap_and_lru, test_bad_handles)
+CG_UNIT_MAIN("ipc_cache", 0, test_shared_by_communicators, test_freed_and_reused,
+             test_already_mapped_retry, test_close_now_and_lru, test_bad_handles)

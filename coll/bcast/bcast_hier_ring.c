@@ -1,15 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * Hierarchical bcast.
- *   hier_tree  one rank per node (the root's local index) forms a binomial tree across the
- *              nodes, then every node broadcasts inside. Any layout; small messages.
- *   hier_ring  the message is cut into chunks and each chunk into L parts; on the root's
- *              node the root hands local rank l part l, rail l relays part l from node to
- *              node down a chain, and every node shares the parts inside: each GPU's links
- *              carry about the message once, and the chunks keep the chain and the
- *              intra-node phases busy at the same time. Equal ranks per node; large
- *              messages.
+ * Hierarchical bcast hier_ring: the message is cut into chunks and each chunk into L parts;
+ * on the root's node the root hands local rank l part l, rail l relays part l from node to
+ * node down a chain, and every node shares the parts inside: each GPU's links carry about
+ * the message once, and the chunks keep the chain and the intra-node phases busy at the
+ * same time. Equal ranks per node; large messages.
  */
-#include "coll/allgather/allgather.h"
 #include "coll/bcast/bcast.h"
 #include "coll/hier/hier.h"
 
@@ -17,27 +14,8 @@
 
 #define CG_HIER_BCAST_STEP 1024 /* tag steps of the chain: 1024 + piece (mod 4096) */
 
-static cg_status_t cg_hier_bcast_tree(cg_comm_t *c, void *buf, size_t bytes, int rnode,
-                                      int rlocal)
-{
-    cg_inter_group_t g = {0};
-    cg_status_t      status;
-
-    /* one rank per node: the one with the root's local index (wrapped on smaller nodes) */
-    status = cg_hier_rail(c, rlocal, &g);
-    if (status == CG_OK && g.ranks[c->my_node] == c->config.rank) {
-        status = cg_inter_bcast_binomial(c->inter, &g, buf, bytes, rnode);
-    }
-    free(g.ranks);
-    if (c->local_size > 1) {
-        status = (status == CG_OK) ? cg_bcast_direct(c->intra, buf, bytes, rlocal % c->local_size)
-                                   : cg_intra_finish(c->intra, cg_intra_barrier(c->intra, status));
-    }
-    return status;
-}
-
 typedef struct {
-    cg_comm_t *c;
+    cg_comm_t *comm;
     char      *buf;
     size_t     bytes;
     int        chunks;
@@ -51,8 +29,8 @@ static void cg_hier_chain_parts(const cg_hier_chain_t *h, int i, cg_seg_t *parts
 {
     cg_seg_t chunk = cg_hier_piece(h->bytes, h->chunks, i, 256);
 
-    for (int l = 0; l < h->c->local_size; l++) {
-        cg_seg_t part = cg_hier_piece(chunk.len, h->c->local_size, l, 256);
+    for (int l = 0; l < h->comm->local_size; l++) {
+        cg_seg_t part = cg_hier_piece(chunk.len, h->comm->local_size, l, 256);
         parts[l]      = (cg_seg_t){chunk.off + part.off, part.len};
     }
 }
@@ -67,7 +45,7 @@ static cg_status_t cg_hier_chain_pre(void *ctx, int i, cg_status_t status)
         return status;
     }
     cg_hier_chain_parts(h, i, parts);
-    return cg_scatter_segments(h->c->intra, h->buf, parts, h->rlocal, status);
+    return cg_scatter_segments(h->comm->intra, h->buf, parts, h->rlocal, status);
 }
 
 /* Step i: pass this rail's part of chunk i-1 on, receive its part of chunk i from the
@@ -76,7 +54,7 @@ static cg_status_t cg_hier_chain_pre(void *ctx, int i, cg_status_t status)
 static cg_status_t cg_hier_chain_mid(void *ctx, int i, cg_inter_t *lane)
 {
     cg_hier_chain_t *h  = ctx;
-    const int        me = h->c->local_rank;
+    const int        me = h->comm->local_rank;
     cg_seg_t         parts[CG_INTRA_MAX], out = {0, 0}, in = {0, 0};
     int              dst = -1, src = -1;
 
@@ -108,15 +86,15 @@ static cg_status_t cg_hier_chain_post(void *ctx, int i, cg_status_t status)
         return status;
     }
     cg_hier_chain_parts(h, i, parts);
-    return cg_allgather_segments(h->c->intra, h->buf, parts, 1, status);
+    return cg_allgather_segments(h->comm->intra, h->buf, parts, 1, status);
 }
 
-static cg_status_t cg_hier_bcast_ring(cg_comm_t *c, void *buf, size_t bytes, int rnode,
+static cg_status_t cg_hier_bcast_ring(cg_comm_t *comm, void *buf, size_t bytes, int rnode,
                                       int rlocal, int chunks)
 {
-    const int       N = c->num_nodes;
-    cg_hier_chain_t h = {c, buf, bytes, cg_hier_chunks_cap(chunks, bytes, 256 * (size_t)c->local_size),
-                         (c->my_node - rnode + N) % N, -1, -1,
+    const int       N = comm->num_nodes;
+    cg_hier_chain_t h = {comm, buf, bytes, cg_hier_chunks_cap(chunks, bytes, 256 * (size_t)comm->local_size),
+                         (comm->my_node - rnode + N) % N, -1, -1,
                          rlocal};
     /* chunks + 1 steps on one lane (a step passes on what the previous one received; the
      * last passes the last chunk on). The root's node scatters each chunk to its rails
@@ -124,27 +102,23 @@ static cg_status_t cg_hier_bcast_ring(cg_comm_t *c, void *buf, size_t bytes, int
     cg_pipe_job_t   job = {h.chunks + 1, 1, NULL, cg_hier_chain_mid, NULL, &h};
 
     if (h.pos > 0) {
-        h.prev = cg_comm_member(c, (c->my_node - 1 + N) % N, c->local_rank);
+        h.prev = cg_comm_member(comm, (comm->my_node - 1 + N) % N, comm->local_rank);
     }
     if (h.pos < N - 1) {
-        h.next = cg_comm_member(c, (c->my_node + 1) % N, c->local_rank);
+        h.next = cg_comm_member(comm, (comm->my_node + 1) % N, comm->local_rank);
     }
-    if (c->local_size > 1) {
+    if (comm->local_size > 1) {
         job.pre  = (h.pos == 0) ? cg_hier_chain_pre : NULL;
         job.post = cg_hier_chain_post;
     }
-    return cg_hier_pipe_run(c, &job);
+    return cg_hier_pipe_run(comm, &job);
 }
 
-cg_status_t cg_hier_bcast(cg_comm_t *c, cg_alg_t alg, void *buf, size_t bytes, int root,
-                          int chunks)
+cg_status_t cg_bcast_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
-    const int rnode  = c->node_of[root];
-    int       rlocal = 0;
+    int rnode, rlocal;
 
-    for (int l = 0; l < c->node_size[rnode]; l++) {
-        rlocal = (cg_comm_member(c, rnode, l) == root) ? l : rlocal;
-    }
-    return alg == CG_ALG_HIER_RING ? cg_hier_bcast_ring(c, buf, bytes, rnode, rlocal, chunks)
-                                   : cg_hier_bcast_tree(c, buf, bytes, rnode, rlocal);
+    cg_hier_root(comm, call->root, &rnode, &rlocal);
+    return cg_hier_bcast_ring(comm, call->rbuf, call->bytes, rnode, rlocal,
+                              cg_hier_plan_chunks(plan, (double)call->bytes));
 }

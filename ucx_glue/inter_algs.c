@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Collectives over a group of ranks on different nodes, built on cg_inter_sendrecv:
  * ring reduce-scatter / allgather / allreduce (bandwidth), recursive doubling allreduce
@@ -5,12 +7,12 @@
  * are reduced on the device; every block is reduced in one order everywhere, so every
  * member ends with the same bits.
  */
-#include "coll/inter/inter.h"
+#include "ucx_glue/cg_ucx.h"
 
 #include <stdlib.h>
 
 /* Reduce count elements: dst = a op b (a first: the same order on every member). */
-static cg_status_t cg_inter_reduce(cg_inter_t *x, void *dst, const void *a, const void *b,
+static cg_status_t cg_inter_reduce(cg_inter_t *inter, void *dst, const void *a, const void *b,
                                    size_t count, cg_dtype_t dtype, cg_op_t op)
 {
     cg_reduce_args_t args = {.dtype = dtype, .op = op, .count = count, .nsrc = 2, .ndst = 1};
@@ -22,12 +24,12 @@ static cg_status_t cg_inter_reduce(cg_inter_t *x, void *dst, const void *a, cons
     args.srcs[0] = a;
     args.srcs[1] = b;
     args.dsts[0] = dst;
-    status = x->dev->ops->reduce(x->dev, &args, x->stream);
+    status = inter->dev->ops->reduce(inter->dev, &args, inter->stream);
     /* the next exchange may send this block: it must be in memory */
-    return status == CG_OK ? x->dev->ops->stream_sync(x->dev, x->stream) : status;
+    return status == CG_OK ? inter->dev->ops->stream_sync(inter->dev, inter->stream) : status;
 }
 
-cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                          const size_t *offs, const size_t *counts,
                                          cg_dtype_t dtype, cg_op_t op)
 {
@@ -45,21 +47,21 @@ cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *x, const cg_inter_group_t *
     for (int i = 0; i < n; i++) {
         largest = CG_MAX(largest, counts[i]);
     }
-    status = cg_inter_tmp(x, CG_MAX(largest * elem, (size_t)1), &tmp);
+    status = cg_inter_tmp(inter, CG_MAX(largest * elem, (size_t)1), &tmp);
     /* step s: send block me-s-1, receive block me-s-2; at the last step block me arrives */
     for (int s = 0; s < n - 1 && status == CG_OK; s++) {
         const int sb = (me - s - 1 + 2 * n) % n, rb = (me - s - 2 + 2 * n) % n;
-        status = cg_inter_sendrecv(x, next, b + offs[sb] * elem, counts[sb] * elem, prev, tmp,
+        status = cg_inter_sendrecv(inter, next, b + offs[sb] * elem, counts[sb] * elem, prev, tmp,
                                    counts[rb] * elem, (unsigned)s);
         if (status == CG_OK) {
-            status = cg_inter_reduce(x, b + offs[rb] * elem, tmp, b + offs[rb] * elem, counts[rb],
+            status = cg_inter_reduce(inter, b + offs[rb] * elem, tmp, b + offs[rb] * elem, counts[rb],
                                      dtype, op);
         }
     }
     return status;
 }
 
-cg_status_t cg_inter_allgather_ring(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_allgather_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                     const size_t *offs, const size_t *bytes)
 {
     const int   n = g->n, me = g->me;
@@ -70,13 +72,13 @@ cg_status_t cg_inter_allgather_ring(cg_inter_t *x, const cg_inter_group_t *g, vo
     /* step s: forward block me-s, receive block me-s-1 straight into place */
     for (int s = 0; s < n - 1 && status == CG_OK; s++) {
         const int sb = (me - s + n) % n, rb = (me - s - 1 + n) % n;
-        status = cg_inter_sendrecv(x, next, b + offs[sb], bytes[sb], prev, b + offs[rb], bytes[rb],
+        status = cg_inter_sendrecv(inter, next, b + offs[sb], bytes[sb], prev, b + offs[rb], bytes[rb],
                                    (unsigned)(n + s));
     }
     return status;
 }
 
-cg_status_t cg_inter_allreduce_ring(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_allreduce_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                     size_t count, cg_dtype_t dtype, cg_op_t op)
 {
     const int    n    = g->n;
@@ -99,14 +101,14 @@ cg_status_t cg_inter_allreduce_ring(cg_inter_t *x, const cg_inter_group_t *g, vo
         offs[i]   = CG_MIN(count, (size_t)i * blk);
         counts[i] = CG_MIN(count - offs[i], blk);
     }
-    status = cg_inter_reduce_scatter_ring(x, g, buf, offs, counts, dtype, op);
+    status = cg_inter_reduce_scatter_ring(inter, g, buf, offs, counts, dtype, op);
     bytes  = counts;
     for (int i = 0; i < n; i++) {
         offs[i] *= elem;
         bytes[i] = counts[i] * elem;
     }
     if (status == CG_OK) {
-        status = cg_inter_allgather_ring(x, g, buf, offs, bytes);
+        status = cg_inter_allgather_ring(inter, g, buf, offs, bytes);
     }
     free(offs);
     return status;
@@ -115,7 +117,7 @@ cg_status_t cg_inter_allreduce_ring(cg_inter_t *x, const cg_inter_group_t *g, vo
 /* Recursive doubling for any n: with p the largest power of two <= n, the first 2(n-p)
  * members fold in pairs (odd ones keep the pair's sum), p members double, and the odd ones
  * hand the result back. The lower member's data always comes first in a reduction. */
-cg_status_t cg_inter_allreduce_rd(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_allreduce_rd(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                   size_t count, cg_dtype_t dtype, cg_op_t op)
 {
     const int    n = g->n, me = g->me;
@@ -128,18 +130,18 @@ cg_status_t cg_inter_allreduce_rd(cg_inter_t *x, const cg_inter_group_t *g, void
         p *= 2;
     }
     rem    = n - p;
-    status = cg_inter_tmp(x, CG_MAX(bytes, (size_t)1), &tmp);
+    status = cg_inter_tmp(inter, CG_MAX(bytes, (size_t)1), &tmp);
     if (status != CG_OK) {
         return status;
     }
     if (me < 2 * rem) {
         if (me % 2 == 0) {
-            status = cg_inter_sendrecv(x, g->ranks[me + 1], buf, bytes, -1, NULL, 0, 0);
+            status = cg_inter_sendrecv(inter, g->ranks[me + 1], buf, bytes, -1, NULL, 0, 0);
             vme    = -1;
         } else {
-            status = cg_inter_sendrecv(x, -1, NULL, 0, g->ranks[me - 1], tmp, bytes, 0);
+            status = cg_inter_sendrecv(inter, -1, NULL, 0, g->ranks[me - 1], tmp, bytes, 0);
             if (status == CG_OK) {
-                status = cg_inter_reduce(x, buf, tmp, buf, count, dtype, op);
+                status = cg_inter_reduce(inter, buf, tmp, buf, count, dtype, op);
             }
             vme = me / 2;
         }
@@ -149,20 +151,20 @@ cg_status_t cg_inter_allreduce_rd(cg_inter_t *x, const cg_inter_group_t *g, void
     for (int mask = 1, step = 1; vme >= 0 && mask < p && status == CG_OK; mask <<= 1, step++) {
         const int vpeer = vme ^ mask;
         const int peer  = g->ranks[vpeer < rem ? vpeer * 2 + 1 : vpeer + rem];
-        status = cg_inter_sendrecv(x, peer, buf, bytes, peer, tmp, bytes, (unsigned)step);
+        status = cg_inter_sendrecv(inter, peer, buf, bytes, peer, tmp, bytes, (unsigned)step);
         if (status == CG_OK) {
-            status = vme < vpeer ? cg_inter_reduce(x, buf, buf, tmp, count, dtype, op)
-                                 : cg_inter_reduce(x, buf, tmp, buf, count, dtype, op);
+            status = vme < vpeer ? cg_inter_reduce(inter, buf, buf, tmp, count, dtype, op)
+                                 : cg_inter_reduce(inter, buf, tmp, buf, count, dtype, op);
         }
     }
     if (status == CG_OK && me < 2 * rem) {
-        status = (me % 2) ? cg_inter_sendrecv(x, g->ranks[me - 1], buf, bytes, -1, NULL, 0, 63)
-                          : cg_inter_sendrecv(x, -1, NULL, 0, g->ranks[me + 1], buf, bytes, 63);
+        status = (me % 2) ? cg_inter_sendrecv(inter, g->ranks[me - 1], buf, bytes, -1, NULL, 0, 63)
+                          : cg_inter_sendrecv(inter, -1, NULL, 0, g->ranks[me + 1], buf, bytes, 63);
     }
     return status;
 }
 
-cg_status_t cg_inter_bcast_binomial(cg_inter_t *x, const cg_inter_group_t *g, void *buf,
+cg_status_t cg_inter_bcast_binomial(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
                                     size_t bytes, int root)
 {
     const int   n   = g->n;
@@ -173,7 +175,7 @@ cg_status_t cg_inter_bcast_binomial(cg_inter_t *x, const cg_inter_group_t *g, vo
     /* receive from the parent: the member that differs in the lowest set bit */
     while (mask < n) {
         if (rel & mask) {
-            status = cg_inter_sendrecv(x, -1, NULL, 0, g->ranks[(rel - mask + root) % n], buf,
+            status = cg_inter_sendrecv(inter, -1, NULL, 0, g->ranks[(rel - mask + root) % n], buf,
                                        bytes, 200);
             break;
         }
@@ -182,7 +184,7 @@ cg_status_t cg_inter_bcast_binomial(cg_inter_t *x, const cg_inter_group_t *g, vo
     /* then to the children, farthest first */
     for (mask >>= 1; mask > 0 && status == CG_OK; mask >>= 1) {
         if (rel + mask < n) {
-            status = cg_inter_sendrecv(x, g->ranks[(rel + mask + root) % n], buf, bytes, -1, NULL,
+            status = cg_inter_sendrecv(inter, g->ranks[(rel + mask + root) % n], buf, bytes, -1, NULL,
                                        0, 200);
         }
     }

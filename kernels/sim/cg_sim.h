@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * A simulated GPU for machines without one (libcg_sim): device memory that the CPU cannot
+ * touch, shared between processes the way CUDA IPC shares it, with CUDA's failure modes.
+ *
+ * Every allocation is a POSIX shared-memory object mapped twice in the process: once
+ * PROT_NONE at the address the application gets (the "device pointer": any CPU load or
+ * store through it faults, as it would on a GPU), once readable and writable at an address
+ * only this library hands out (cg_sim_access: what a kernel or a copy engine sees). The
+ * host device layer of coll/gpu reaches the bytes through cg_sim_access only, so code that
+ * would read device memory on the CPU, or hand a device pointer to Open MPI, crashes here
+ * exactly as it would on a GPU.
+ *
+ * IPC follows legacy CUDA IPC: an allocation is exported as a handle; opening it maps it
+ * into the importer's "device" address space; a process cannot open an allocation of a
+ * peer while it still maps an allocation of that peer over the same address range
+ * (CG_SIM_ERR_ALREADY_MAPPED, as cudaErrorAlreadyMapped: the same handle twice, or memory
+ * the peer freed and allocated again at the same address); pool allocations (like
+ * cudaMallocAsync pools or cuMemCreate memory) cannot be exported.
+ *
+ * The component finds the library in the process with dlopen(CG_SIM_SONAME, RTLD_NOLOAD)
+ * and cg_sim_api(): an application that allocates simulated device memory has loaded it.
+ */
+#ifndef CG_SIM_H
+#define CG_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CG_SIM_SONAME      "libcg_sim.so.0"
+#define CG_SIM_API_VERSION 1
+
+typedef enum {
+    CG_SIM_OK                 = 0,
+    CG_SIM_ERR_INVALID        = 1, /* not simulated device memory, or out of its bounds */
+    CG_SIM_ERR_NO_MEMORY      = 2,
+    CG_SIM_ERR_ALREADY_MAPPED = 3, /* the peer's range is already mapped here */
+    CG_SIM_ERR_NOT_SHAREABLE  = 4, /* pool memory: no IPC handle */
+    CG_SIM_ERR_GONE           = 5, /* the exporter freed the allocation, or exited */
+    CG_SIM_ERR_SYSTEM         = 6  /* a system call failed */
+} cg_sim_status_t;
+
+/* cg_sim_malloc flags */
+enum {
+    CG_SIM_ALLOC_DEFAULT = 0, /* like cudaMalloc: exportable */
+    CG_SIM_ALLOC_POOL    = 1  /* like cudaMallocAsync: not exportable */
+};
+
+typedef struct {
+    uintptr_t base;      /* start of the allocation (or imported mapping) holding the pointer */
+    size_t    size;      /* its bytes */
+    uint64_t  buffer_id; /* unique on the node for the allocation */
+    unsigned  flags;     /* CG_SIM_ALLOC_* */
+    int       imported;  /* mapped from another process */
+} cg_sim_attr_t;
+
+typedef struct {
+    uint64_t buffer_id;
+    uint64_t base;      /* the exporter's device address of the allocation */
+    uint64_t size;
+    int32_t  owner_pid; /* the exporting process */
+    char     name[52];  /* shared-memory object */
+} cg_sim_ipc_handle_t;
+
+int  cg_sim_malloc(void **ptr, size_t bytes, unsigned flags);
+int  cg_sim_free(void *ptr);
+/* Copy between any two of simulated device memory and host memory. */
+int  cg_sim_memcpy(void *dst, const void *src, size_t bytes);
+int  cg_sim_memset(void *ptr, int value, size_t bytes);
+/* CG_SIM_OK and attr for simulated device memory; CG_SIM_ERR_INVALID for anything else. */
+int  cg_sim_query(const void *ptr, cg_sim_attr_t *attr);
+/* The device's view of [ptr, ptr + bytes): an address the CPU may use, or NULL when the
+ * range is not inside one allocation (an illegal address on a GPU). */
+void *cg_sim_access(const void *ptr, size_t bytes);
+int  cg_sim_ipc_get_handle(cg_sim_ipc_handle_t *handle, const void *ptr);
+int  cg_sim_ipc_open(void **ptr, const cg_sim_ipc_handle_t *handle);
+int  cg_sim_ipc_close(void *ptr);
+const char *cg_sim_status_string(int status);
+
+/* The same functions as one table, for code that loads the library at run time. */
+typedef struct {
+    unsigned version;
+    int (*malloc_fn)(void **ptr, size_t bytes, unsigned flags);
+    int (*free_fn)(void *ptr);
+    int (*memcpy_fn)(void *dst, const void *src, size_t bytes);
+    int (*memset_fn)(void *ptr, int value, size_t bytes);
+    int (*query)(const void *ptr, cg_sim_attr_t *attr);
+    void *(*access)(const void *ptr, size_t bytes);
+    int (*ipc_get_handle)(cg_sim_ipc_handle_t *handle, const void *ptr);
+    int (*ipc_open)(void **ptr, const cg_sim_ipc_handle_t *handle);
+    int (*ipc_close)(void *ptr);
+    const char *(*status_string)(int status);
+} cg_sim_api_t;
+
+const cg_sim_api_t *cg_sim_api(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CG_SIM_H */

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * The simulated GPU and the strict host device layer: device memory faults when the CPU
+ * touches it (death tests in a child process), copies and reductions reach it through the
+ * layer, pool memory cannot be exported, IPC between processes reproduces legacy CUDA IPC's
+ * "already mapped" for the same allocation and for memory freed and allocated again at
+ * the same address, and a range that overruns an allocation is an illegal address.
+ */
+#include "kernels/cg_dev.h"
+#include "kernels/sim/cg_sim.h"
+
+#include "tests/unit/unit.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Run fn(arg) in a child; returns the signal that ended it (0: it exited). */
+static int die_signal(void (*fn)(void *), void *arg)
+{
+    int   status = 0;
+    pid_t pid    = fork();
+
+    if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL);
+        signal(SIGBUS, SIG_DFL);
+        fn(arg);
+        _exit(0);
+    }
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static void cpu_read(void *ptr)
+{
+    volatile int value = *(volatile int *)ptr;
+    (void)value;
+}
+
+static void cpu_write(void *ptr)
+{
+    memset(ptr, 1, 16);
+}
+
+START_TEST(test_cpu_cannot_touch)
+{
+    void *dev = NULL;
+    int   host[4] = {1, 2, 3, 4}, back[4] = {0};
+
+    ck_assert_int_eq(cg_sim_malloc(&dev, 1000, CG_SIM_ALLOC_DEFAULT), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_memcpy(dev, host, sizeof(host)), CG_SIM_OK);
+    ck_assert_int_eq(die_signal(cpu_read, dev), SIGSEGV);
+    ck_assert_int_eq(die_signal(cpu_write, (char *)dev + 100), SIGSEGV);
+    /* the device's view holds the data; the copy back too */
+    ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[2], 3);
+    ck_assert_int_eq(cg_sim_memcpy(back, dev, sizeof(back)), CG_SIM_OK);
+    ck_assert_int_eq(memcmp(back, host, sizeof(host)), 0);
+    /* host memory is not device memory; an overrun is an illegal address */
+    cg_sim_attr_t attr;
+    ck_assert_int_eq(cg_sim_query(host, &attr), CG_SIM_ERR_INVALID);
+    ck_assert_int_eq(cg_sim_query((char *)dev + 999, &attr), CG_SIM_OK);
+    ck_assert_uint_eq(attr.base, (uintptr_t)dev);
+    ck_assert_ptr_null(cg_sim_access((char *)dev + 8, 1u << 20));
+    ck_assert_int_eq(cg_sim_memcpy(back, (char *)dev + 4090, 16), CG_SIM_ERR_INVALID);
+    ck_assert_int_eq(cg_sim_free(dev), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_free(host), CG_SIM_ERR_INVALID);
+}
+END_TEST
+
+START_TEST(test_pool_not_exportable)
+{
+    void               *pool = NULL, *plain = NULL;
+    cg_sim_ipc_handle_t handle;
+
+    ck_assert_int_eq(cg_sim_malloc(&pool, 64, CG_SIM_ALLOC_POOL), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_malloc(&plain, 64, CG_SIM_ALLOC_DEFAULT), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_ipc_get_handle(&handle, pool), CG_SIM_ERR_NOT_SHAREABLE);
+    ck_assert_int_eq(cg_sim_ipc_get_handle(&handle, (char *)plain + 8), CG_SIM_ERR_INVALID);
+    ck_assert_int_eq(cg_sim_ipc_get_handle(&handle, plain), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_ipc_open(&pool, &handle), CG_SIM_ERR_INVALID); /* own handle */
+    cg_sim_free(pool);
+    cg_sim_free(plain);
+}
+END_TEST
+
+/* Parent exports, child imports: the same allocation twice is "already mapped"; after the
+ * parent freed it and allocated again at the same address, the new allocation is "already
+ * mapped" while the old mapping stays open, and opens once it is closed. */
+START_TEST(test_ipc_already_mapped)
+{
+    int                 to_child[2], to_parent[2], status = 0;
+    cg_sim_ipc_handle_t first, second;
+    void               *buf = NULL, *again = NULL;
+    int                 value = 42;
+    char                go;
+    pid_t               pid;
+
+    ck_assert_int_eq(pipe(to_child), 0);
+    ck_assert_int_eq(pipe(to_parent), 0);
+    ck_assert_int_eq(cg_sim_malloc(&buf, 4096, 0), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_memcpy(buf, &value, sizeof(value)), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_ipc_get_handle(&first, buf), CG_SIM_OK);
+    pid = fork();
+    if (pid == 0) {
+        void *mapped = NULL, *twice = NULL;
+        int   got = 0, fails = 0;
+        fails += cg_sim_ipc_open(&mapped, &first) != CG_SIM_OK;
+        fails += cg_sim_memcpy(&got, mapped, sizeof(got)) != CG_SIM_OK || got != 42;
+        fails += cg_sim_ipc_open(&twice, &first) != CG_SIM_ERR_ALREADY_MAPPED;
+        fails += write(to_parent[1], "m", 1) != 1;         /* mapped: parent frees */
+        fails += read(to_child[0], &second, sizeof(second)) != (ssize_t)sizeof(second);
+        if (second.base == first.base) {                   /* same address, new buffer */
+            fails += cg_sim_ipc_open(&twice, &second) != CG_SIM_ERR_ALREADY_MAPPED;
+        }
+        fails += cg_sim_ipc_close(mapped) != CG_SIM_OK;
+        fails += cg_sim_ipc_open(&twice, &second) != CG_SIM_OK;
+        fails += cg_sim_memcpy(&got, twice, sizeof(got)) != CG_SIM_OK || got != 7;
+        _exit(fails);
+    }
+    ck_assert_int_eq(read(to_parent[0], &go, 1), 1);
+    ck_assert_int_eq(cg_sim_free(buf), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_malloc(&again, 4096, 0), CG_SIM_OK);
+    value = 7;
+    ck_assert_int_eq(cg_sim_memcpy(again, &value, sizeof(value)), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_ipc_get_handle(&second, again), CG_SIM_OK);
+    ck_assert_uint_ne(second.buffer_id, first.buffer_id);
+    ck_assert_int_eq(write(to_child[1], &second, sizeof(second)), (ssize_t)sizeof(second));
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    cg_sim_free(again);
+}
+END_TEST
+
+/* The strict host device layer: classification, copies, reductions and flags through the
+ * simulator, IPC failure modes as statuses. */
+START_TEST(test_strict_layer)
+{
+    cg_dev_t        *dev;
+    cg_dev_stream_t *stream;
+    cg_mem_attr_t    attr;
+    cg_ipc_handle_t  handle;
+    int              host_in[8], host_out[8] = {0};
+    void            *a = NULL, *b = NULL, *pool = NULL;
+
+    ck_assert_int_eq(cg_dev_host_open(NULL, &dev), CG_OK);
+    ck_assert(cg_dev_host_strict(dev));
+    ck_assert(!dev->caps.host_access);
+    ck_assert_int_eq(dev->ops->stream_create(dev, &stream), CG_OK);
+    ck_assert_int_eq(dev->ops->mem_alloc(dev, 4096, &a), CG_OK);
+    ck_assert_int_eq(cg_sim_malloc(&b, sizeof(host_in), 0), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_malloc(&pool, 64, CG_SIM_ALLOC_POOL), CG_SIM_OK);
+    ck_assert_int_eq(dev->ops->mem_query(dev, host_in, &attr), CG_OK);
+    ck_assert_int_eq(attr.kind, CG_MEM_HOST);
+    ck_assert_int_eq(dev->ops->mem_query(dev, (char *)b + 4, &attr), CG_OK);
+    ck_assert_int_eq(attr.kind, CG_MEM_DEVICE);
+    ck_assert_uint_eq(attr.base, (uintptr_t)b);
+    for (int i = 0; i < 8; i++) {
+        host_in[i] = i + 1;
+    }
+    /* host -> device, device -> device, reduce two device buffers, device -> host */
+    ck_assert_int_eq(dev->ops->copy(dev, b, host_in, sizeof(host_in), stream), CG_OK);
+    ck_assert_int_eq(dev->ops->copy(dev, a, b, sizeof(host_in), stream), CG_OK);
+    cg_reduce_args_t args = {.dtype = CG_DT_INT32, .op = CG_OP_SUM, .count = 8, .nsrc = 2,
+                             .ndst = 1};
+    args.srcs[0] = a;
+    args.srcs[1] = b;
+    args.dsts[0] = a;
+    ck_assert_int_eq(dev->ops->reduce(dev, &args, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->copy(dev, host_out, a, sizeof(host_out), stream), CG_OK);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(host_out[i], 2 * (i + 1));
+    }
+    /* an overrun of the allocation is an error, not a silent host access */
+    ck_assert_int_eq(dev->ops->copy(dev, host_out, (char *)b + 16, sizeof(host_in), stream),
+                     CG_ERR_DEVICE);
+    /* flags in device memory */
+    ck_assert_int_eq(dev->ops->flag_write(dev, (uint64_t *)a, 5, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->flag_wait(dev, (uint64_t *)a, 5, stream), CG_OK);
+    /* export: device memory yes (at an offset), pool memory and host memory no */
+    ck_assert_int_eq(dev->ops->ipc_export(dev, (char *)b + 8, 16, &handle), CG_OK);
+    ck_assert_uint_eq(handle.base, (uintptr_t)b);
+    ck_assert_uint_eq(handle.offset, 8);
+    ck_assert_int_eq(dev->ops->ipc_export(dev, pool, 16, &handle), CG_ERR_UNSUPPORTED);
+    ck_assert_int_eq(dev->ops->ipc_export(dev, host_in, 16, &handle), CG_ERR_UNSUPPORTED);
+    dev->ops->mem_free(dev, a);
+    cg_sim_free(b);
+    cg_sim_free(pool);
+    dev->ops->stream_destroy(dev, stream);
+    cg_dev_close(dev);
+}
+END_TEST
+
+CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
+             test_strict_layer)

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/* Tagged exchanges between nodes over UCX, directly or through pipelined host chunks. */
+#include "ucx_glue/cg_ucx.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CG_INTER_MAX_DEPTH 32
+
+/* Tags: communicator (16 bits), call sequence (16), step (12), source rank (20). Step 0xfff
+ * is reserved for aborts: a rank whose collective failed tells the ranks that may wait for
+ * it, whatever the call and the step they are at. */
+#define CG_INTER_ABORT_STEP 0xfffu
+
+static uint64_t cg_inter_tag(const cg_inter_t *inter, unsigned step, int src)
+{
+    return ((uint64_t)inter->comm_id << 48) | ((uint64_t)inter->seq << 32) |
+           ((uint64_t)(step % CG_INTER_ABORT_STEP) << 20) | (uint64_t)(src & 0xfffff);
+}
+
+static uint64_t cg_inter_abort_tag(const cg_inter_t *inter)
+{
+    return ((uint64_t)inter->comm_id << 48) | ((uint64_t)CG_INTER_ABORT_STEP << 20);
+}
+
+#define CG_INTER_ABORT_MASK ((0xffffull << 48) | (0xfffull << 20))
+
+cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
+                            const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
+                            cg_inter_t **inter_out)
+{
+    cg_inter_t *inter = calloc(1, sizeof(*inter));
+    cg_status_t status;
+
+    if (inter == NULL) {
+        free((void *)addrs);
+        return CG_ERR_NO_MEMORY;
+    }
+    inter->ucx          = ucx;
+    inter->dev          = dev;
+    inter->rank         = rank;
+    inter->size         = size;
+    inter->comm_id      = comm_id;
+    inter->config       = *config;
+    inter->config.depth = CG_MAX(1, CG_MIN(config->depth, CG_INTER_MAX_DEPTH));
+    inter->config.chunk_bytes = CG_MAX(config->chunk_bytes, (size_t)4096);
+    inter->addr_stride  = addr_stride;
+    inter->eps          = calloc((size_t)size, sizeof(*inter->eps));
+    inter->addrs        = (char *)addrs;
+    if (inter->eps == NULL) {
+        status = CG_ERR_NO_MEMORY;
+        goto err;
+    }
+    inter->ucx_device = (dev->kind == CG_DEV_KIND_CUDA) && cg_ucx_supports_cuda(ucx);
+    /* UCX reads device memory itself only when it supports CUDA memory (and the memory
+     * is CUDA's); otherwise device data goes through page-locked host chunks, unless the
+     * CPU may touch device memory (the lenient host layer) */
+    inter->staged     = config->staging == CG_INTER_STAGING_ALWAYS ||
+                    (config->staging == CG_INTER_STAGING_AUTO && !inter->ucx_device &&
+                     !dev->caps.host_access);
+    status = dev->ops->stream_create(dev, &inter->stream);
+    if (status != CG_OK) {
+        inter->stream = NULL;
+        goto err;
+    }
+    if (inter->staged) {
+        status = dev->ops->host_alloc(dev, 2 * (size_t)inter->config.depth * inter->config.chunk_bytes,
+                                      (void **)&inter->pinned);
+        for (int i = 0; status == CG_OK && i < 2 * inter->config.depth; i++) {
+            status = dev->ops->event_create(dev, &inter->events[i]);
+        }
+        if (status != CG_OK) {
+            goto err;
+        }
+    }
+    cg_detail(CG_SUB_UCX, "inter-node transport: %s, %s", cg_ucx_describe(ucx),
+              inter->staged ? "staged through page-locked chunks" : "direct");
+    *inter_out = inter;
+    return CG_OK;
+
+err:
+    cg_inter_destroy(inter);
+    return status;
+}
+
+void cg_inter_destroy(cg_inter_t *inter)
+{
+    cg_dev_t *dev;
+
+    if (inter == NULL) {
+        return;
+    }
+    dev = inter->dev;
+    /* messages of this communicator still waiting (aborts; data a failed call left
+     * unreceived) must not reach another communicator that gets its id */
+    for (int i = 0; inter->ucx != NULL && i < 1 << 16 &&
+                    cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), 0xffffull << 48, 1); i++) {
+    }
+    for (int r = 0; inter->eps != NULL && r < inter->size; r++) {
+        cg_ucx_ep_release(inter->ucx, inter->eps[r]);
+    }
+    for (int i = 0; i < CG_INTER_MAX_DEPTH * 2 && i < 64; i++) {
+        if (inter->events[i] != NULL) {
+            dev->ops->event_destroy(dev, inter->events[i]);
+        }
+    }
+    if (inter->pinned != NULL) {
+        dev->ops->host_free(dev, inter->pinned);
+    }
+    if (inter->tmp != NULL) {
+        dev->ops->mem_free(dev, inter->tmp);
+    }
+    if (inter->stream != NULL) {
+        dev->ops->stream_destroy(dev, inter->stream);
+    }
+    free(inter->eps);
+    free(inter->addrs);
+    free(inter);
+}
+
+void cg_inter_begin(cg_inter_t *inter)
+{
+    inter->seq++;
+}
+
+cg_status_t cg_inter_tmp(cg_inter_t *inter, size_t bytes, void **tmp)
+{
+    cg_status_t status;
+
+    if (bytes > inter->tmp_bytes) {
+        if (inter->tmp != NULL) {
+            inter->dev->ops->mem_free(inter->dev, inter->tmp);
+            inter->tmp       = NULL;
+            inter->tmp_bytes = 0;
+        }
+        status = inter->dev->ops->mem_alloc(inter->dev, bytes, &inter->tmp);
+        if (status != CG_OK) {
+            inter->tmp = NULL;
+            return status;
+        }
+        inter->tmp_bytes = bytes;
+    }
+    *tmp = inter->tmp;
+    return CG_OK;
+}
+
+static cg_status_t cg_inter_ep(cg_inter_t *inter, int peer, cg_ucx_ep_t **ep)
+{
+    if (inter->eps[peer] == NULL) {
+        const char *addr = inter->addrs + (size_t)peer * inter->addr_stride;
+        uint64_t    len;
+        cg_status_t status;
+        memcpy(&len, addr, sizeof(len)); /* each entry: its length, then the address */
+        status = cg_ucx_ep_create(inter->ucx, addr + sizeof(uint64_t), (size_t)len, &inter->eps[peer]);
+        if (status != CG_OK) {
+            inter->eps[peer] = NULL;
+            return status;
+        }
+    }
+    *ep = inter->eps[peer];
+    return CG_OK;
+}
+
+/* Cancel what is still posted: the buffers may be released once the caller returns. */
+static void cg_inter_cancel(cg_inter_t *inter, void **reqs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        cg_ucx_cancel(inter->ucx, reqs[i]);
+        reqs[i] = NULL;
+    }
+}
+
+/* Every so often while a wait makes no progress: the timeout, and aborts from ranks whose
+ * collective failed (they will never send what is awaited). */
+static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0)
+{
+    double now = cg_time_now();
+
+    *t0 = *t0 ? *t0 : now;
+    if (cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), CG_INTER_ABORT_MASK, 0)) {
+        cg_error(CG_SUB_UCX, "a rank on another node failed this collective: giving up");
+        return CG_ERR_PEER;
+    }
+    if (inter->config.timeout_s > 0 && now - *t0 > inter->config.timeout_s) {
+        cg_error(CG_SUB_UCX, "an inter-node exchange waited more than %.0f s (coll_gpu_timeout)",
+                 inter->config.timeout_s);
+        return CG_ERR_TIMEOUT;
+    }
+    sched_yield();
+    return CG_OK;
+}
+
+void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
+{
+    void      **reqs = calloc((size_t)CG_MAX(n, 1), sizeof(void *));
+    double      t0   = cg_time_now();
+    int         pending;
+    cg_ucx_ep_t *ep;
+
+    inter->failed = 1; /* no more exchanges here; endpoints close without waiting for peers */
+    if (reqs == NULL) {
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (cg_inter_ep(inter, ranks[i], &ep) != CG_OK ||
+            cg_ucx_isend(inter->ucx, ep, NULL, 0, cg_inter_abort_tag(inter) | (uint64_t)(inter->rank & 0xfffff),
+                         0, &reqs[i]) != CG_OK) {
+            reqs[i] = NULL; /* that peer is gone or unreachable: it waits for nobody */
+        }
+    }
+    do { /* bounded: a peer that cannot take it must not hold this rank */
+        pending = 0;
+        for (int i = 0; i < n; i++) {
+            int done = 1;
+            if (reqs[i] != NULL && (cg_ucx_test(inter->ucx, reqs[i], &done) != CG_OK || done)) {
+                reqs[i] = NULL, done = 1;
+            }
+            pending += !done;
+        }
+    } while (pending > 0 && cg_time_now() - t0 < seconds);
+    for (int i = 0; i < n; i++) { /* zero bytes: nothing to outlive; may still arrive */
+        cg_ucx_release(inter->ucx, reqs[i]);
+    }
+    free(reqs);
+}
+
+/* Wait for n requests, progressing UCX; give up on a transport error, an abort or the
+ * timeout (and cancel the rest). */
+static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n)
+{
+    unsigned    idle   = 0;
+    double      t0     = 0;
+    cg_status_t status = CG_OK;
+
+    for (;;) {
+        int pending = 0;
+        for (int i = 0; i < n; i++) {
+            int done = 1;
+            if (reqs[i] != NULL) {
+                cg_status_t s = cg_ucx_test(inter->ucx, reqs[i], &done);
+                status        = (status == CG_OK) ? s : status;
+                if (done) {
+                    reqs[i] = NULL;
+                }
+            }
+            pending += !done;
+        }
+        if (!pending || status != CG_OK) {
+            cg_inter_cancel(inter, reqs, n);
+            return status;
+        }
+        if (++idle % 1024 == 0 && (status = cg_inter_idle(inter, &t0)) != CG_OK) {
+            cg_inter_cancel(inter, reqs, n);
+            return status;
+        }
+    }
+}
+
+static cg_status_t cg_inter_direct(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes,
+                                   unsigned sstep, int src, void *rbuf, size_t rbytes,
+                                   unsigned rstep)
+{
+    void       *reqs[2] = {NULL, NULL};
+    cg_ucx_ep_t *ep;
+    cg_status_t status = CG_OK;
+
+    if (src >= 0 && rbytes > 0) {
+        status = cg_ucx_irecv(inter->ucx, rbuf, rbytes, cg_inter_tag(inter, rstep, src), UINT64_MAX,
+                              inter->ucx_device, &reqs[0]);
+    }
+    if (status == CG_OK && dst >= 0 && sbytes > 0 && (status = cg_inter_ep(inter, dst, &ep)) == CG_OK) {
+        status = cg_ucx_isend(inter->ucx, ep, sbuf, sbytes, cg_inter_tag(inter, sstep, inter->rank),
+                              inter->ucx_device, &reqs[1]);
+    }
+    if (status != CG_OK) {
+        cg_inter_cancel(inter, reqs, 2);
+        return status;
+    }
+    return cg_inter_wait(inter, reqs, 2);
+}
+
+/* One direction of the staged pipeline: chunk i of the message, its slot and its state. */
+typedef struct {
+    size_t bytes, chunks, next, done;
+    size_t sent;                      /* chunks handed to UCX, in order */
+    int    state[CG_INTER_MAX_DEPTH]; /* 0 free, 1 copying, 2 on the network */
+    size_t chunk_of[CG_INTER_MAX_DEPTH];
+    void  *req[CG_INTER_MAX_DEPTH];
+} cg_inter_flow_t;
+
+static size_t cg_inter_chunk_len(const cg_inter_t *inter, const cg_inter_flow_t *f, size_t i)
+{
+    return CG_MIN(inter->config.chunk_bytes, f->bytes - i * inter->config.chunk_bytes);
+}
+
+/* Send side: device -> host chunk (copy, event) -> network; receive side: network -> host
+ * chunk -> device (copy, event). Each step of the loop advances whatever is ready. */
+static cg_status_t cg_inter_staged(cg_inter_t *inter, int dst, const char *sbuf, size_t sbytes,
+                                   unsigned sstep, int src, char *rbuf, size_t rbytes,
+                                   unsigned rstep)
+{
+    const size_t    C = inter->config.chunk_bytes;
+    const int       D = inter->config.depth;
+    cg_dev_t       *dev = inter->dev;
+    cg_inter_flow_t s = {0}, r = {0};
+    cg_ucx_ep_t    *ep = NULL;
+    cg_status_t     status = CG_OK;
+    unsigned        idle = 0;
+    double          t0 = 0;
+
+    s.bytes  = (dst >= 0) ? sbytes : 0;
+    r.bytes  = (src >= 0) ? rbytes : 0;
+    s.chunks = (s.bytes + C - 1) / C;
+    r.chunks = (r.bytes + C - 1) / C;
+    if (s.chunks > 0) {
+        status = cg_inter_ep(inter, dst, &ep);
+    }
+    while (status == CG_OK && (s.done < s.chunks || r.done < r.chunks)) {
+        int progressed = 0;
+        for (int k = 0; k < D && status == CG_OK; k++) {
+            char *hs = inter->pinned + (size_t)k * C, *hr = inter->pinned + (size_t)(D + k) * C;
+            int   ready = 0, done = 0;
+            /* send slot k */
+            if (s.state[k] == 0 && s.next < s.chunks) {
+                s.chunk_of[k] = s.next++;
+                status = dev->ops->copy(dev, hs, sbuf + s.chunk_of[k] * C,
+                                        cg_inter_chunk_len(inter, &s, s.chunk_of[k]), inter->stream);
+                if (status == CG_OK) {
+                    status = dev->ops->event_record(dev, inter->events[k], inter->stream);
+                }
+                s.state[k] = 1, progressed = 1;
+            } else if (s.state[k] == 1 && s.chunk_of[k] == s.sent &&
+                       (status = dev->ops->event_query(dev, inter->events[k], &ready)) == CG_OK && ready) {
+                /* every chunk has the same tag and the receiver posts its receives in
+                 * chunk order: send in chunk order too, whatever slot holds the chunk */
+                status = cg_ucx_isend(inter->ucx, ep, hs, cg_inter_chunk_len(inter, &s, s.chunk_of[k]),
+                                      cg_inter_tag(inter, sstep, inter->rank), 0, &s.req[k]);
+                s.state[k] = 2, s.sent++, progressed = 1;
+            } else if (s.state[k] == 2) {
+                status = cg_ucx_test(inter->ucx, s.req[k], &done);
+                s.req[k] = done ? NULL : s.req[k]; /* a finished request is released */
+                if (status == CG_OK && done) {
+                    s.state[k] = 0, s.done++, progressed = 1;
+                }
+            }
+            if (status != CG_OK) {
+                break;
+            }
+            /* receive slot k: posted in chunk order, so chunk i lands in its slot */
+            if (r.state[k] == 0 && r.next < r.chunks) {
+                r.chunk_of[k] = r.next++;
+                status = cg_ucx_irecv(inter->ucx, hr, cg_inter_chunk_len(inter, &r, r.chunk_of[k]),
+                                      cg_inter_tag(inter, rstep, src), UINT64_MAX, 0, &r.req[k]);
+                r.state[k] = 2, progressed = 1;
+            } else if (r.state[k] == 2) {
+                status = cg_ucx_test(inter->ucx, r.req[k], &done);
+                r.req[k] = done ? NULL : r.req[k];
+                if (status == CG_OK && done) {
+                    status = dev->ops->copy(dev, rbuf + r.chunk_of[k] * C, hr,
+                                            cg_inter_chunk_len(inter, &r, r.chunk_of[k]), inter->stream);
+                    if (status == CG_OK) {
+                        status = dev->ops->event_record(dev, inter->events[D + k], inter->stream);
+                    }
+                    r.state[k] = 1, progressed = 1;
+                }
+            } else if (r.state[k] == 1 &&
+                       (status = dev->ops->event_query(dev, inter->events[D + k], &ready)) == CG_OK && ready) {
+                r.state[k] = 0, r.done++, progressed = 1;
+            }
+        }
+        cg_ucx_progress(inter->ucx);
+        if (!progressed && ++idle % 1024 == 0) {
+            status = cg_inter_idle(inter, &t0);
+        }
+    }
+    if (status != CG_OK) { /* nothing may land in the chunks after this */
+        cg_inter_cancel(inter, s.req, D);
+        cg_inter_cancel(inter, r.req, D);
+    }
+    return status;
+}
+
+cg_status_t cg_inter_sendrecv(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes, int src,
+                              void *rbuf, size_t rbytes, unsigned step)
+{
+    return cg_inter_exchange(inter, dst, sbuf, sbytes, step, src, rbuf, rbytes, step);
+}
+
+cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes,
+                              unsigned sstep, int src, void *rbuf, size_t rbytes, unsigned rstep)
+{
+    cg_status_t status;
+
+    if (inter->failed) {
+        return CG_ERR_PEER;
+    }
+    status = inter->staged ? cg_inter_staged(inter, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep)
+                       : cg_inter_direct(inter, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep);
+    if (status == CG_OK && inter->staged && src >= 0 && rbytes > 0) {
+        status = inter->dev->ops->stream_sync(inter->dev, inter->stream); /* data in rbuf for the caller */
+    }
+    if (status != CG_OK) {
+        inter->failed = 1;
+    }
+    return status;
+}
