@@ -2,91 +2,19 @@
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * CUDA device layer: device memory from cudaMalloc, page-locked staging memory, streams and
- * events, copies through the copy engines, reductions through our kernels, CUDA IPC, and
- * 64-bit flags written and awaited by stream memory operations.
+ * events, copies through the copy engines, reductions through our kernels, CUDA IPC
+ * (ipc_cuda.c), and 64-bit flags written and awaited by stream memory operations.
  *
  * The runtime is linked statically; the driver is loaded at run time (cuda_driver.c).
  * Operations run on the device the layer was opened on, whatever the calling thread's
  * current device is (CG_CUDA_DEVICE_GUARD).
  */
-#include "kernels/cuda/cg_cuda.h"
+#include "kernels/cuda/dev_cuda_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct cg_cuda_mapping {
-    void                   *base; /* what cudaIpcOpenMemHandle returned */
-    size_t                  size;
-    struct cg_cuda_mapping *next;
-} cg_cuda_mapping_t;
-
-typedef struct {
-    int                ordinal;
-    int                sm_count;
-    CUdevice           cudev;
-    CUcontext          ctx;        /* the device's primary context, retained while open */
-    unsigned           wait_flags; /* flag waits: flush remote writes where supported */
-    cudaEvent_t        app_event;  /* marks the application's default-stream work */
-    pthread_mutex_t    lock;
-    cg_cuda_mapping_t *mappings;
-} cg_dev_cuda_t;
-
-struct cg_dev_stream {
-    cudaStream_t stream;
-};
-struct cg_dev_event {
-    cudaEvent_t event;
-};
-
-static cg_dev_cuda_t *cg_cuda_impl(cg_dev_t *dev)
-{
-    return (cg_dev_cuda_t *)dev->impl;
-}
-
-/* Make the layer's context current for the scope of one operation, and give the thread
- * back whatever it had (another context, or none: a helper thread that never used CUDA
- * stays without one, and no context is created on another device). */
-typedef struct {
-    CUcontext previous;
-    int       switched;
-} cg_cuda_guard_t;
-
-static cg_status_t cg_cuda_guard_enter(cg_dev_t *dev, cg_cuda_guard_t *g)
-{
-    CUcontext ctx = cg_cuda_impl(dev)->ctx;
-
-    g->switched = 0;
-    if (CG_CU_CALL(cuCtxGetCurrent, &g->previous) != CG_OK) {
-        return CG_ERR_DEVICE;
-    }
-    if (g->previous != ctx) {
-        if (CG_CU_CALL(cuCtxSetCurrent, ctx) != CG_OK) {
-            return CG_ERR_DEVICE;
-        }
-        g->switched = 1;
-    }
-    return CG_OK;
-}
-
-static void cg_cuda_guard_exit(cg_cuda_guard_t *g)
-{
-    if (g->switched) {
-        (void)cg_cu.cuCtxSetCurrent(g->previous);
-    }
-}
-
-#define CG_CUDA_GUARDED(_dev, _expr)                                                      \
-    ({                                                                                     \
-        cg_cuda_guard_t _g;                                                                \
-        cg_status_t     _s = cg_cuda_guard_enter((_dev), &_g);                             \
-        if (_s == CG_OK) {                                                                 \
-            _s = (_expr);                                                                  \
-            cg_cuda_guard_exit(&_g);                                                       \
-        }                                                                                  \
-        _s;                                                                                \
-    })
 
 /* Pointer attributes; *context is the allocation's context (NULL for host memory). */
 static cg_status_t cg_cuda_pointer_attrs(const void *ptr, cg_mem_attr_t *attr, CUcontext *context)
@@ -301,111 +229,6 @@ static cg_status_t cg_cuda_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
                                     args, cg_cuda_impl(dev)->sm_count, stream->stream)));
 }
 
-static cg_status_t cg_cuda_ipc_export_guarded(const void *ptr, size_t size,
-                                              cg_ipc_handle_t *handle)
-{
-    CUpointer_attribute names[1] = {CU_POINTER_ATTRIBUTE_BUFFER_ID};
-    unsigned long long  buffer_id = 0;
-    void               *data[1]   = {&buffer_id};
-    CUdeviceptr         start     = 0;
-    size_t              range     = 0;
-    cudaIpcMemHandle_t  mem;
-
-    /* legacy IPC exports whole cudaMalloc allocations: the mapped region's base */
-    if (cg_cu.cuMemGetAddressRange(&start, &range, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS ||
-        cg_cu.cuPointerGetAttributes(1, names, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS ||
-        start == 0 || (uintptr_t)ptr + size > (uintptr_t)start + range) {
-        return CG_ERR_UNSUPPORTED;
-    }
-    /* Memory from cuMemCreate/VMM allocators cannot go through legacy IPC: the caller
-     * falls back to copying through its scratch buffer. */
-    if (cudaIpcGetMemHandle(&mem, (void *)(uintptr_t)start) != cudaSuccess) {
-        (void)cudaGetLastError();
-        cg_debug(CG_SUB_IPC, "cudaIpcGetMemHandle refused %p: not exportable", ptr);
-        return CG_ERR_UNSUPPORTED;
-    }
-    handle->buffer_id = buffer_id;
-    handle->base      = (uint64_t)start;
-    handle->size      = range;
-    handle->offset    = (uint64_t)((uintptr_t)ptr - (uintptr_t)start);
-    memcpy(handle->opaque, &mem, sizeof(mem));
-    return CG_OK;
-}
-
-static cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
-                                      cg_ipc_handle_t *handle)
-{
-    memset(handle, 0, sizeof(*handle));
-    return CG_CUDA_GUARDED(dev, cg_cuda_ipc_export_guarded(ptr, size, handle));
-}
-
-static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle_t *handle,
-                                              void **base_out)
-{
-    cg_dev_cuda_t     *cuda = cg_cuda_impl(dev);
-    cg_cuda_mapping_t *m;
-    cudaIpcMemHandle_t mem;
-    void              *base = NULL;
-    cudaError_t        err;
-    cg_status_t        status;
-
-    m = calloc(1, sizeof(*m));
-    if (m == NULL) {
-        return CG_ERR_NO_MEMORY;
-    }
-    memcpy(&mem, handle->opaque, sizeof(mem));
-    err = cudaIpcOpenMemHandle(&base, mem, cudaIpcMemLazyEnablePeerAccess);
-    if (err == cudaErrorAlreadyMapped) {
-        /* a stale mapping of this peer over the same range: the caller evicts and retries */
-        (void)cudaGetLastError();
-        free(m);
-        cg_debug(CG_SUB_IPC, "cudaIpcOpenMemHandle of buffer %#lx: already mapped",
-                 (unsigned long)handle->buffer_id);
-        return CG_ERR_ALREADY_MAPPED;
-    }
-    status = CG_CUDART_CALL(err);
-    if (status != CG_OK) {
-        free(m);
-        return status;
-    }
-    m->base = base;
-    m->size = handle->size;
-    pthread_mutex_lock(&cuda->lock);
-    m->next     = cuda->mappings;
-    cuda->mappings = m;
-    pthread_mutex_unlock(&cuda->lock);
-    *base_out = base;
-    return CG_OK;
-}
-
-static cg_status_t cg_cuda_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base)
-{
-    if (handle->buffer_id == 0) {
-        cg_error(CG_SUB_IPC, "not a CUDA IPC handle");
-        return CG_ERR_INVALID_PARAM;
-    }
-    return CG_CUDA_GUARDED(dev, cg_cuda_ipc_import_guarded(dev, handle, base));
-}
-
-static void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
-{
-    cg_dev_cuda_t      *cuda = cg_cuda_impl(dev);
-    cg_cuda_mapping_t **pp, *m = NULL;
-
-    pthread_mutex_lock(&cuda->lock);
-    for (pp = &cuda->mappings; *pp != NULL; pp = &(*pp)->next) {
-        if ((*pp)->base == base) {
-            m   = *pp;
-            *pp = m->next;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&cuda->lock);
-    if (m != NULL) {
-        (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaIpcCloseMemHandle(m->base)));
-        free(m);
-    }
-}
 
 /* The default write flag orders the write after the stream's earlier work, its memory
  * included (a system-wide fence before the flag). */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * The CUDA device layer's state, shared by its C files (dev_cuda.c: memory, streams,
+ * events, copies, kernels, flags; ipc_cuda.c: CUDA IPC). Not for the .cu files.
+ */
+#ifndef CG_DEV_CUDA_INT_H
+#define CG_DEV_CUDA_INT_H
+
+#include "kernels/cuda/cg_cuda.h"
+
+#include <pthread.h>
+
+typedef struct cg_cuda_mapping {
+    void                   *base; /* what cudaIpcOpenMemHandle returned */
+    size_t                  size;
+    struct cg_cuda_mapping *next;
+} cg_cuda_mapping_t;
+
+typedef struct {
+    int                ordinal;
+    int                sm_count;
+    CUdevice           cudev;
+    CUcontext          ctx;        /* the device's primary context, retained while open */
+    unsigned           wait_flags; /* flag waits: flush remote writes where supported */
+    cudaEvent_t        app_event;  /* marks the application's default-stream work */
+    pthread_mutex_t    lock;
+    cg_cuda_mapping_t *mappings;
+} cg_dev_cuda_t;
+
+struct cg_dev_stream {
+    cudaStream_t stream;
+};
+struct cg_dev_event {
+    cudaEvent_t event;
+};
+
+static inline cg_dev_cuda_t *cg_cuda_impl(cg_dev_t *dev)
+{
+    return (cg_dev_cuda_t *)dev->impl;
+}
+
+/* Make the layer's context current for the scope of one operation, and give the thread
+ * back whatever it had (another context, or none: a helper thread that never used CUDA
+ * stays without one, and no context is created on another device). */
+typedef struct {
+    CUcontext previous;
+    int       switched;
+} cg_cuda_guard_t;
+
+static inline cg_status_t cg_cuda_guard_enter(cg_dev_t *dev, cg_cuda_guard_t *g)
+{
+    CUcontext ctx = cg_cuda_impl(dev)->ctx;
+
+    g->switched = 0;
+    if (CG_CU_CALL(cuCtxGetCurrent, &g->previous) != CG_OK) {
+        return CG_ERR_DEVICE;
+    }
+    if (g->previous != ctx) {
+        if (CG_CU_CALL(cuCtxSetCurrent, ctx) != CG_OK) {
+            return CG_ERR_DEVICE;
+        }
+        g->switched = 1;
+    }
+    return CG_OK;
+}
+
+static inline void cg_cuda_guard_exit(cg_cuda_guard_t *g)
+{
+    if (g->switched) {
+        (void)cg_cu.cuCtxSetCurrent(g->previous);
+    }
+}
+
+#define CG_CUDA_GUARDED(_dev, _expr)                                                      \
+    ({                                                                                     \
+        cg_cuda_guard_t _g;                                                                \
+        cg_status_t     _s = cg_cuda_guard_enter((_dev), &_g);                             \
+        if (_s == CG_OK) {                                                                 \
+            _s = (_expr);                                                                  \
+            cg_cuda_guard_exit(&_g);                                                       \
+        }                                                                                  \
+        _s;                                                                                \
+    })
+
+/* CUDA IPC (ipc_cuda.c): the ops of the same names. */
+cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);
+cg_status_t cg_cuda_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base);
+void        cg_cuda_ipc_close(cg_dev_t *dev, void *base);
+
+#endif /* CG_DEV_CUDA_INT_H */
