@@ -91,9 +91,9 @@ check_out 3 1 facts bundle gate suite
 grep -q "== kit command 1 (dry profile): PASS" "$work/out1/summary.txt" || fail "command 1: $(tail -1 "$work/out1/summary.txt")"
 grep -q "== kit command 2 (dry profile): PASS" "$work/out2/summary.txt" || fail "command 2: $(tail -1 "$work/out2/summary.txt")"
 grep -q "^PASS guard: a run over its limit was killed" "$work/out1/summary.txt" || fail "the run-time limit was not proven"
-# the suite's selected runs (run-kit.sh's dry selection: 6 names) ran and passed
+# the suite's selected runs (run-kit.sh's dry selection: 7 names) ran and passed
 suite_runs=$(sed -n 's/^PASS suite: \([0-9]*\) runs passed.*/\1/p' "$work/out1/summary.txt")
-[ "${suite_runs:-0}" -ge 6 ] || fail "the suite phase: ${suite_runs:-no} runs passed, 6 expected"
+[ "${suite_runs:-0}" -ge 7 ] || fail "the suite phase: ${suite_runs:-no} runs passed, 7 expected"
 grep -q "^# Avg bus bandwidth" "$work/out2/bench.txt" || fail "bench.txt has no summary line"
 python3 - "$work/out2/bench.csv" <<'EOF' || fail "bench.csv"
 import csv, sys

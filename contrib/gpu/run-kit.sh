@@ -76,14 +76,14 @@ if [ "$kit_profile" = gpu ]; then
     kit_check_large=1048579 kit_check_narrow=()
     kit_bench_args=(-b 8 -e 256M -f 4 -n 20 -w 5 -c 1 -T 100 --staged-max 64M)
     kit_bench_est=75 kit_latency_iters=2000
-    kit_suite_select="" kit_unit_skip=""
+    kit_suite_select=${CG_KIT_SUITE_SELECT:-} kit_unit_skip=""
 else # the host device layer, tiny sizes: every mechanism, a few minutes on 2 cores
     kit_dev=host # the simulated GPU: device memory the CPU cannot touch
     kit_check_large=0 kit_check_narrow=(--types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT --comms world)
     kit_bench_args=(-b 8 -e 64K -f 64 -n 2 -w 1 -c 1 -T 100 --floor-bytes 1M)
     kit_bench_est=20 kit_latency_iters=20
     kit_sanitizer=""
-    kit_suite_select=${CG_KIT_SUITE_SELECT:-matrix-np2|forced-two_shot-allreduce-np5|nodes2x2-np4|mixed-kinds-np4|fail-one-node-np4|hello-np4}
+    kit_suite_select=${CG_KIT_SUITE_SELECT:-matrix-np2|forced-two_shot-allreduce-np5|nodes2x2-np4|mixed-kinds-np4|fail-one-node-np4|costs-np2|hello-np4}
     kit_unit_skip=test_reduce
 fi
 kit_mpi_args=(--bind-to none --mca op ^avx --mca mpi_yield_when_idle 1 --mca coll_gpu_device "$kit_dev")
