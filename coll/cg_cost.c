@@ -39,6 +39,10 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
         break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
+    /* A GPU writes LL lines at the speed of its stores; the host device layer emulates them
+     * line by line with atomics, about 0.5 GB/s on the 2-core CI machine (coll_gpu_bench,
+     * forced ll at 512 B - 8 KiB, np 2), so that LL stops where its copies win there too. */
+    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 0.5 : p->intra_bw_gbs;
 }
 
 /* Seconds to move bytes at gbs GB/s. */
@@ -204,13 +208,13 @@ CG_COST_FN(ll)
     (void)nodes;
     cg_cost_no_chunk(chunk_bytes);
     if (coll == CG_COLL_ALLGATHER) { /* bytes: the gathered message */
-        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->intra_bw_gbs);
+        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->ll_bw_gbs);
     }
     if (coll == CG_COLL_REDUCE_SCATTER || coll == CG_COLL_REDUCE_SCATTER_BLOCK) {
-        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->intra_bw_gbs);
+        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->ll_bw_gbs);
     }
     /* allreduce and bcast: the whole message to every peer */
-    return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 * L : (double)L), p->intra_bw_gbs);
+    return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 * L : (double)L), p->ll_bw_gbs);
 }
 
 /* the best number of chunks, none smaller than CG_COST_MIN_CHUNK */
