@@ -2,7 +2,13 @@
 #include "ompi_coll_gpu/coll_gpu.h"
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_enum.h"
+#include "coll/intra/intra.h"
+#include "ucx_glue/cg_ucx.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <stdio.h>
 
@@ -61,7 +67,7 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "buffers), cuda, or host (the host device layer, for testing and debugging without a "
      "GPU: strict when the application allocates from the simulated GPU, libcg_sim, whose "
      "memory the CPU cannot touch; otherwise every host buffer plays a device buffer)"},
-    {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, 0, EQ,
+    {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, SET, EQ,
      "0: group ranks by the node they run on. N > 0: group N consecutive ranks of each "
      "communicator into one virtual node; N < 0: -N virtual nodes, the ranks dealt to them "
      "in turn like mpirun --map-by node (testing multi-node behaviour on one machine)"},
@@ -198,6 +204,58 @@ static int mca_coll_gpu_register_algorithms(void)
     return OPAL_SUCCESS;
 }
 
+/* ---- performance variables (MPI_T): what the process holds, for leak checks ------------ */
+enum { CG_PVAR_WORKERS, CG_PVAR_ENDPOINTS, CG_PVAR_ENDPOINTS_CREATED, CG_PVAR_PENDING_GROUPS };
+
+static int mca_coll_gpu_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    cg_ucx_counters_t counters;
+    unsigned long    *out = value;
+
+    (void)obj;
+    cg_ucx_counters(&counters);
+    switch ((int)(intptr_t)pvar->ctx) {
+    case CG_PVAR_WORKERS:           *out = counters.workers; break;
+    case CG_PVAR_ENDPOINTS:         *out = counters.endpoints; break;
+    case CG_PVAR_ENDPOINTS_CREATED: *out = counters.endpoints_created; break;
+    default:                        *out = cg_intra_pending_groups(); break;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int mca_coll_gpu_register_pvars(void)
+{
+    static const struct {
+        const char *name;
+        int         var_class;
+        int         which;
+        const char *help;
+    } pvars[] = {
+        {"ucx_workers", MCA_BASE_PVAR_CLASS_LEVEL, CG_PVAR_WORKERS,
+         "UCX workers the component holds in this process (its own and its lanes')"},
+        {"ucx_endpoints", MCA_BASE_PVAR_CLASS_LEVEL, CG_PVAR_ENDPOINTS,
+         "UCX endpoints open in this process (one per peer worker, shared by every "
+         "communicator: freeing communicators must not change it)"},
+        {"ucx_endpoints_created", MCA_BASE_PVAR_CLASS_COUNTER, CG_PVAR_ENDPOINTS_CREATED,
+         "UCX endpoints created since the process started"},
+        {"pending_groups", MCA_BASE_PVAR_CLASS_LEVEL, CG_PVAR_PENDING_GROUPS,
+         "Node-local groups of freed communicators whose memory waits for their peers to "
+         "free the communicator too"},
+    };
+
+    for (size_t i = 0; i < CG_ARRAY_SIZE(pvars); i++) {
+        int rc = mca_base_component_pvar_register(
+            &mca_coll_gpu_component.super.collm_version, pvars[i].name, pvars[i].help,
+            OPAL_INFO_LVL_9, pvars[i].var_class, MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+            MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+            mca_coll_gpu_pvar_read, NULL, NULL, (void *)(intptr_t)pvars[i].which);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
 int mca_coll_gpu_register_params(void)
 {
     cg_planner_config_default(&mca_coll_gpu_component.planner);
@@ -209,5 +267,6 @@ int mca_coll_gpu_register_params(void)
             return rc;
         }
     }
-    return mca_coll_gpu_register_algorithms();
+    return mca_coll_gpu_register_algorithms() == OPAL_SUCCESS ? mca_coll_gpu_register_pvars()
+                                                               : OPAL_ERROR;
 }
