@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Host staging: device data is copied into page-locked host memory, the collective of the
  * layer underneath runs on it, results are copied back. Correct for every datatype (the
@@ -134,10 +136,12 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
     if (st->broken) {
         return OMPI_SUCCESS; /* zeros */
     }
-    if (copy_in &&
-        dev->ops->copy(dev, b->host_span, (char *)user + b->gap, b->span, st->module->stream) !=
+    if (copy_in) {
+        cg_count(CG_CNT_STAGED_BYTES, b->span);
+        if (dev->ops->copy(dev, b->host_span, (char *)user + b->gap, b->span, st->module->stream) !=
             CG_OK) {
-        return OMPI_ERROR;
+            return OMPI_ERROR;
+        }
     }
     return OMPI_SUCCESS;
 }
@@ -149,6 +153,7 @@ int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
     if (!b->staged || st->broken) {
         return OMPI_SUCCESS;
     }
+    cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, (char *)b->user + b->gap, b->host_span, b->span,
                        st->module->stream) != CG_OK) {
         return OMPI_ERROR;

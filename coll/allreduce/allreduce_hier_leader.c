@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical allreduce hier_leader: the node reduces inside, the node leaders (local
  * rank 0) allreduce across the nodes, each leader broadcasts inside its node. Any number of
  * ranks per node. */
@@ -10,7 +12,6 @@
 cg_status_t cg_allreduce_hier_leader_run(cg_comm_t *comm, const cg_plan_t *plan,
                                          const cg_call_t *call)
 {
-    const size_t     bytes   = call->count * cg_dtype_size(call->dtype); /* extents, not MPI's size */
     cg_inter_group_t leaders = {0};
     cg_status_t      status  = cg_hier_rail(comm, 0, &leaders); /* local rank 0 of every node */
 
@@ -21,14 +22,15 @@ cg_status_t cg_allreduce_hier_leader_run(cg_comm_t *comm, const cg_plan_t *plan,
     }
     status = cg_allreduce_node(comm, call->sbuf, call->rbuf, call->count, call->dtype, call->op);
     if (status == CG_OK && comm->local_rank == 0) {
-        status = bytes <= comm->config.one_shot_max
+        status = call->bytes <= comm->config.one_shot_max
                      ? cg_inter_allreduce_rd(comm->inter, &leaders, call->rbuf, call->count,
                                              call->dtype, call->op)
                      : cg_inter_allreduce_ring(comm->inter, &leaders, call->rbuf, call->count,
                                                call->dtype, call->op);
     }
     if (comm->local_size > 1) {
-        status = CG_LEADER_NODE_PHASE(comm, status, cg_bcast_direct(comm->intra, call->rbuf, bytes, 0));
+        status = CG_LEADER_NODE_PHASE(comm, status, cg_bcast_direct(comm->intra, call->rbuf,
+                                                                 call->bytes, 0));
     }
     free(leaders.ranks);
     return status;

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_layouts: the four collectives on every node layout and every hierarchical algorithm,
  * in one process per rank (the layout sweep of the MPI suite, and the reproducer of

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_soak: communicators created, used and freed many times (issue #15): nothing may
  * grow, nothing may stall.

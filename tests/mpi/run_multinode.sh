@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The multi-node part of the MPI suite (issue #15: never hang, never stall, never leak), run
 # by `make check` after run_suite.sh, with the same variables (CG_BUILDDIR, CG_SUITE_LOG,
 # CG_SUITE_FILTER, CG_RUN_TIMEOUT, CG_TEST_DEVICE, CG_MPIRUN, CG_OMPI_COMPONENT_DIR):
