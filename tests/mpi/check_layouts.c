@@ -15,6 +15,10 @@
  * outputs, references computed independently on the host, gaps of padded pair types must
  * survive), then frees the communicators. Exit status 0 only when every rank passed.
  *
+ * --quick: MPI_INT/MPI_SUM and MPI_DOUBLE_INT/MPI_MAXLOC for the reductions, MPI_INT for the
+ * others (the suite's short runs); otherwise also MPI_SHORT_INT/MPI_MINLOC, MPI_UINT8_T/MPI_BXOR,
+ * MPI_DOUBLE and MPI_UINT8_T.
+ *
  * --watchdog S: a rank still running after S seconds prints what it was doing and exits
  * with status 124 (a hang fails the test, and says where).
  */
@@ -122,6 +126,7 @@ typedef struct {
     size_t      large; /* one count larger than a pipeline chunk, on the dup only */
     char        node_sizes[128];
     int         cycles;
+    int         quick; /* fewer types: one plain and one padded reduction, one moved type */
 } lay_options_t;
 
 static const char *const lay_colls[TC_NCOLL] = {"allreduce", "bcast", "allgather",
@@ -144,10 +149,12 @@ static void lay_run_case(int coll, tc_case_t *c)
 }
 
 /* Every case of one collective on one communicator with the algorithm now selected. */
-static void lay_run_coll(tc_ctx_t *ctx, int coll, const size_t *counts, int ncounts, uint64_t *seed)
+static void lay_run_coll(tc_ctx_t *ctx, int coll, const size_t *counts, int ncounts, int quick,
+                         uint64_t *seed)
 {
     const int reduces = (coll == TC_ALLREDUCE || coll == TC_RS || coll == TC_RSB);
-    const int ntypes  = reduces ? (int)(sizeof(lay_reduce_cases) / sizeof(lay_reduce_cases[0]))
+    const int ntypes  = quick ? (reduces ? 2 : 1)
+                      : reduces ? (int)(sizeof(lay_reduce_cases) / sizeof(lay_reduce_cases[0]))
                                 : (int)(sizeof(lay_move_types) / sizeof(lay_move_types[0]));
 
     for (int t = 0; t < ntypes; t++) {
@@ -193,7 +200,7 @@ static void lay_run_layout(tc_ctx_t *ctxs, int nctx, const lay_options_t *o, con
                 }
                 snprintf(lay_where, sizeof(lay_where), "layout %s, %s %s, comm %s", layout,
                          lay_colls[coll], nalgs > 0 ? names[a] : "(component absent)", ctxs[k].comm_name);
-                lay_run_coll(&ctxs[k], coll, counts, ncounts, seed);
+                lay_run_coll(&ctxs[k], coll, counts, ncounts, o->quick, seed);
             }
         }
         if (nalgs > 0) {
@@ -217,9 +224,10 @@ static int lay_parse(int argc, char **argv, lay_options_t *o, int *watchdog)
         else if (LAY_OPT("--node-sizes")) snprintf(o->node_sizes, sizeof(o->node_sizes), "%s", v);
         else if (LAY_OPT("--cycles")) o->cycles = atoi(v);
         else if (LAY_OPT("--watchdog")) *watchdog = atoi(v);
+        else if (strcmp(a, "--quick") == 0) o->quick = 1;
         else {
             fprintf(stderr, "usage: coll_layouts [--mem device|pool|host] [--counts LIST] [--large N] "
-                            "[--node-sizes LIST|-] [--cycles N] [--watchdog S]\n");
+                            "[--node-sizes LIST|-] [--cycles N] [--watchdog S] [--quick]\n");
             return 1;
         }
 #undef LAY_OPT

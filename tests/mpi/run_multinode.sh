@@ -3,12 +3,20 @@
 # Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The multi-node part of the MPI suite (issue #15: never hang, never stall, never leak), run
 # by `make check` after run_suite.sh, with the same variables (CG_BUILDDIR, CG_SUITE_LOG,
-# CG_SUITE_FILTER, CG_RUN_TIMEOUT, CG_TEST_DEVICE, CG_MPIRUN, CG_OMPI_COMPONENT_DIR):
+# CG_SUITE_FILTER, CG_RUN_TIMEOUT, CG_TEST_DEVICE, CG_MPIRUN, CG_OMPI_COMPONENT_DIR) and:
 #
-#   sweep-*   every layout of 2 to 9 ranks in virtual nodes (coll_gpu_node_size 1 to 4 and
-#             -2 to -4, set through MPI_T inside one run per rank count) x the four
-#             collectives x auto and every hierarchical algorithm, over UCX shared memory and
-#             over loopback TCP (coll_layouts: references computed on the host, gaps checked)
+#   CG_MULTINODE=ci|full  ci (default, about a minute on 2 cores): every rank count 2 to 9
+#                         with one or two layouts each (together every node size 1 to 4 and
+#                         -2 to -4, the issue's 2+2+1, 2+2+2 and 2+2+2+1 included), on one
+#                         transport each (alternating shared memory and TCP), fewer types
+#                         (coll_layouts --quick); soaks of CG_SOAK_CYCLES (300) cycles.
+#                         full: every layout of every rank count on both transports, every
+#                         type, soaks of 10,000 cycles.
+#
+#   sweep-*   layouts of 2 to 9 ranks in virtual nodes (coll_gpu_node_size N and -K, set
+#             through MPI_T inside one run per rank count) x the four collectives x auto and
+#             every hierarchical algorithm, over UCX shared memory and over loopback TCP
+#             (coll_layouts: references computed on the host, gaps of pair types checked)
 #   soak-*    communicators duplicated, used and freed in a loop, on one node and across
 #             virtual nodes: no growth of file descriptors, threads, /dev/shm segments, UCX
 #             endpoints, resident memory; no "did not close" or "did not tear down" warning
@@ -26,6 +34,7 @@ logdir=${CG_SUITE_LOG:-$(mktemp -d "${TMPDIR:-/tmp}/cg-multinode.XXXXXX")}
 filter=${CG_SUITE_FILTER:-}
 run_timeout=${CG_RUN_TIMEOUT:-300}
 device=${CG_TEST_DEVICE:-host}
+mode=${CG_MULTINODE:-ci}
 mkdir -p "$logdir"
 
 if ! command -v "$mpirun" >/dev/null 2>&1; then
@@ -93,19 +102,33 @@ sweep_layouts() { # np: node sizes 1..4 and dealt -2..-4 that give at least two 
     for k in 2 3 4; do [ "$k" -le "$np" ] && list+=",-$k"; done
     echo "$list"
 }
+# ci: two layouts per rank count, one transport each; together every node size
+ci_layouts=([2]="1,-2 shm" [3]="2,-3 tcp" [4]="3,-2 shm" [5]="2,-4 tcp" [6]="2 shm"
+    [7]="2 tcp" [8]="3 shm" [9]="4 tcp")
 sweep_mca=(--mca coll_gpu_hier_chunk_size 16384 --mca coll_gpu_ucx_chunk_size 16384)
+sweep_args=()
+[ "$mode" = full ] || sweep_args=(--quick --counts 0,7,1000 --large 5000)
 for np in 2 3 4 5 6 7 8 9; do
-    layouts=$(sweep_layouts "$np")
-    selected "sweep-np$np-shm" &&
-        run "sweep-np$np-shm" "$np" "${sweep_mca[@]}" "$builddir/tests/mpi/coll_layouts" --mem device \
-            --node-sizes "$layouts" --watchdog $((run_timeout - 30))
-    selected "sweep-np$np-tcp" &&
-        run "sweep-np$np-tcp" "$np" -x UCX_TLS=tcp,self "${sweep_mca[@]}" --mca coll_gpu_ucx_staging always \
-            "$builddir/tests/mpi/coll_layouts" --mem pool --node-sizes "$layouts" --watchdog $((run_timeout - 30))
+    if [ "$mode" = full ]; then
+        layouts=$(sweep_layouts "$np") transports="shm tcp"
+    else
+        read -r layouts transports <<<"${ci_layouts[$np]}"
+    fi
+    for tl in $transports; do
+        selected "sweep-np$np-$tl" || continue
+        if [ "$tl" = shm ]; then
+            run "sweep-np$np-shm" "$np" "${sweep_mca[@]}" "$builddir/tests/mpi/coll_layouts" --mem device \
+                --node-sizes "$layouts" "${sweep_args[@]}" --watchdog $((run_timeout - 30))
+        else
+            run "sweep-np$np-tcp" "$np" -x UCX_TLS=tcp,self "${sweep_mca[@]}" --mca coll_gpu_ucx_staging always \
+                "$builddir/tests/mpi/coll_layouts" --mem pool --node-sizes "$layouts" "${sweep_args[@]}" \
+                --watchdog $((run_timeout - 30))
+        fi
+    done
 done
 
 # 2. The soak: dup, use, free, many times; nothing grows, nothing waits for peers.
-soak_cycles=${CG_SOAK_CYCLES:-2000}
+soak_cycles=${CG_SOAK_CYCLES:-$([ "$mode" = full ] && echo 10000 || echo 300)}
 soak() { # name np [mpirun arguments...]
     local name=$1 np=$2
     shift 2
@@ -145,7 +168,7 @@ if selected reclaim-killed-np4; then
     victim=""
     for i in $(seq 1 100); do # a rank that has set up its communicators (segments named)
         sleep 0.2
-        for pid in $(pgrep -f "tests/mpi/coll_soak --mem host --cycles 1000000"); do
+        for pid in $(pgrep -f "coll_soak --mem host --cycles 1000000"); do # libtool: .libs/lt-coll_soak
             ls /dev/shm | grep -q -- "-$pid-" && victim=$pid && break
         done
         [ -n "$victim" ] && break
@@ -165,5 +188,5 @@ if selected reclaim-killed-np4; then
         { left=$(dead_segments); [ -z "$left" ] || fail "reclaim-next-np2: segments of dead processes remain: $left"; }
 fi
 
-echo "run_multinode: $runs runs, $failures failed (logs in $logdir)"
+echo "run_multinode: $runs runs, $failures failed, $SECONDS s (logs in $logdir)"
 [ "$failures" -eq 0 ]
