@@ -28,13 +28,15 @@ typedef enum {
     CG_ERR_IO            = -6,  /* system call or file failure */
     CG_ERR_NOT_FOUND     = -7,
     CG_ERR_TIMEOUT       = -8,
-    CG_ERR_PEER          = -9,  /* a peer process failed or went away */
+    CG_ERR_PEER          = -9,  /* another rank failed this collective (it reported an
+                                   error or aborted the call); it may well be alive */
     CG_ERR_MISMATCH      = -10, /* ranks disagree on something that must be identical */
     CG_ERR_TRANSPORT     = -11, /* network transport (UCX) failure */
     CG_ERR_PARSE         = -12, /* malformed input file */
     CG_ERR_INTERNAL      = -13,
-    CG_ERR_ALREADY_MAPPED = -14 /* IPC: a peer's allocation over that range is still mapped
+    CG_ERR_ALREADY_MAPPED = -14, /* IPC: a peer's allocation over that range is still mapped
                                    here (cudaErrorAlreadyMapped) */
+    CG_ERR_PEER_DEAD     = -15  /* a peer process is gone (checked: its pid no longer exists) */
 } cg_status_t;
 
 const char *cg_status_string(cg_status_t status);
@@ -143,6 +145,10 @@ cg_status_t cg_shm_create(size_t size, char *name_out, void **ptr);
 cg_status_t cg_shm_attach(const char *name, size_t size, void **ptr);
 void        cg_shm_detach(void *ptr, size_t size);
 void        cg_shm_unlink(const char *name);
+/* Remove the segments of this user's processes that died without removing them (names
+ * carry the owner's pid namespace and pid); done once by the first cg_shm_create of a
+ * process. Returns how many were removed. */
+int         cg_shm_reclaim_dead(void);
 /* Is process pid still alive? */
 int         cg_process_alive(int pid);
 /* A random 64-bit id of this process, fixed for its lifetime (unique on the node even

@@ -38,12 +38,13 @@ const char *cg_status_string(cg_status_t status)
     case CG_ERR_IO:            return "input/output error";
     case CG_ERR_NOT_FOUND:     return "not found";
     case CG_ERR_TIMEOUT:       return "timed out";
-    case CG_ERR_PEER:          return "peer process failed";
+    case CG_ERR_PEER:          return "another rank failed this collective";
     case CG_ERR_MISMATCH:      return "ranks disagree";
     case CG_ERR_TRANSPORT:     return "network transport error";
     case CG_ERR_PARSE:         return "parse error";
     case CG_ERR_INTERNAL:      return "internal error";
     case CG_ERR_ALREADY_MAPPED: return "already mapped in this process";
+    case CG_ERR_PEER_DEAD:     return "a peer process died";
     }
     return "unknown status";
 }

@@ -3,15 +3,74 @@
 /* POSIX shared memory and process liveness: the node-local plumbing of every layer. */
 #include "base/cg_base.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-static unsigned cg_shm_serial;
+static unsigned        cg_shm_serial;
+static pthread_once_t  cg_shm_reclaim_once = PTHREAD_ONCE_INIT;
+
+/* The pid namespace of this process (the inode of /proc/self/ns/pid; 0 when unknown):
+ * pids are only comparable inside one. */
+static unsigned long cg_shm_pid_namespace(void)
+{
+    static unsigned long ns;
+    char                 link[64] = "";
+
+    if (ns == 0 && readlink("/proc/self/ns/pid", link, sizeof(link) - 1) > 0) {
+        sscanf(link, "pid:[%lu]", &ns);
+    }
+    return ns;
+}
+
+/* Names are /cg-gpu-UID-PIDNS-PID-SERIAL: the owner's pid namespace and pid, so that a later
+ * process can tell which names belong to processes that are gone. */
+int cg_shm_reclaim_dead(void)
+{
+    char           prefix[64];
+    DIR           *dir;
+    struct dirent *entry;
+    size_t         plen;
+    int            removed = 0;
+
+    snprintf(prefix, sizeof(prefix), "cg-gpu-%d-%lu-", (int)getuid(), cg_shm_pid_namespace());
+    plen = strlen(prefix);
+    dir  = opendir("/dev/shm");
+    if (dir == NULL) {
+        return 0;
+    }
+    while ((entry = readdir(dir)) != NULL) {
+        char     name[300];
+        int      pid;
+        unsigned serial;
+        if (strncmp(entry->d_name, prefix, plen) != 0 ||
+            sscanf(entry->d_name + plen, "%d-%u", &pid, &serial) != 2 || pid <= 0) {
+            continue;
+        }
+        if (kill(pid, 0) != 0 && errno == ESRCH) { /* its owner died without removing it */
+            snprintf(name, sizeof(name), "/%s", entry->d_name);
+            removed += (shm_unlink(name) == 0);
+        }
+    }
+    closedir(dir);
+    return removed;
+}
+
+static void cg_shm_reclaim_at_start(void)
+{
+    int removed = cg_shm_reclaim_dead();
+
+    if (removed > 0) {
+        cg_detail(CG_SUB_IPC, "removed %d shared-memory segments of processes that died", removed);
+    }
+}
 
 cg_status_t cg_shm_create(size_t size, char *name_out, void **ptr)
 {
@@ -19,11 +78,13 @@ cg_status_t cg_shm_create(size_t size, char *name_out, void **ptr)
     void       *p;
     int         fd;
 
-    /* A name may be taken: left behind by a process that died with the same pid, or held by
-     * one in another pid namespace. Never touch it: take the next one. */
+    /* once per process: segments that killed processes left behind */
+    pthread_once(&cg_shm_reclaim_once, cg_shm_reclaim_at_start);
+    /* A name may be taken: left behind by a process that died with the same pid. Never
+     * touch it: take the next one. */
     for (int attempt = 0; attempt < 64; attempt++) {
-        snprintf(name_out, 64, "/cg-gpu-%d-%d-%u", (int)getuid(), (int)getpid(),
-                 __atomic_fetch_add(&cg_shm_serial, 1, __ATOMIC_RELAXED));
+        snprintf(name_out, 64, "/cg-gpu-%d-%lu-%d-%u", (int)getuid(), cg_shm_pid_namespace(),
+                 (int)getpid(), __atomic_fetch_add(&cg_shm_serial, 1, __ATOMIC_RELAXED));
         fd = shm_open(name_out, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd >= 0 || errno != EEXIST) {
             break;

@@ -91,6 +91,8 @@ static cg_ucx_t *cg_ucx_process_lane(int m)
 
 void cg_comm_process_cleanup(void)
 {
+    cg_intra_cleanup();
+    cg_inter_release_kept();
     cg_ipc_registry_cleanup();
     pthread_mutex_lock(&cg_process_lock);
     for (int m = 1; m < CG_MAX_LANES; m++) {
@@ -210,10 +212,11 @@ static cg_status_t cg_comm_connect_local(cg_comm_t *comm, const cg_rank_info_t *
 }
 
 /* The inter-node transport of one lane on a worker (the addresses come later). */
-static cg_status_t cg_comm_prepare_lane(cg_comm_t *comm, cg_ucx_t *ucx, cg_inter_t **lane)
+static cg_status_t cg_comm_prepare_lane(cg_comm_t *comm, cg_ucx_t *ucx, const int *pids,
+                                        cg_inter_t **lane)
 {
     cg_inter_config_t config = {comm->config.chunk_bytes, comm->config.depth, comm->config.staging,
-                                comm->config.timeout_s};
+                                comm->config.timeout_s, pids};
     const void       *addr;
     size_t            len;
     char             *addrs;
@@ -236,24 +239,34 @@ static cg_status_t cg_comm_prepare_lane(cg_comm_t *comm, cg_ucx_t *ucx, cg_inter
 
 /* UCX and this communicator's inter-node lanes: lane 0 (c->inter) is required, the others
  * are set up as far as they go (the ranks agree on the count afterwards). */
-static cg_status_t cg_comm_prepare_inter(cg_comm_t *comm, int *lanes)
+static cg_status_t cg_comm_prepare_inter(cg_comm_t *comm, const cg_rank_info_t *infos, int *lanes)
 {
+    const char *host = infos[comm->config.rank].host;
+    int        *pids = calloc((size_t)comm->config.size, sizeof(int));
     cg_status_t status;
 
+    if (pids == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < comm->config.size; r++) { /* peers whose liveness this rank can see */
+        pids[r] = strncmp(infos[r].host, host, sizeof(infos[r].host)) == 0 ? infos[r].intra.pid : 0;
+    }
     status = cg_comm_prepare_lane(comm, cg_ucx_process(&comm->config, comm->topo.rail[comm->local_rank]),
-                                  &comm->inter);
+                                  pids, &comm->inter);
     if (status != CG_OK) {
         comm->inter = NULL;
+        free(pids);
         return status;
     }
     comm->lane[0] = comm->inter;
     for (*lanes = 1; *lanes < CG_MIN(comm->config.lanes, CG_MAX_LANES); (*lanes)++) {
-        if (cg_comm_prepare_lane(comm, cg_ucx_process_lane(*lanes), &comm->lane[*lanes]) != CG_OK) {
+        if (cg_comm_prepare_lane(comm, cg_ucx_process_lane(*lanes), pids, &comm->lane[*lanes]) != CG_OK) {
             comm->lane[*lanes] = NULL;
             cg_warn(CG_SUB_UCX, "inter-node lane %d could not be set up: %d lanes", *lanes, *lanes);
             break;
         }
     }
+    free(pids);
     return CG_OK;
 }
 
@@ -344,7 +357,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         cg_comm_summarize(comm, infos);
         status = cg_comm_connect_local(comm, infos);
         if (status == CG_OK && comm->num_nodes > 1) {
-            status = cg_comm_prepare_inter(comm, &result.lanes);
+            status = cg_comm_prepare_inter(comm, infos, &result.lanes);
         }
     }
     result.ok   = (exchange == CG_OK && status == CG_OK);
@@ -403,6 +416,9 @@ void cg_comm_destroy(cg_comm_t *comm)
     if (comm->work != NULL) {
         comm->dev->ops->mem_free(comm->dev, comm->work);
     }
+    if (comm->result != NULL) {
+        comm->dev->ops->mem_free(comm->dev, comm->result);
+    }
     free(comm->node_of);
     free(comm->votes);
     free(comm->node_start);
@@ -411,21 +427,36 @@ void cg_comm_destroy(cg_comm_t *comm)
     free(comm);
 }
 
-/* Device memory of the hierarchical algorithms, grown on demand, owned by the context. */
-cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work)
+/* Device memory owned by the context, grown on demand. */
+static cg_status_t cg_comm_grow(cg_comm_t *comm, size_t bytes, void **memory, size_t *have)
 {
-    if (bytes > comm->work_bytes) {
-        if (comm->work != NULL) {
-            comm->dev->ops->mem_free(comm->dev, comm->work);
-            comm->work       = NULL;
-            comm->work_bytes = 0;
+    if (bytes > *have) {
+        if (*memory != NULL) {
+            comm->dev->ops->mem_free(comm->dev, *memory);
+            *memory = NULL;
+            *have   = 0;
         }
-        if (comm->dev->ops->mem_alloc(comm->dev, bytes, &comm->work) != CG_OK) {
-            comm->work = NULL;
+        if (comm->dev->ops->mem_alloc(comm->dev, bytes, memory) != CG_OK) {
+            *memory = NULL;
             return CG_ERR_NO_MEMORY;
         }
-        comm->work_bytes = bytes;
+        *have = bytes;
     }
-    *work = comm->work;
     return CG_OK;
+}
+
+cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work)
+{
+    cg_status_t status = cg_comm_grow(comm, bytes, &comm->work, &comm->work_bytes);
+
+    *work = comm->work;
+    return status;
+}
+
+cg_status_t cg_comm_result(cg_comm_t *comm, size_t bytes, void **result)
+{
+    cg_status_t status = cg_comm_grow(comm, bytes, &comm->result, &comm->result_bytes);
+
+    *result = comm->result;
+    return status;
 }

@@ -32,6 +32,8 @@ struct cg_comm {
     int               model_staged; /* some rank stages its network data through the host */
     void             *work;         /* device memory for the hierarchical algorithms */
     size_t            work_bytes;
+    void             *result;       /* device memory: padded types' results (cg_comm_run.c) */
+    size_t            result_bytes;
     cg_hier_pipe_t   *pipe;         /* lane threads of the overlapped phases, NULL: none yet */
     int               pipe_state;   /* 0 not tried, 1 threads on every rank, -1 serial */
     cg_oob_t          oob;          /* the communicator's host exchange, for agreements */
@@ -46,6 +48,9 @@ static inline int cg_comm_member(const cg_comm_t *comm, int n, int l)
 }
 
 cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work);
+/* Device memory for the result of a call whose user buffer must not be written whole (the
+ * padding of pair types), grown on demand; distinct from the work memory. */
+cg_status_t cg_comm_result(cg_comm_t *comm, size_t bytes, void **result);
 
 /* The cost functions of the registry's rows (cg_cost.c): cg_alg_cost_fn_t. */
 #define CG_COST_FN(_name)                                                                  \

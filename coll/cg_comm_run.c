@@ -63,6 +63,34 @@ static cg_status_t cg_comm_hier_done(cg_comm_t *comm, cg_status_t status)
     return cg_comm_done(comm, status);
 }
 
+/* Allreduce of a padded pair type (MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT) across
+ * nodes: the hierarchical phases move whole elements as bytes, padding included (rings, the
+ * leaders' results shared inside the node, received blocks), and MPI must leave the bytes
+ * outside the receive datatype's type map untouched. The algorithm runs into context memory
+ * and only the fields reach the user's buffer. */
+static cg_status_t cg_comm_run_padded(cg_comm_t *comm, const cg_alg_info_t *info,
+                                      const cg_plan_t *plan, const cg_call_t *call)
+{
+    const size_t bytes  = call->count * cg_dtype_size(call->dtype);
+    cg_call_t    shadow = *call;
+    void        *result;
+    cg_status_t  status = cg_comm_result(comm, CG_MAX(bytes, (size_t)1), &result);
+
+    if (status != CG_OK) { /* the node's other ranks learn of it at their first barrier */
+        return comm->local_size > 1 ? cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status))
+                                    : status;
+    }
+    shadow.sbuf = call->sbuf != NULL ? call->sbuf : call->rbuf;
+    shadow.rbuf = result;
+    status      = info->run(comm, plan, &shadow);
+    if (status == CG_OK && call->count > 0) {
+        status = cg_dev_copy_typed(comm->dev, call->rbuf, result, call->count, call->dtype,
+                                   comm->inter->stream);
+        status = status == CG_OK ? comm->dev->ops->stream_sync(comm->dev, comm->inter->stream) : status;
+    }
+    return status;
+}
+
 cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
     const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
@@ -78,5 +106,8 @@ cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t 
     }
     /* every rank advances the tag sequence, in or out of a rail */
     cg_inter_begin(comm->inter);
+    if (call->coll == CG_COLL_ALLREDUCE && cg_dtype_has_padding(call->dtype)) {
+        return cg_comm_hier_done(comm, cg_comm_run_padded(comm, info, plan, call));
+    }
     return cg_comm_hier_done(comm, info->run(comm, plan, call));
 }

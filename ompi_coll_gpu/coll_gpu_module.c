@@ -149,6 +149,7 @@ int mca_coll_gpu_status_to_mpi(cg_status_t status)
     case CG_ERR_NOT_FOUND:     return OMPI_ERR_NOT_FOUND;
     case CG_ERR_TIMEOUT:       return OMPI_ERR_TIMEOUT;
     case CG_ERR_PEER:
+    case CG_ERR_PEER_DEAD:
     case CG_ERR_TRANSPORT:     return OMPI_ERR_UNREACH;
     default:                   return OMPI_ERROR;
     }

@@ -64,7 +64,7 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "buffers), cuda, or host (the host device layer, for testing and debugging without a "
      "GPU: strict when the application allocates from the simulated GPU, libcg_sim, whose "
      "memory the CPU cannot touch; otherwise every host buffer plays a device buffer)"},
-    {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, 0, EQ,
+    {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, SET, EQ,
      "0: group ranks by the node they run on. N > 0: group N consecutive ranks of each "
      "communicator into one virtual node; N < 0: -N virtual nodes, the ranks dealt to them "
      "in turn like mpirun --map-by node (testing multi-node behaviour on one machine)"},

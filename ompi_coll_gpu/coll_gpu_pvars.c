@@ -8,13 +8,20 @@
  *   collective ran in this process, so that a benchmark or a tool can report what ran
  *   without the verbose log. The per-call cost is one pointer store
  *   (mca_coll_gpu_log_call); the name is mapped to the enumeration's value only when the
- *   variable is read.
- * Both are read-only and continuous.
+ *   variable is read;
+ * - coll_gpu_ucx_workers, _ucx_endpoints, _ucx_endpoints_created, _pending_groups: what the
+ *   process holds (class level, or counter), for leak checks (tests/mpi/check_soak.c).
+ * All are read-only and continuous.
  */
 #include "ompi_coll_gpu/coll_gpu.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_enum.h"
+#include "coll/intra/intra.h"
+#include "ucx_glue/cg_ucx.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -102,9 +109,64 @@ static int mca_coll_gpu_register_counters(void)
     return OPAL_SUCCESS;
 }
 
+/* ---- performance variables (MPI_T): what the process holds, for leak checks ------------ */
+enum { CG_PVAR_WORKERS, CG_PVAR_ENDPOINTS, CG_PVAR_ENDPOINTS_CREATED, CG_PVAR_PENDING_GROUPS };
+
+static int mca_coll_gpu_pvar_holding(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    cg_ucx_counters_t counters;
+    unsigned long    *out = value;
+
+    (void)obj;
+    cg_ucx_counters(&counters);
+    switch ((int)(intptr_t)pvar->ctx) {
+    case CG_PVAR_WORKERS:           *out = counters.workers; break;
+    case CG_PVAR_ENDPOINTS:         *out = counters.endpoints; break;
+    case CG_PVAR_ENDPOINTS_CREATED: *out = counters.endpoints_created; break;
+    default:                        *out = cg_intra_pending_groups(); break;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int mca_coll_gpu_register_holdings(void)
+{
+    static const struct {
+        const char *name;
+        int         var_class;
+        int         which;
+        const char *help;
+    } pvars[] = {
+        {"ucx_workers", MCA_BASE_PVAR_CLASS_LEVEL, CG_PVAR_WORKERS,
+         "UCX workers the component holds in this process (its own and its lanes')"},
+        {"ucx_endpoints", MCA_BASE_PVAR_CLASS_LEVEL, CG_PVAR_ENDPOINTS,
+         "UCX endpoints open in this process (one per peer worker, shared by every "
+         "communicator: freeing communicators must not change it)"},
+        {"ucx_endpoints_created", MCA_BASE_PVAR_CLASS_COUNTER, CG_PVAR_ENDPOINTS_CREATED,
+         "UCX endpoints created since the process started"},
+        {"pending_groups", MCA_BASE_PVAR_CLASS_LEVEL, CG_PVAR_PENDING_GROUPS,
+         "Node-local groups of freed communicators whose memory waits for their peers to "
+         "free the communicator too"},
+    };
+
+    for (size_t i = 0; i < CG_ARRAY_SIZE(pvars); i++) {
+        int rc = mca_base_component_pvar_register(
+            &mca_coll_gpu_component.super.collm_version, pvars[i].name, pvars[i].help,
+            OPAL_INFO_LVL_9, pvars[i].var_class, MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+            MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+            mca_coll_gpu_pvar_holding, NULL, NULL, (void *)(intptr_t)pvars[i].which);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
 int mca_coll_gpu_register_pvars(void)
 {
     int rc = mca_coll_gpu_register_counters();
 
-    return OPAL_SUCCESS == rc ? mca_coll_gpu_register_last_algorithm() : rc;
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_coll_gpu_register_last_algorithm();
+    }
+    return OPAL_SUCCESS == rc ? mca_coll_gpu_register_holdings() : rc;
 }

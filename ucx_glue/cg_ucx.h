@@ -57,7 +57,7 @@ cg_status_t cg_ucx_isend(cg_ucx_t *ucx, cg_ucx_ep_t *ep, const void *buf, size_t
 cg_status_t cg_ucx_irecv(cg_ucx_t *ucx, void *buf, size_t len, uint64_t tag, uint64_t mask,
                          int device, void **req);
 /* Progress the worker once; *done when req finished (req is then released). An error of
- * the operation (peer failure, transport error) is returned as CG_ERR_PEER/TRANSPORT. */
+ * the operation (a peer UCX cannot reach, a transport error) is CG_ERR_TRANSPORT. */
 cg_status_t cg_ucx_test(cg_ucx_t *ucx, void *req, int *done);
 void        cg_ucx_progress(cg_ucx_t *ucx);
 /* Cancel an operation that will not be waited for (an error path): it must not write into
@@ -69,6 +69,13 @@ void        cg_ucx_release(cg_ucx_t *ucx, void *req);
 /* Is a message whose tag matches (tag, mask) waiting, unreceived, in this worker? remove:
  * receive it (a zero-length message) so that it is gone. */
 int         cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove);
+/* What the process holds of UCX, for leak checks (MPI_T: coll_gpu_ucx_endpoints...). */
+typedef struct {
+    unsigned long workers;           /* open now: the process's and its lanes' */
+    unsigned long endpoints;         /* open now, on every worker */
+    unsigned long endpoints_created; /* since the process started (reuse keeps it flat) */
+} cg_ucx_counters_t;
+void        cg_ucx_counters(cg_ucx_counters_t *counters);
 /* Complete every operation of this worker remotely (eager data left in a transport's
  * buffer needs the sender's progress: done before a collective returns). */
 cg_status_t cg_ucx_flush(cg_ucx_t *ucx);
@@ -99,6 +106,9 @@ typedef struct {
     int    staging;     /* CG_STAGING_* of coll/cg_coll.h: 0 auto (when UCX cannot move
                            device memory), 1 always, 2 never */
     double timeout_s;
+    const int *pids;    /* size entries: the pid of every comm rank on this host, 0 for the
+                           others (copied): a failure names a dead peer only when its pid
+                           is gone */
 } cg_inter_config_t;
 
 typedef struct cg_inter {
@@ -109,6 +119,7 @@ typedef struct cg_inter {
     uint16_t         comm_id;
     uint16_t         seq;         /* inter-node calls so far (the same on every rank) */
     cg_ucx_ep_t    **eps;         /* by comm rank, created at first use */
+    int             *pids;        /* by comm rank: on this host, its pid; elsewhere 0 */
     char            *addrs;       /* every rank's worker address */
     size_t           addr_stride;
     int              staged;      /* device data through host chunks */
@@ -128,7 +139,11 @@ typedef struct cg_inter {
 cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
                             cg_inter_t **inter_out);
+/* Staging chunks and device memory of a destroyed transport are kept for the next one
+ * (a communicator created and freed in a loop allocates them once). */
 void        cg_inter_destroy(cg_inter_t *inter);
+/* At the end of the process: free what destroyed transports left for their successors. */
+void        cg_inter_release_kept(void);
 /* Start an inter-node phase of a new call (advances the sequence number of the tags). */
 void        cg_inter_begin(cg_inter_t *inter);
 /* Send sbytes of sbuf to comm rank dst and receive rbytes into rbuf from comm rank src

@@ -3,11 +3,88 @@
 /* Tagged exchanges between nodes over UCX, directly or through pipelined host chunks. */
 #include "ucx_glue/cg_ucx.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CG_INTER_MAX_DEPTH 32
+
+/* ---- buffers kept from one communicator to the next ---------------------------------------
+ * A communicator's transport holds page-locked staging chunks with their events and device
+ * memory for received blocks; allocating them (cudaHostAlloc, cudaMalloc) costs more than
+ * the rest of a communicator's setup. Freed transports leave them here for the next ones. */
+#define CG_INTER_KEPT_MAX 16
+
+typedef struct {
+    cg_dev_t       *dev;
+    int             device; /* 1: device memory for received blocks; 0: staging chunks */
+    size_t          bytes;
+    void           *memory;
+    int             nevents;
+    cg_dev_event_t *events[2 * CG_INTER_MAX_DEPTH];
+} cg_inter_kept_t;
+
+static pthread_mutex_t cg_inter_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static cg_inter_kept_t cg_inter_kept[CG_INTER_KEPT_MAX];
+static int             cg_inter_nkept;
+
+static void cg_inter_kept_free(cg_inter_kept_t *kept)
+{
+    for (int i = 0; i < kept->nevents; i++) {
+        kept->dev->ops->event_destroy(kept->dev, kept->events[i]);
+    }
+    if (kept->device) {
+        kept->dev->ops->mem_free(kept->dev, kept->memory);
+    } else {
+        kept->dev->ops->host_free(kept->dev, kept->memory);
+    }
+}
+
+/* Keep memory for a later transport (or free it when there is no room). */
+static void cg_inter_keep(const cg_inter_kept_t *kept)
+{
+    cg_inter_kept_t spill = *kept;
+
+    pthread_mutex_lock(&cg_inter_kept_lock);
+    if (cg_inter_nkept < CG_INTER_KEPT_MAX) {
+        cg_inter_kept[cg_inter_nkept++] = *kept;
+        spill.memory                  = NULL;
+    }
+    pthread_mutex_unlock(&cg_inter_kept_lock);
+    if (spill.memory != NULL) {
+        cg_inter_kept_free(&spill);
+    }
+}
+
+/* Take kept memory of dev: staging chunks of exactly bytes, or device memory of at least
+ * bytes. 0: none. */
+static int cg_inter_take(cg_dev_t *dev, int device, size_t bytes, cg_inter_kept_t *out)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&cg_inter_kept_lock);
+    for (int i = 0; i < cg_inter_nkept && !found; i++) {
+        cg_inter_kept_t *kept = &cg_inter_kept[i];
+        if (kept->dev == dev && kept->device == device &&
+            (device ? kept->bytes >= bytes : kept->bytes == bytes)) {
+            *out  = *kept;
+            *kept = cg_inter_kept[--cg_inter_nkept];
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&cg_inter_kept_lock);
+    return found;
+}
+
+void cg_inter_release_kept(void)
+{
+    pthread_mutex_lock(&cg_inter_kept_lock);
+    while (cg_inter_nkept > 0) {
+        cg_inter_kept_free(&cg_inter_kept[--cg_inter_nkept]);
+    }
+    pthread_mutex_unlock(&cg_inter_kept_lock);
+}
 
 /* Tags: communicator (16 bits), call sequence (16), step (12), source rank (20). Step 0xfff
  * is reserved for aborts: a rank whose collective failed tells the ranks that may wait for
@@ -48,10 +125,15 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
     inter->config.chunk_bytes = CG_MAX(config->chunk_bytes, (size_t)4096);
     inter->addr_stride  = addr_stride;
     inter->eps          = calloc((size_t)size, sizeof(*inter->eps));
+    inter->pids         = calloc((size_t)size, sizeof(*inter->pids));
     inter->addrs        = (char *)addrs;
-    if (inter->eps == NULL) {
+    inter->config.pids  = NULL;
+    if (inter->eps == NULL || inter->pids == NULL) {
         status = CG_ERR_NO_MEMORY;
         goto err;
+    }
+    if (config->pids != NULL) {
+        memcpy(inter->pids, config->pids, (size_t)size * sizeof(*inter->pids));
     }
     inter->ucx_device = (dev->kind == CG_DEV_KIND_CUDA) && cg_ucx_supports_cuda(ucx);
     /* UCX reads device memory itself only when it supports CUDA memory (and the memory
@@ -66,10 +148,18 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
         goto err;
     }
     if (inter->staged) {
-        status = dev->ops->host_alloc(dev, 2 * (size_t)inter->config.depth * inter->config.chunk_bytes,
-                                      (void **)&inter->pinned);
+        const size_t    bytes = 2 * (size_t)inter->config.depth * inter->config.chunk_bytes;
+        cg_inter_kept_t kept;
+        if (cg_inter_take(dev, 0, bytes, &kept)) {
+            inter->pinned = kept.memory;
+            memcpy(inter->events, kept.events, sizeof(kept.events[0]) * (size_t)kept.nevents);
+        } else {
+            status = dev->ops->host_alloc(dev, bytes, (void **)&inter->pinned);
+        }
         for (int i = 0; status == CG_OK && i < 2 * inter->config.depth; i++) {
-            status = dev->ops->event_create(dev, &inter->events[i]);
+            if (inter->events[i] == NULL) {
+                status = dev->ops->event_create(dev, &inter->events[i]);
+            }
         }
         if (status != CG_OK) {
             goto err;
@@ -101,6 +191,14 @@ void cg_inter_destroy(cg_inter_t *inter)
     for (int r = 0; inter->eps != NULL && r < inter->size; r++) {
         cg_ucx_ep_release(inter->ucx, inter->eps[r]);
     }
+    if (inter->pinned != NULL && !inter->failed) { /* chunks and events for the next one */
+        cg_inter_kept_t kept = {dev, 0, 2 * (size_t)inter->config.depth * inter->config.chunk_bytes,
+                                inter->pinned, 2 * inter->config.depth, {NULL}};
+        memcpy(kept.events, inter->events, sizeof(kept.events[0]) * (size_t)kept.nevents);
+        memset(inter->events, 0, sizeof(inter->events));
+        inter->pinned = NULL;
+        cg_inter_keep(&kept);
+    }
     for (int i = 0; i < CG_INTER_MAX_DEPTH * 2 && i < 64; i++) {
         if (inter->events[i] != NULL) {
             dev->ops->event_destroy(dev, inter->events[i]);
@@ -109,13 +207,17 @@ void cg_inter_destroy(cg_inter_t *inter)
     if (inter->pinned != NULL) {
         dev->ops->host_free(dev, inter->pinned);
     }
-    if (inter->tmp != NULL) {
+    if (inter->tmp != NULL && !inter->failed) {
+        cg_inter_kept_t kept = {dev, 1, inter->tmp_bytes, inter->tmp, 0, {NULL}};
+        cg_inter_keep(&kept);
+    } else if (inter->tmp != NULL) {
         dev->ops->mem_free(dev, inter->tmp);
     }
     if (inter->stream != NULL) {
         dev->ops->stream_destroy(dev, inter->stream);
     }
     free(inter->eps);
+    free(inter->pids);
     free(inter->addrs);
     free(inter);
 }
@@ -130,10 +232,17 @@ cg_status_t cg_inter_tmp(cg_inter_t *inter, size_t bytes, void **tmp)
     cg_status_t status;
 
     if (bytes > inter->tmp_bytes) {
+        cg_inter_kept_t kept;
         if (inter->tmp != NULL) {
             inter->dev->ops->mem_free(inter->dev, inter->tmp);
             inter->tmp       = NULL;
             inter->tmp_bytes = 0;
+        }
+        if (cg_inter_take(inter->dev, 1, bytes, &kept)) {
+            inter->tmp       = kept.memory;
+            inter->tmp_bytes = kept.bytes;
+            *tmp             = inter->tmp;
+            return CG_OK;
         }
         status = inter->dev->ops->mem_alloc(inter->dev, bytes, &inter->tmp);
         if (status != CG_OK) {
@@ -388,6 +497,28 @@ cg_status_t cg_inter_sendrecv(cg_inter_t *inter, int dst, const void *sbuf, size
     return cg_inter_exchange(inter, dst, sbuf, sbytes, step, src, rbuf, rbytes, step);
 }
 
+/* A transport error with dst or src: a dead peer only when its pid is known to be gone. */
+static cg_status_t cg_inter_verdict(const cg_inter_t *inter, cg_status_t status, int dst, int src)
+{
+    const int peers[2] = {dst, src};
+
+    if (status != CG_ERR_TRANSPORT) {
+        return status;
+    }
+    for (int i = 0; i < 2; i++) {
+        int pid = peers[i] >= 0 ? inter->pids[peers[i]] : 0;
+        if (pid > 0 && !cg_process_alive(pid)) {
+            cg_error(CG_SUB_UCX, "rank %d (pid %d) died", peers[i], pid);
+            return CG_ERR_PEER_DEAD;
+        }
+    }
+    cg_error(CG_SUB_UCX, "a transfer with rank %d / %d failed; %s", dst, src,
+             (dst < 0 || inter->pids[dst] > 0) && (src < 0 || inter->pids[src] > 0)
+                 ? "both processes are alive: a transport error"
+                 : "a peer on another node may have failed");
+    return status;
+}
+
 cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes,
                               unsigned sstep, int src, void *rbuf, size_t rbytes, unsigned rstep)
 {
@@ -403,6 +534,7 @@ cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size
     }
     if (status != CG_OK) {
         inter->failed = 1;
+        status        = cg_inter_verdict(inter, status, dst, src);
     }
     return status;
 }

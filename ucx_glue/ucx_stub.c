@@ -111,3 +111,8 @@ cg_status_t cg_ucx_flush(cg_ucx_t *ucx)
     (void)ucx;
     return CG_ERR_UNSUPPORTED;
 }
+
+void cg_ucx_counters(cg_ucx_counters_t *counters)
+{
+    *counters = (cg_ucx_counters_t){0, 0, 0};
+}

@@ -36,16 +36,25 @@ struct cg_ucx {
     cg_ucx_ep_t   *eps;     /* the endpoint cache */
 };
 
+static cg_ucx_counters_t cg_ucx_count; /* atomics */
+
+void cg_ucx_counters(cg_ucx_counters_t *counters)
+{
+    counters->workers           = __atomic_load_n(&cg_ucx_count.workers, __ATOMIC_RELAXED);
+    counters->endpoints         = __atomic_load_n(&cg_ucx_count.endpoints, __ATOMIC_RELAXED);
+    counters->endpoints_created = __atomic_load_n(&cg_ucx_count.endpoints_created, __ATOMIC_RELAXED);
+}
+
+/* UCX's view of a failed operation. A peer that UCX cannot reach (timeout, reset,
+ * unreachable) or a canceled request is a transport error here: whether the peer died is
+ * for the caller to find out (inter_transport.c checks the pids it knows); a canceled
+ * request never means that the peer is gone. */
 static cg_status_t cg_ucx_status(ucs_status_t status)
 {
     switch (status) {
-    case UCS_OK:                    return CG_OK;
-    case UCS_ERR_NO_MEMORY:         return CG_ERR_NO_MEMORY;
-    case UCS_ERR_ENDPOINT_TIMEOUT:
-    case UCS_ERR_CONNECTION_RESET:
-    case UCS_ERR_UNREACHABLE:
-    case UCS_ERR_CANCELED:          return CG_ERR_PEER;
-    default:                        return CG_ERR_TRANSPORT;
+    case UCS_OK:            return CG_OK;
+    case UCS_ERR_NO_MEMORY: return CG_ERR_NO_MEMORY;
+    default:                return CG_ERR_TRANSPORT;
     }
 }
 
@@ -108,6 +117,7 @@ cg_status_t cg_ucx_create(const cg_ucx_config_t *config, cg_ucx_t **ucx_out)
              config->net_devices : "(UCX's choice)", (unsigned long)ucx->memory_types,
              cg_ucx_supports_cuda(ucx) ? " (CUDA: direct)" : " (host only: device data is staged)");
     cg_detail(CG_SUB_UCX, "%s", ucx->description);
+    __atomic_add_fetch(&cg_ucx_count.workers, 1, __ATOMIC_RELAXED);
     *ucx_out = ucx;
     return CG_OK;
 
@@ -148,6 +158,7 @@ cg_status_t cg_ucx_create_lane(cg_ucx_t *parent, cg_ucx_t **lane_out)
         free(ucx);
         return CG_ERR_TRANSPORT;
     }
+    __atomic_add_fetch(&cg_ucx_count.workers, 1, __ATOMIC_RELAXED);
     *lane_out = ucx;
     return CG_OK;
 }
@@ -169,6 +180,7 @@ void cg_ucx_destroy(cg_ucx_t *ucx)
     pthread_mutex_destroy(&ucx->ep_lock);
     ucp_worker_release_address(ucx->worker, ucx->address);
     ucp_worker_destroy(ucx->worker);
+    __atomic_sub_fetch(&cg_ucx_count.workers, 1, __ATOMIC_RELAXED);
     if (ucx->parent == NULL) {
         ucp_cleanup(ucx->context);
     }
@@ -229,6 +241,8 @@ static cg_status_t cg_ucx_ep_open(cg_ucx_t *ucx, const void *peer_addr, size_t a
         free(endpoint);
         return cg_ucx_status(status);
     }
+    __atomic_add_fetch(&cg_ucx_count.endpoints, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&cg_ucx_count.endpoints_created, 1, __ATOMIC_RELAXED);
     *ep_out = endpoint;
     return CG_OK;
 }
@@ -297,6 +311,7 @@ static void cg_ucx_ep_close(cg_ucx_t *ucx, cg_ucx_ep_t *endpoint, int force)
     if (cg_ucx_wait_bounded(ucx, ucp_ep_close_nbx(endpoint->ep, &params), 2.0) == UCS_INPROGRESS) {
         cg_debug(CG_SUB_UCX, "an endpoint did not close within 2 s: left to UCX");
     }
+    __atomic_sub_fetch(&cg_ucx_count.endpoints, 1, __ATOMIC_RELAXED);
     free(endpoint->address);
     free(endpoint);
 }

@@ -95,6 +95,7 @@ typedef struct cg_intra {
     cg_ipc_mapping_t *pins[2 * CG_INTRA_MAX]; /* peers' user buffers this call uses */
     int              num_pins;
     int              failed;                /* a barrier failed: the group is unusable */
+    struct cg_intra *next_pending;          /* torn down, waiting for its peers to close */
 } cg_intra_t;
 
 /* ---- setup (intra_group.c) ------------------------------------------------------------ */
@@ -108,8 +109,14 @@ cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra
 /* Once every rank is connected: remove the name of this rank's control page (no leftovers
  * in /dev/shm if the process dies later). */
 void        cg_intra_seal(cg_intra_t *group);
-/* Tear down; waits (bounded) until every peer has started its own teardown. */
+/* Tear down without waiting: the memory goes at once when every peer has started its own
+ * teardown, otherwise as soon as they have (checked at the next setup or teardown of any
+ * group of the process). */
 void        cg_intra_destroy(cg_intra_t *group);
+/* Local groups torn down whose peers have not closed yet (leak checks). */
+unsigned long cg_intra_pending_groups(void);
+/* At the end of the process: release every pending group (after a bounded wait). */
+void        cg_intra_cleanup(void);
 
 /* Pointer to half h of rank r's scratch data area. */
 static inline char *cg_intra_half(const cg_intra_t *group, int r, unsigned h)

@@ -3,6 +3,7 @@
 /* Setting up and tearing down a local group: scratch, control pages, peers' mappings. */
 #include "coll/intra/intra.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include <unistd.h>
 
 #define CG_INTRA_CTL_BYTES 4096
+
+static void cg_intra_reap(int force);
 
 cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_intra_t **g_out,
                              cg_intra_peer_info_t *info)
@@ -19,6 +22,7 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     cg_status_t          status;
     void                *ctl;
 
+    cg_intra_reap(0); /* groups of communicators freed earlier whose peers have closed */
     memset(info, 0, sizeof(*info));
     info->proc_id = cg_process_id();
     info->pid     = (int)getpid();
@@ -102,11 +106,60 @@ static cg_sync_mode_t cg_intra_resolve_sync(const cg_intra_t *group, const cg_in
     return CG_SYNC_DEVICE;
 }
 
+/* The copy method each group of GPUs timed, for the process's later groups over the same
+ * GPUs (the choice depends on the hardware, not on the communicator): a communicator
+ * created and freed in a loop times its copies once. Key: the group's GPUs in rank order. */
+#define CG_INTRA_COPY_CACHE 16
+static pthread_mutex_t cg_intra_copy_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint64_t         key;
+    cg_copy_method_t copy;
+} cg_intra_copy_cache[CG_INTRA_COPY_CACHE];
+static unsigned cg_intra_copy_cached;
+
+static uint64_t cg_intra_copy_key(const cg_intra_peer_info_t *infos, int size, int me)
+{
+    uint64_t key = 1469598103934665603ull ^ (uint64_t)size ^ ((uint64_t)me << 32); /* FNV-1a */
+
+    for (int p = 0; p < size; p++) {
+        for (const char *c = infos[p].pci_bus_id; *c != '\0'; c++) {
+            key = (key ^ (uint8_t)*c) * 1099511628211ull;
+        }
+        key = (key ^ 0xff) * 1099511628211ull;
+    }
+    return key | 1;
+}
+
+static int cg_intra_copy_lookup(uint64_t key, cg_copy_method_t *copy)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&cg_intra_copy_lock);
+    for (unsigned i = 0; i < CG_INTRA_COPY_CACHE && !found; i++) {
+        if (cg_intra_copy_cache[i].key == key) {
+            *copy = cg_intra_copy_cache[i].copy;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&cg_intra_copy_lock);
+    return found;
+}
+
+static void cg_intra_copy_remember(uint64_t key, cg_copy_method_t copy)
+{
+    pthread_mutex_lock(&cg_intra_copy_lock);
+    cg_intra_copy_cache[cg_intra_copy_cached % CG_INTRA_COPY_CACHE].key  = key;
+    cg_intra_copy_cache[cg_intra_copy_cached % CG_INTRA_COPY_CACHE].copy = copy;
+    cg_intra_copy_cached++;
+    pthread_mutex_unlock(&cg_intra_copy_lock);
+}
+
 /* coll_gpu_copy_method auto: time both ways of writing one buffer into every peer (one
  * copy-engine copy per peer, or the multi-destination kernel) on the peers' scratch, and
- * keep the faster. The peers are still setting up: their scratch is not in use yet. One
- * destination always goes to the copy engine (cg_intra_copy_multi). */
-static cg_status_t cg_intra_pick_copy(cg_intra_t *group)
+ * keep the faster (once per process and set of GPUs). The peers are still setting up: their
+ * scratch is not in use yet. One destination always goes to the copy engine
+ * (cg_intra_copy_multi). */
+static cg_status_t cg_intra_pick_copy(cg_intra_t *group, uint64_t key)
 {
     const size_t bytes = CG_MIN(group->half_bytes, (size_t)1 << 20);
     char        *dsts[CG_INTRA_MAX];
@@ -114,7 +167,7 @@ static cg_status_t cg_intra_pick_copy(cg_intra_t *group)
     int          n = 0;
     cg_status_t  status = CG_OK;
 
-    if (group->copy != CG_COPY_AUTO || group->size < 3) {
+    if (group->copy != CG_COPY_AUTO || group->size < 3 || cg_intra_copy_lookup(key, &group->copy)) {
         return CG_OK;
     }
     for (int p = 0; p < group->size; p++) {
@@ -136,6 +189,7 @@ static cg_status_t cg_intra_pick_copy(cg_intra_t *group)
         return status;
     }
     group->copy = best[0] < best[1] ? CG_COPY_ENGINE : CG_COPY_KERNEL;
+    cg_intra_copy_remember(key, group->copy);
     cg_detail(CG_SUB_IPC, "copy to %d peers, %zu bytes each: copy engines %.2f GB/s, kernel "
               "%.2f GB/s: %s", n, bytes, (double)bytes * n / best[0] / 1e9,
               (double)bytes * n / best[1] / 1e9, group->copy == CG_COPY_ENGINE ? "copy engines" : "kernel");
@@ -191,7 +245,7 @@ cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra
     group->sync = cg_intra_resolve_sync(group, infos, size, requested);
     /* the LL inbox: two parities of one slot per rank, whole lines */
     group->ll_slot_bytes = (group->ll_bytes / 2 / (size_t)size) & ~(size_t)255;
-    status  = cg_intra_pick_copy(group);
+    status  = cg_intra_pick_copy(group, cg_intra_copy_key(infos, size, me));
     if (status != CG_OK) {
         return status;
     }
@@ -208,36 +262,100 @@ void cg_intra_seal(cg_intra_t *group)
     }
 }
 
-/* Wait until every peer has started its teardown (or died), so that nobody still reads
- * this rank's scratch when it is freed. Bounded: a peer that never tears down costs 30 s. */
-static void cg_intra_wait_closing(cg_intra_t *group)
+/* Has every peer started its teardown (or died)? Until then a peer may still read this
+ * rank's scratch (the tail of the communicator's last call), which must not be freed. */
+static int cg_intra_peers_closed(const cg_intra_t *group)
+{
+    for (int p = 0; p < group->size; p++) {
+        if (p != group->rank && group->ctl[p] != NULL &&
+            !__atomic_load_n(&group->ctl[p]->closing, __ATOMIC_ACQUIRE) &&
+            (group->pids[p] == 0 || cg_process_alive(group->pids[p]))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void cg_intra_release(cg_intra_t *group);
+
+/* Groups freed while peers were still in their communicator (MPI_Comm_free does not
+ * synchronise, and a rank must not wait for its peers there: they may be blocked in another
+ * call that needs this rank). Their memory goes once every peer has closed too, checked
+ * whenever a group is set up or torn down; at the end of the process, after a bounded wait. */
+static pthread_mutex_t cg_intra_pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static cg_intra_t     *cg_intra_pending;
+static unsigned long   cg_intra_pending_count;
+
+/* Release the pending groups whose peers have all closed (all of them when force). */
+static void cg_intra_reap(int force)
+{
+    cg_intra_t *ready = NULL, **link;
+
+    pthread_mutex_lock(&cg_intra_pending_lock);
+    for (link = &cg_intra_pending; *link != NULL;) {
+        cg_intra_t *group = *link;
+        if (force || cg_intra_peers_closed(group)) {
+            *link       = group->next_pending;
+            group->next_pending = ready;
+            ready       = group;
+            cg_intra_pending_count--;
+        } else {
+            link = &group->next_pending;
+        }
+    }
+    pthread_mutex_unlock(&cg_intra_pending_lock);
+    while (ready != NULL) {
+        cg_intra_t *group = ready;
+        ready             = group->next_pending;
+        cg_intra_release(group);
+    }
+}
+
+unsigned long cg_intra_pending_groups(void)
+{
+    return __atomic_load_n(&cg_intra_pending_count, __ATOMIC_RELAXED);
+}
+
+void cg_intra_cleanup(void)
 {
     double t0 = cg_time_now();
 
-    __atomic_store_n(&group->ctl[group->rank]->closing, 1, __ATOMIC_RELEASE);
-    for (int p = 0; p < group->size; p++) {
-        while (p != group->rank && group->ctl[p] != NULL &&
-               !__atomic_load_n(&group->ctl[p]->closing, __ATOMIC_ACQUIRE)) {
-            if ((group->pids[p] != 0 && !cg_process_alive(group->pids[p])) || cg_time_now() - t0 > 30.0) {
-                cg_warn(CG_SUB_IPC, "local rank %d did not tear down its group in time", p);
-                break;
-            }
-            sched_yield();
-        }
+    /* the end of the process: every peer is finishing too (MPI_Finalize) */
+    while (__atomic_load_n(&cg_intra_pending_count, __ATOMIC_RELAXED) > 0 && cg_time_now() - t0 < 2.0) {
+        cg_intra_reap(0);
+        sched_yield();
     }
+    if (__atomic_load_n(&cg_intra_pending_count, __ATOMIC_RELAXED) > 0) {
+        cg_debug(CG_SUB_IPC, "%lu local groups still open by peers at the end: freed",
+                 cg_intra_pending_count);
+    }
+    cg_intra_reap(1);
 }
 
 void cg_intra_destroy(cg_intra_t *group)
 {
-    cg_dev_t *dev;
-
     if (group == NULL) {
         return;
     }
-    dev = group->dev;
+    cg_intra_reap(0);
     if (group->size > 0 && group->ctl[group->rank] != NULL) {
-        cg_intra_wait_closing(group);
+        __atomic_store_n(&group->ctl[group->rank]->closing, 1, __ATOMIC_RELEASE);
+        if (!cg_intra_peers_closed(group)) {
+            pthread_mutex_lock(&cg_intra_pending_lock);
+            group->next_pending = cg_intra_pending;
+            cg_intra_pending    = group;
+            cg_intra_pending_count++;
+            pthread_mutex_unlock(&cg_intra_pending_lock);
+            return;
+        }
     }
+    cg_intra_release(group);
+}
+
+static void cg_intra_release(cg_intra_t *group)
+{
+    cg_dev_t *dev = group->dev;
+
     if (group->sync == CG_SYNC_DEVICE && group->size > 0 && group->scratch[group->rank] != NULL) {
         /* a healthy peer's flag write queued before a failure may have landed after the
          * release: release again, so that freeing memory never waits for the stream */

@@ -58,7 +58,7 @@ cg_status_t cg_intra_watch(cg_intra_t *group, double *t0)
     for (int p = 0; p < group->size; p++) {
         if (p != group->rank && group->pids[p] != 0 && !cg_process_alive(group->pids[p])) {
             cg_error(CG_SUB_IPC, "local rank %d (pid %d) died during a collective", p, group->pids[p]);
-            return CG_ERR_PEER;
+            return CG_ERR_PEER_DEAD;
         }
     }
     if (group->timeout_s > 0 && now - *t0 > group->timeout_s) {

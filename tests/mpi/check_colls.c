@@ -9,6 +9,8 @@
 
 #define TC_POISON 0xA5
 
+static int tc_gap_byte(const tc_type_t *t, size_t b);
+
 static void tc_report(const tc_case_t *c, const char *coll, const char *what, size_t i,
                       const void *got, const void *want)
 {
@@ -25,11 +27,13 @@ static void tc_report(const tc_case_t *c, const char *coll, const char *what, si
     tc_fail(coll, detail);
 }
 
-/* Compare n elements; returns the number of mismatches (reports the first). */
+/* Compare n elements; returns the number of mismatches (reports the first). before: the
+ * receive buffer as it was before the call (NULL: not checked): MPI leaves the bytes
+ * outside the type map of the receive datatype (the padding of pair types) untouched. */
 static size_t tc_verify(const tc_case_t *c, const char *coll, const char *what, const char *got,
-                        const char *want, size_t n)
+                        const char *want, size_t n, const char *before)
 {
-    size_t bad = 0, ext = c->type->extent;
+    size_t bad = 0, gaps = 0, ext = c->type->extent;
 
     for (size_t i = 0; i < n; i++) {
         if (tc_compare(c->type, got + i * ext, want + i * ext) != 0) {
@@ -38,7 +42,17 @@ static size_t tc_verify(const tc_case_t *c, const char *coll, const char *what, 
             }
         }
     }
-    return bad;
+    for (size_t i = 0; before != NULL && c->type->cls == TC_PAIR && i < n; i++) {
+        for (size_t b = 0; b < ext; b++) {
+            if (tc_gap_byte(c->type, b) && got[i * ext + b] != before[i * ext + b] && gaps++ == 0) {
+                char detail[96];
+                snprintf(detail, sizeof(detail), "padding byte %zu written (0x%02x, was 0x%02x)", b,
+                         (unsigned char)got[i * ext + b], (unsigned char)before[i * ext + b]);
+                tc_report(c, coll, detail, i, NULL, NULL);
+            }
+        }
+    }
+    return bad + gaps;
 }
 
 /* want[i] = op over ranks 0..size-1 of rank r's element (first + i). */
@@ -56,11 +70,30 @@ static void tc_expect_reduce(const tc_case_t *c, size_t first, size_t n, char *w
     }
 }
 
+/* Is byte b of an element outside the type map (the padding of a pair type)? */
+static int tc_gap_byte(const tc_type_t *t, size_t b)
+{
+    return t->cls == TC_PAIR && b >= t->vsize && (b < t->ioff || b >= t->ioff + sizeof(int));
+}
+
+/* Rank's input; the padding of pair types carries a mark of the rank, so that padding
+ * copied from another rank's buffer into this one shows. */
 static void tc_fill(const tc_case_t *c, int rank, size_t first, size_t n, char *dst)
 {
     for (size_t i = 0; i < n; i++) {
         tc_gen(c->type, c->op, c->seed, rank, first + i, dst + i * c->type->extent);
+        for (size_t b = 0; b < c->type->extent; b++) {
+            if (tc_gap_byte(c->type, b)) {
+                dst[i * c->type->extent + b] = (char)(0x40 + (rank & 0x3f));
+            }
+        }
     }
+}
+
+/* The poison of this rank's outputs (different on every rank, for the same reason). */
+static int tc_poison(const tc_case_t *c)
+{
+    return TC_POISON ^ ((c->ctx->rank & 0x3f) << 1);
 }
 
 static void *tc_dev_copy(const void *host, size_t bytes, em_kind_t kind)
@@ -70,10 +103,10 @@ static void *tc_dev_copy(const void *host, size_t bytes, em_kind_t kind)
     return d;
 }
 
-static void *tc_dev_poisoned(size_t bytes, em_kind_t kind, char *scratch)
+static void *tc_dev_poisoned(const tc_case_t *c, size_t bytes, char *scratch)
 {
-    memset(scratch, TC_POISON, bytes);
-    return tc_dev_copy(scratch, bytes, kind);
+    memset(scratch, tc_poison(c), bytes);
+    return tc_dev_copy(scratch, bytes, c->ctx->kind);
 }
 
 /* Input on the device must be left as it was. */
@@ -102,19 +135,23 @@ void tc_run_allreduce(const tc_case_t *c)
     char *in = calloc(bytes + 1, 1), *want = calloc(bytes + 1, 1), *got = malloc(bytes + 1);
     void *dsend = NULL, *drecv;
 
+    char *before = malloc(bytes + 1);
+
     tc_fill(c, c->ctx->rank, 0, c->count, in);
     if (c->in_place) {
         drecv = tc_dev_copy(in, bytes, c->ctx->kind);
+        memcpy(before, in, bytes);
     } else {
         dsend = tc_dev_copy(in, bytes, c->ctx->kind);
-        drecv = tc_dev_poisoned(bytes, c->ctx->kind, got);
+        drecv = tc_dev_poisoned(c, bytes, before);
     }
     tc_check_rc(c, "allreduce", MPI_Allreduce(c->in_place ? MPI_IN_PLACE : dsend, drecv, (int)c->count,
                                               c->type->dt, tc_ops[c->op].op, c->ctx->comm));
     tc_count(TC_ALLREDUCE, bytes, c->ctx->kind);
     em_to_host(got, drecv, bytes, c->ctx->kind);
     tc_expect_reduce(c, 0, c->count, want);
-    tc_verify(c, "allreduce", "wrong result", got, want, c->count);
+    tc_verify(c, "allreduce", "wrong result", got, want, c->count, before);
+    free(before);
     if (!c->in_place) {
         tc_check_input(c, "allreduce", dsend, in, bytes, got);
         em_free(dsend, c->ctx->kind);
@@ -139,12 +176,15 @@ static void tc_run_rs_common(const tc_case_t *c, const int *rcounts, int block)
     void *dsend = NULL, *drecv;
     int   rc;
 
+    char *before = malloc(total * ext + 1);
+
     tc_fill(c, c->ctx->rank, 0, total, in);
     if (c->in_place) {
         drecv = tc_dev_copy(in, total * ext, c->ctx->kind);
+        memcpy(before, in, total * ext);
     } else {
         dsend = tc_dev_copy(in, total * ext, c->ctx->kind);
-        drecv = tc_dev_poisoned(own * ext, c->ctx->kind, got);
+        drecv = tc_dev_poisoned(c, own * ext, before);
     }
     if (block) {
         rc = MPI_Reduce_scatter_block(c->in_place ? MPI_IN_PLACE : dsend, drecv, rcounts[0],
@@ -157,7 +197,8 @@ static void tc_run_rs_common(const tc_case_t *c, const int *rcounts, int block)
     tc_count(block ? TC_RSB : TC_RS, total * ext, c->ctx->kind);
     em_to_host(got, drecv, own * ext, c->ctx->kind);
     tc_expect_reduce(c, first, own, want);
-    tc_verify(c, coll, "wrong result", got, want, own);
+    tc_verify(c, coll, "wrong result", got, want, own, before);
+    free(before);
     if (!c->in_place) {
         tc_check_input(c, coll, dsend, in, total * ext, got);
         em_free(dsend, c->ctx->kind);
@@ -193,24 +234,27 @@ void tc_run_allgather(const tc_case_t *c)
 {
     const size_t ext = c->type->extent, n = c->count, size = (size_t)c->ctx->size;
     char *in = calloc(n * ext + 1, 1), *want = calloc(size * n * ext + 1, 1), *got = malloc(size * n * ext + 1);
+    char *before = malloc(size * n * ext + 1);
     void *dsend = NULL, *drecv;
 
     for (int r = 0; r < c->ctx->size; r++) {
         tc_fill(c, r, 0, n, want + (size_t)r * n * ext);
     }
     memcpy(in, want + (size_t)c->ctx->rank * n * ext, n * ext);
-    memset(got, TC_POISON, size * n * ext);
+    memset(got, tc_poison(c), size * n * ext);
     if (c->in_place) {
         memcpy(got + (size_t)c->ctx->rank * n * ext, in, n * ext);
     } else {
         dsend = tc_dev_copy(in, n * ext, c->ctx->kind);
     }
     drecv = tc_dev_copy(got, size * n * ext, c->ctx->kind);
+    memcpy(before, got, size * n * ext);
     tc_check_rc(c, "allgather", MPI_Allgather(c->in_place ? MPI_IN_PLACE : dsend, (int)n, c->type->dt,
                                               drecv, (int)n, c->type->dt, c->ctx->comm));
     tc_count(TC_ALLGATHER, size * n * ext, c->ctx->kind);
     em_to_host(got, drecv, size * n * ext, c->ctx->kind);
-    tc_verify(c, "allgather", "wrong result", got, want, size * n);
+    tc_verify(c, "allgather", "wrong result", got, want, size * n, before);
+    free(before);
     if (!c->in_place) {
         tc_check_input(c, "allgather", dsend, in, n * ext, got);
         em_free(dsend, c->ctx->kind);
@@ -226,17 +270,21 @@ void tc_run_bcast(const tc_case_t *c)
     char *want = calloc(n * ext + 1, 1), *got = malloc(n * ext + 1);
     void *dbuf;
 
+    char *before = malloc(n * ext + 1);
+
     tc_fill(c, c->root, 0, n, want);
     if (c->ctx->rank == c->root) {
         dbuf = tc_dev_copy(want, n * ext, c->ctx->kind);
+        memcpy(before, want, n * ext);
     } else {
-        dbuf = tc_dev_poisoned(n * ext, c->ctx->kind, got);
+        dbuf = tc_dev_poisoned(c, n * ext, before);
     }
     tc_check_rc(c, "bcast", MPI_Bcast(dbuf, (int)n, c->type->dt, c->root, c->ctx->comm));
     tc_count(TC_BCAST, n * ext, c->ctx->kind);
     em_to_host(got, dbuf, n * ext, c->ctx->kind);
     tc_verify(c, "bcast", c->ctx->rank == c->root ? "root buffer modified" : "wrong result", got,
-              want, n);
+              want, n, before);
+    free(before);
     em_free(dbuf, c->ctx->kind);
     free(want), free(got);
     tc_tests++;

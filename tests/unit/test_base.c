@@ -12,11 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 START_TEST(test_status_strings)
 {
-    for (int s = CG_ERR_ALREADY_MAPPED; s <= CG_OK; s++) {
+    for (int s = CG_ERR_PEER_DEAD; s <= CG_OK; s++) {
         ck_assert_str_ne(cg_status_string((cg_status_t)s), "unknown status");
     }
     ck_assert_str_eq(cg_status_string((cg_status_t)-999), "unknown status");
@@ -165,6 +166,18 @@ START_TEST(test_planner_shapes)
 }
 END_TEST
 
+/* This process's pid namespace, as the names carry it. */
+static unsigned long test_pid_namespace(void)
+{
+    char          link[64] = "";
+    unsigned long ns       = 0;
+
+    if (readlink("/proc/self/ns/pid", link, sizeof(link) - 1) > 0) {
+        sscanf(link, "pid:[%lu]", &ns);
+    }
+    return ns;
+}
+
 /* Names left behind by a dead process with this pid (first two serials): creation takes
  * the next free name and leaves the others alone. */
 START_TEST(test_shm_name_taken)
@@ -173,7 +186,8 @@ START_TEST(test_shm_name_taken)
     void *p = NULL;
 
     for (int i = 0; i < 2; i++) {
-        snprintf(taken[i], sizeof(taken[i]), "/cg-gpu-%d-%d-%d", (int)getuid(), (int)getpid(), i);
+        snprintf(taken[i], sizeof(taken[i]), "/cg-gpu-%d-%lu-%d-%d", (int)getuid(),
+                 test_pid_namespace(), (int)getpid(), i);
         int fd = shm_open(taken[i], O_CREAT | O_EXCL | O_RDWR, 0600);
         ck_assert_int_ge(fd, 0);
         close(fd);
@@ -193,5 +207,33 @@ START_TEST(test_shm_name_taken)
 }
 END_TEST
 
+/* A segment whose owner died (a killed run) is removed by the next process; one of a live
+ * process is left alone. */
+START_TEST(test_shm_reclaim_dead)
+{
+    char  dead[64], alive[64];
+    pid_t child = fork();
+    int   fd;
+
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        _exit(0);
+    }
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    snprintf(dead, sizeof(dead), "/cg-gpu-%d-%lu-%d-7", (int)getuid(), test_pid_namespace(), (int)child);
+    snprintf(alive, sizeof(alive), "/cg-gpu-%d-%lu-%d-999", (int)getuid(), test_pid_namespace(),
+             (int)getpid());
+    ck_assert_int_ge(fd = shm_open(dead, O_CREAT | O_RDWR, 0600), 0);
+    close(fd);
+    ck_assert_int_ge(fd = shm_open(alive, O_CREAT | O_RDWR, 0600), 0);
+    close(fd);
+    ck_assert_int_ge(cg_shm_reclaim_dead(), 1);
+    ck_assert_int_lt(shm_open(dead, O_RDWR, 0600), 0);
+    ck_assert_int_ge(fd = shm_open(alive, O_RDWR, 0600), 0);
+    close(fd);
+    shm_unlink(alive);
+}
+END_TEST
+
 CG_UNIT_MAIN("base", 0, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
-             test_planner_prefilter, test_planner_shapes, test_shm_name_taken)
+             test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead)
