@@ -177,6 +177,8 @@ void mca_coll_gpu_call_init(cg_call_t *call, cg_coll_t coll, const void *sbuf, v
 int  mca_coll_gpu_route(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                         const cg_call_t *call, int local_kinds, int layout,
                         mca_coll_gpu_route_t *route);
+/* Bytes of data (not extent) in count elements of dtype. */
+size_t mca_coll_gpu_data_bytes(struct ompi_datatype_t *dtype, size_t count);
 /* The LOCAL path: bytes from src to dst on the device (src MPI_IN_PLACE: nothing). */
 int  mca_coll_gpu_local_copy(struct mca_coll_gpu_module_t *m, void *dst, const void *src,
                              size_t bytes);

@@ -182,6 +182,17 @@ int mca_coll_gpu_dtype_is_dense(struct ompi_datatype_t *dtype, size_t count)
     return true_lb == 0 && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t)count);
 }
 
+/* Bytes of data in count elements of dtype: what a one-rank call copies when the layout is
+ * dense (call->bytes counts a reducible type's extent, and a single MPI_DOUBLE_INT is dense
+ * with 4 bytes of trailing padding that the copy must not write). */
+size_t mca_coll_gpu_data_bytes(struct ompi_datatype_t *dtype, size_t count)
+{
+    size_t size = 0;
+
+    ompi_datatype_type_size(dtype, &size);
+    return count * size;
+}
+
 /* Name of an op for the log (ompi/op/op.h is not usable outside Open MPI's tree). */
 static const char *mca_coll_gpu_op_name(struct ompi_op_t *op)
 {

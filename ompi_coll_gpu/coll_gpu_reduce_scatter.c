@@ -122,7 +122,7 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
         return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, call.counts[ompi_comm_rank(comm)],
                                       dtype, op, comm, m, mca_coll_gpu_rs_run, rcounts);
     case MCA_COLL_GPU_PATH_LOCAL:
-        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
     default:
         return mca_coll_gpu_rs_run(sbuf, rbuf, rcounts, dtype, op, comm, m);
     }
@@ -151,7 +151,7 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
         return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, (size_t)rcount, dtype, op, comm, m,
                                       mca_coll_gpu_rsb_run, &rcount);
     case MCA_COLL_GPU_PATH_LOCAL:
-        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
+        return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
     default:
         return mca_coll_gpu_rsb_run(sbuf, rbuf, &rcount, dtype, op, comm, m);
     }

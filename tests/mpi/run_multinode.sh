@@ -146,8 +146,9 @@ soak soak-nodes-tcp-np4 4 -x UCX_TLS=tcp,self --mca coll_gpu_node_size -2
 #    named shared memory, 16 MiB of scratch per rank) loses a rank to SIGKILL mid-run, and
 #    mpirun takes the others down: their segments stay. The next run removes every segment
 #    whose owner is dead (names carry uid, pid namespace and pid).
-dead_segments() { # names of cg-gpu-* / cg-sim-* segments of this user whose process is gone
-    local ns name pid
+dead_segments() { # [pids] names of cg-gpu-* / cg-sim-* segments of this user whose process
+    #                 is gone (of those pids only, when given: other jobs may run beside)
+    local ns name pid only=" ${1:-} "
     ns=$(readlink /proc/self/ns/pid | sed 's/[^0-9]//g')
     for name in $(ls /dev/shm 2>/dev/null); do
         case $name in
@@ -155,6 +156,7 @@ dead_segments() { # names of cg-gpu-* / cg-sim-* segments of this user whose pro
         cg-sim-$(id -u)-*) pid=$(echo "$name" | cut -d- -f4) ;;
         *) continue ;;
         esac
+        [ -n "${1:-}" ] && [ "${only/ $pid /}" = "$only" ] && continue
         [ -n "$pid" ] && [ ! -d "/proc/$pid" ] && echo "$name"
     done
 }
@@ -176,16 +178,23 @@ if selected reclaim-killed-np4; then
     if [ -z "$victim" ]; then
         fail "reclaim-killed-np4: no rank set up shared memory: $log"
     else
+        job_pids=$(pgrep -f "coll_soak --mem host --cycles 1000000" | tr '\n' ' ')
         kill -KILL "$victim"
     fi
     wait "$launcher" 2>/dev/null
-    left=$(dead_segments | wc -l)
+    for i in $(seq 1 50); do # the killed job's other ranks may outlive mpirun briefly
+        alive=0
+        for pid in ${job_pids:-}; do [ -d "/proc/$pid" ] && alive=1; done
+        [ "$alive" = 0 ] && break
+        sleep 0.2
+    done
+    left=$(dead_segments "${job_pids:-}" | wc -l)
     echo "    after the killed run: $left segments of dead processes"
     [ "$left" -gt 0 ] || [ -z "$victim" ] ||
         fail "reclaim-killed-np4: the killed run left nothing behind (the test proves nothing)"
     run reclaim-next-np2 2 --mca coll_gpu_debug_host_lenient 1 --mca coll_gpu_node_size 1 \
         "$builddir/tests/mpi/coll_soak" --mem host --cycles 10 --warmup 2 --watchdog 50 &&
-        { left=$(dead_segments); [ -z "$left" ] || fail "reclaim-next-np2: segments of dead processes remain: $left"; }
+        { left=$(dead_segments "${job_pids:-}"); [ -z "$left" ] || fail "reclaim-next-np2: segments of dead processes remain: $left"; }
 fi
 
 echo "run_multinode: $runs runs, $failures failed, $SECONDS s (logs in $logdir)"
