@@ -30,10 +30,18 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args)
     status = dev->ops->event_record(dev, group->event, group->stream);
     while (status == CG_OK && !done) {
         status = dev->ops->event_query(dev, group->event, &done);
-        if (done || status != CG_OK || ++polls % 256 != 0) {
+        if (done || status != CG_OK) {
             continue;
         }
-        sched_yield();
+        /* a short spin, then give the core away at every poll: ranks that share cores (more
+         * ranks than cores, or a GPU's ranks beside a busy host) must not spin the peers
+         * they wait for off the CPU */
+        if (++polls > 64) {
+            sched_yield();
+        }
+        if (polls % 256 != 0) {
+            continue;
+        }
         if (cg_intra_peer_failed(group) || (status = cg_intra_watch(group, &t0)) != CG_OK) {
             (void)dev->ops->ll_abort(dev, args);
             (void)dev->ops->stream_sync(dev, group->stream);
