@@ -439,3 +439,17 @@ void tc_run_app_order(tc_ctx_t *ctx, uint64_t seed)
     em_free(s, ctx->kind), em_free(r, ctx->kind);
     free(host), free(got);
 }
+
+const char *const tc_coll_names[TC_NCOLL] = {"allreduce", "bcast", "allgather", "reduce_scatter",
+                                             "reduce_scatter_block"};
+
+void tc_run_coll(int coll, const tc_case_t *c)
+{
+    switch (coll) {
+    case TC_ALLREDUCE: tc_run_allreduce(c); break;
+    case TC_BCAST:     tc_run_bcast(c); break;
+    case TC_ALLGATHER: tc_run_allgather(c); break;
+    case TC_RS:        tc_run_reduce_scatter(c); break;
+    case TC_RSB:       tc_run_reduce_scatter_block(c); break;
+    }
+}

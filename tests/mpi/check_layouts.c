@@ -129,24 +129,11 @@ typedef struct {
     int         quick; /* fewer types: one plain and one padded reduction, one moved type */
 } lay_options_t;
 
-static const char *const lay_colls[TC_NCOLL] = {"allreduce", "bcast", "allgather",
-                                                "reduce_scatter", "reduce_scatter_block"};
 /* (type, op) of the reductions: plain, padded pairs (gaps), size != extent */
 static const char *const lay_reduce_cases[][2] = {
     {"MPI_INT", "MPI_SUM"}, {"MPI_DOUBLE_INT", "MPI_MAXLOC"}, {"MPI_SHORT_INT", "MPI_MINLOC"},
     {"MPI_UINT8_T", "MPI_BXOR"}};
 static const char *const lay_move_types[] = {"MPI_INT", "MPI_DOUBLE", "MPI_UINT8_T"};
-
-static void lay_run_case(int coll, tc_case_t *c)
-{
-    switch (coll) {
-    case TC_ALLREDUCE: tc_run_allreduce(c); break;
-    case TC_BCAST:     tc_run_bcast(c); break;
-    case TC_ALLGATHER: tc_run_allgather(c); break;
-    case TC_RS:        tc_run_reduce_scatter(c); break;
-    case TC_RSB:       tc_run_reduce_scatter_block(c); break;
-    }
-}
 
 /* Every case of one collective on one communicator with the algorithm now selected. */
 static void lay_run_coll(tc_ctx_t *ctx, int coll, const size_t *counts, int ncounts, int quick,
@@ -169,7 +156,7 @@ static void lay_run_coll(tc_ctx_t *ctx, int coll, const size_t *counts, int ncou
                     c.in_place = v;
                 }
                 c.seed = ++*seed * 0x9e3779b97f4a7c15ull;
-                lay_run_case(coll, &c);
+                tc_run_coll(coll, &c);
             }
         }
     }
@@ -183,12 +170,12 @@ static void lay_run_layout(tc_ctx_t *ctxs, int nctx, const lay_options_t *o, con
         char names[16][64];
         int  values[16];
         char cvar[64];
-        int  nalgs = lay_algorithms(lay_colls[coll], names, values, 16);
+        int  nalgs = lay_algorithms(tc_coll_names[coll], names, values, 16);
 
-        snprintf(cvar, sizeof(cvar), "%s_algorithm", lay_colls[coll]);
+        snprintf(cvar, sizeof(cvar), "%s_algorithm", tc_coll_names[coll]);
         for (int a = 0; a < (nalgs > 0 ? nalgs : 1); a++) {
             if (nalgs > 0 && lay_cvar_write(cvar, values[a]) != 0) {
-                tc_fail(lay_colls[coll], "cannot select the algorithm through MPI_T");
+                tc_fail(tc_coll_names[coll], "cannot select the algorithm through MPI_T");
                 continue;
             }
             for (int k = 0; k < nctx; k++) {
@@ -199,7 +186,7 @@ static void lay_run_layout(tc_ctx_t *ctxs, int nctx, const lay_options_t *o, con
                     counts[ncounts++] = o->large;
                 }
                 snprintf(lay_where, sizeof(lay_where), "layout %s, %s %s, comm %s", layout,
-                         lay_colls[coll], nalgs > 0 ? names[a] : "(component absent)", ctxs[k].comm_name);
+                         tc_coll_names[coll], nalgs > 0 ? names[a] : "(component absent)", ctxs[k].comm_name);
                 lay_run_coll(&ctxs[k], coll, counts, ncounts, o->quick, seed);
             }
         }

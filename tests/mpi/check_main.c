@@ -27,8 +27,6 @@ long tc_tests, tc_failures;
 
 static long tc_calls_dev[TC_NCOLL], tc_calls_host[TC_NCOLL];
 static int  tc_current_size;
-static const char *const tc_coll_names[TC_NCOLL] = {"allreduce", "bcast", "allgather",
-                                                    "reduce_scatter", "reduce_scatter_block"};
 
 typedef struct {
     const char *mem;
@@ -80,17 +78,6 @@ static int tc_reduction(int coll)
     return coll == TC_ALLREDUCE || coll == TC_RS || coll == TC_RSB;
 }
 
-static void tc_run_one(int coll, tc_case_t *c)
-{
-    switch (coll) {
-    case TC_ALLREDUCE: tc_run_allreduce(c); break;
-    case TC_BCAST:     tc_run_bcast(c); break;
-    case TC_ALLGATHER: tc_run_allgather(c); break;
-    case TC_RS:        tc_run_reduce_scatter(c); break;
-    case TC_RSB:       tc_run_reduce_scatter_block(c); break;
-    }
-}
-
 /* Every collective x type x valid op x count x in-place (bcast: x root). */
 static void tc_run_matrix(tc_ctx_t *ctx, const tc_options_t *o, const char *types,
                           const size_t *counts, int ncounts, uint64_t *seed)
@@ -118,7 +105,7 @@ static void tc_run_matrix(tc_ctx_t *ctx, const tc_options_t *o, const char *type
                             c.in_place = v;
                         }
                         c.seed = ++*seed * 0x9e3779b97f4a7c15ull;
-                        tc_run_one(coll, &c);
+                        tc_run_coll(coll, &c);
                     }
                 }
             }
@@ -156,7 +143,7 @@ static void tc_run_large(tc_ctx_t *ctx, const tc_options_t *o, uint64_t *seed)
         }
         c.root = ctx->size / 2;
         c.seed = ++*seed * 0x9e3779b97f4a7c15ull;
-        tc_run_one(cases[i].coll, &c);
+        tc_run_coll(cases[i].coll, &c);
     }
 }
 
