@@ -9,6 +9,7 @@
 #   2. the Lmod module of the _install prefix (contrib/ci/lmod-test.sh)
 #   3. the Spack package's unit check (contrib/spack/test_package.py)
 #   4. every source file has its SPDX license header (contrib/add-spdx.sh --check)
+#   5. every tracked script (a file that starts with #!) is executable in git
 #
 #   contrib/ci/release.sh
 set -euo pipefail
@@ -43,3 +44,12 @@ say "Spack package"
 python3 "$top/contrib/spack/test_package.py" || die "the Spack package check failed"
 
 "$top/contrib/add-spdx.sh" --check || die "source files without a license header"
+
+if [ -d "$top/.git" ] || [ -f "$top/.git" ]; then
+    not_exec=$(cd "$top" && git ls-files -s | awk '$1 == "100644" { print $4 }' |
+        while read -r path; do
+            [ "$(head -c 2 "$path" 2>/dev/null)" = "#!" ] && echo "$path"
+        done || true)
+    [ -z "$not_exec" ] || die "scripts not executable in git (git update-index --chmod=+x): $not_exec"
+    say "every tracked script is executable"
+fi
