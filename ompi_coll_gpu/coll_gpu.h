@@ -187,6 +187,12 @@ int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_
                                 size_t total_bytes);
 int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                            struct ompi_datatype_t *dtype, size_t count, int copy_in);
+/* A buffer known to be device memory: span bytes from user + gap (any layout: a type map,
+ * blocks at displacements) get a place in the arena; copy_in copies them there now. */
+int  mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
+                               ptrdiff_t gap, size_t span, int copy_in);
+/* Copy a staged buffer's device bytes into its place in the arena (queued on the stream). */
+int  mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st);
 /* Ends the staging; returns rc, or an error when the staging was broken. */
