@@ -211,6 +211,21 @@ void em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind)
     memcpy(dst, src, bytes);
 }
 
+void em_fill_queued(void *dst, int byte, size_t bytes, em_kind_t kind)
+{
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
+        EM_SIM(cg_sim_memset(dst, byte, bytes));
+        return;
+    }
+#ifdef CG_HAVE_CUDA
+    if (EM_ON_DEVICE(kind)) {
+        EM_CUDA(cudaMemsetAsync(dst, byte, bytes, 0));
+        return;
+    }
+#endif
+    memset(dst, byte, bytes);
+}
+
 double em_copy_bandwidth(size_t bytes, em_kind_t kind)
 {
     const int reps = 10;

@@ -44,7 +44,7 @@ int mca_coll_gpu_staged_start(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_
     }
     req->recv_copy_out = recv.copy_out;
     mca_coll_gpu_request_submit(req);
-    *request = &req->super;
+    *request = &req->super.super;
     return OMPI_SUCCESS;
 }
 

@@ -67,8 +67,8 @@ int mca_coll_gpu_staged_init(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
     req->send_copy_in        = send.copy_in;
     req->recv_copy_in        = recv.copy_in;
     req->recv_copy_out       = recv.copy_out;
-    req->super.req_start     = mca_coll_gpu_persistent_start;
-    *request = &req->super;
+    req->super.super.req_start     = mca_coll_gpu_persistent_start;
+    *request = &req->super.super;
     return OMPI_SUCCESS;
 }
 

@@ -9,6 +9,10 @@
  * recorded after the copy; once the event has completed, the staging arena goes back to
  * the pool (persistent: it stays for the next start) and the request completes. Neither
  * step waits: a call that finds nothing done returns at once.
+ *
+ * Released requests are kept for reuse (at most MCA_COLL_GPU_REQUESTS_CACHED): the MPI
+ * bindings' callbacks (ompi_coll_base_retain_op and _datatypes) read a request right after
+ * its free function has returned.
  */
 #include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 
@@ -22,9 +26,13 @@ enum {
     MCA_COLL_GPU_REQUEST_COPY  = 1  /* the copy back runs */
 };
 
+#define MCA_COLL_GPU_REQUESTS_CACHED 64
+
 static pthread_mutex_t         mca_coll_gpu_requests_lock = PTHREAD_MUTEX_INITIALIZER;
 static mca_coll_gpu_request_t *mca_coll_gpu_requests_active; /* in flight */
 static int                     mca_coll_gpu_requests_count;  /* how many (read unlocked) */
+static mca_coll_gpu_request_t *mca_coll_gpu_requests_unused; /* released, for reuse */
+static int                     mca_coll_gpu_requests_unused_count;
 static int                     mca_coll_gpu_progress_registered;
 
 static int mca_coll_gpu_request_free(ompi_request_t **rptr);
@@ -39,49 +47,58 @@ static int mca_coll_gpu_request_cancel(ompi_request_t *request, int complete)
 
 static void mca_coll_gpu_request_construct(mca_coll_gpu_request_t *req)
 {
-    req->super.req_type   = OMPI_REQUEST_COLL;
-    req->super.req_free   = mca_coll_gpu_request_free;
-    req->super.req_cancel = mca_coll_gpu_request_cancel;
-    req->next             = NULL;
-    req->module           = NULL;
-    req->under            = NULL;
-    req->copied           = NULL;
-    req->free_when_done   = 0;
-    memset(&req->st, 0, sizeof(req->st));
+    req->super.super.req_type   = OMPI_REQUEST_COLL;
+    req->super.super.req_free   = mca_coll_gpu_request_free;
+    req->super.super.req_cancel = mca_coll_gpu_request_cancel;
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_gpu_request_t, ompi_request_t, mca_coll_gpu_request_construct, NULL);
+OBJ_CLASS_INSTANCE(mca_coll_gpu_request_t, MCA_COLL_GPU_NBC_REQUEST_PARENT,
+                   mca_coll_gpu_request_construct, NULL);
 
 mca_coll_gpu_request_t *mca_coll_gpu_request_new(mca_coll_gpu_module_t *m,
                                                  struct ompi_communicator_t *comm,
                                                  bool persistent)
 {
-    mca_coll_gpu_request_t *req;
-    int                     rc = OPAL_SUCCESS;
+    mca_coll_gpu_request_t *req = NULL;
+    int                     rc  = OPAL_SUCCESS;
 
-    /* the progress callback, once, at the first request (cheap when none is in flight) */
     pthread_mutex_lock(&mca_coll_gpu_requests_lock);
+    /* the progress callback, once, at the first request (cheap when none is in flight) */
     if (!mca_coll_gpu_progress_registered &&
         (rc = opal_progress_register(mca_coll_gpu_progress)) == OPAL_SUCCESS) {
         mca_coll_gpu_progress_registered = 1;
+    }
+    if ((req = mca_coll_gpu_requests_unused) != NULL) {
+        mca_coll_gpu_requests_unused = req->next;
+        mca_coll_gpu_requests_unused_count--;
     }
     pthread_mutex_unlock(&mca_coll_gpu_requests_lock);
     if (rc != OPAL_SUCCESS) {
         cg_error(CG_SUB_COLL, "cannot register the progress of nonblocking collectives");
         return NULL;
     }
-    req = OBJ_NEW(mca_coll_gpu_request_t);
-    if (req == NULL) {
+    if (req == NULL && (req = OBJ_NEW(mca_coll_gpu_request_t)) == NULL) {
         return NULL;
     }
-    OMPI_REQUEST_INIT(&req->super, persistent);
-    req->super.req_mpi_object.comm = comm;
-    req->module                    = m;
+    OMPI_REQUEST_INIT(&req->super.super, persistent);
+    req->super.super.req_free         = mca_coll_gpu_request_free;
+    req->super.super.req_start        = NULL;
+    req->super.super.req_mpi_object.comm = comm;
+    req->super.cb.req_complete_cb     = NULL;
+    req->super.req_complete_cb_data   = NULL;
+    MCA_COLL_GPU_NBC_OBJS(&req->super)[0] = NULL;
+    MCA_COLL_GPU_NBC_OBJS(&req->super)[1] = NULL;
+    req->next                         = NULL;
+    req->module                       = m;
+    req->under                        = NULL;
+    req->copied                       = NULL;
+    req->free_when_done               = 0;
+    memset(&req->st, 0, sizeof(req->st));
     OBJ_RETAIN(m);
     return req;
 }
 
-/* Everything the request holds goes back; the request itself too. */
+/* Everything the request holds goes back; the request goes to the cache. */
 static void mca_coll_gpu_request_destroy(mca_coll_gpu_request_t *req)
 {
     cg_dev_t *dev = mca_coll_gpu_component.dev;
@@ -89,20 +106,32 @@ static void mca_coll_gpu_request_destroy(mca_coll_gpu_request_t *req)
     if (req->under != NULL && req->under != MPI_REQUEST_NULL) {
         (void)ompi_request_free(&req->under);
     }
+    req->under = NULL;
     if (req->st.arena != NULL) {
         (void)mca_coll_gpu_staging_end(&req->st, OMPI_SUCCESS);
     }
     if (req->copied != NULL && dev != NULL) {
         dev->ops->event_destroy(dev, req->copied);
     }
+    req->copied = NULL;
     OBJ_RELEASE(req->module);
-    OMPI_REQUEST_FINI(&req->super);
-    OBJ_RELEASE(req);
+    req->module = NULL;
+    OMPI_REQUEST_FINI(&req->super.super);
+    pthread_mutex_lock(&mca_coll_gpu_requests_lock);
+    if (mca_coll_gpu_requests_unused_count < MCA_COLL_GPU_REQUESTS_CACHED) {
+        req->next                    = mca_coll_gpu_requests_unused;
+        mca_coll_gpu_requests_unused = req;
+        mca_coll_gpu_requests_unused_count++;
+        req = NULL;
+    }
+    pthread_mutex_unlock(&mca_coll_gpu_requests_lock);
+    if (req != NULL) {
+        OBJ_RELEASE(req);
+    }
 }
 
 int mca_coll_gpu_request_abandon(mca_coll_gpu_request_t *req, int rc)
 {
-    req->super.req_state = OMPI_REQUEST_INVALID;
     mca_coll_gpu_request_destroy(req);
     return rc;
 }
@@ -112,7 +141,7 @@ static int mca_coll_gpu_request_free(ompi_request_t **rptr)
     mca_coll_gpu_request_t *req = (mca_coll_gpu_request_t *)*rptr;
 
     *rptr = MPI_REQUEST_NULL;
-    if (!REQUEST_COMPLETE(&req->super)) {
+    if (!REQUEST_COMPLETE(&req->super.super)) {
         req->free_when_done = 1; /* still in flight: freed when it completes */
         return OMPI_SUCCESS;
     }
@@ -130,7 +159,7 @@ static int mca_coll_gpu_request_copy_back(mca_coll_gpu_request_t *req)
     int       rc;
 
     req->error = req->under->req_status.MPI_ERROR;
-    if (req->super.req_persistent) {
+    if (req->super.super.req_persistent) {
         if (req->under->req_type != OMPI_REQUEST_NOOP) {
             req->under->req_state = OMPI_REQUEST_INACTIVE; /* as a wait would leave it */
         }
@@ -181,9 +210,10 @@ static int mca_coll_gpu_request_step(mca_coll_gpu_request_t *req)
 /* The request's round is over: give back what it no longer needs and complete it. */
 static void mca_coll_gpu_request_finish(mca_coll_gpu_request_t *req)
 {
-    int rc = req->error;
+    ompi_request_t *r  = &req->super.super;
+    int             rc = req->error;
 
-    if (!req->super.req_persistent) {
+    if (!r->req_persistent) {
         rc = mca_coll_gpu_staging_end(&req->st, rc); /* the arena back to the pool */
         req->st.arena = NULL;
     } else if (req->st.broken && OMPI_SUCCESS == rc) {
@@ -191,19 +221,17 @@ static void mca_coll_gpu_request_finish(mca_coll_gpu_request_t *req)
     }
     if (OMPI_SUCCESS != rc) {
         cg_error(CG_SUB_COLL, "a nonblocking or persistent collective on %s failed: error %d",
-                 req->super.req_mpi_object.comm->c_name, rc);
+                 r->req_mpi_object.comm->c_name, rc);
     }
-    req->super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
-    req->super.req_status.MPI_TAG    = MPI_ANY_TAG;
-    req->super.req_status.MPI_ERROR  = rc;
-    req->super.req_status._ucount    = 0;
-    req->super.req_status._cancelled = 0;
+    r->req_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->req_status.MPI_TAG    = MPI_ANY_TAG;
+    r->req_status.MPI_ERROR  = rc;
+    r->req_status._ucount    = 0;
+    r->req_status._cancelled = 0;
+    ompi_request_complete(r, true); /* also releases what the bindings retained */
     if (req->free_when_done) {
-        req->super.req_complete = REQUEST_COMPLETED;
         mca_coll_gpu_request_destroy(req);
-        return;
     }
-    ompi_request_complete(&req->super, true);
 }
 
 static int mca_coll_gpu_progress(void)
@@ -238,11 +266,11 @@ static int mca_coll_gpu_progress(void)
 
 void mca_coll_gpu_request_submit(mca_coll_gpu_request_t *req)
 {
-    req->phase                      = MCA_COLL_GPU_REQUEST_UNDER;
-    req->error                      = OMPI_SUCCESS;
-    req->super.req_status.MPI_ERROR = OMPI_SUCCESS;
-    req->super.req_complete         = REQUEST_PENDING;
-    req->super.req_state            = OMPI_REQUEST_ACTIVE;
+    req->phase                            = MCA_COLL_GPU_REQUEST_UNDER;
+    req->error                            = OMPI_SUCCESS;
+    req->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
+    req->super.super.req_complete         = REQUEST_PENDING;
+    req->super.super.req_state            = OMPI_REQUEST_ACTIVE;
     pthread_mutex_lock(&mca_coll_gpu_requests_lock);
     req->next                    = mca_coll_gpu_requests_active;
     mca_coll_gpu_requests_active = req;
@@ -252,10 +280,17 @@ void mca_coll_gpu_request_submit(mca_coll_gpu_request_t *req)
 
 void mca_coll_gpu_requests_fini(void)
 {
+    mca_coll_gpu_request_t *req;
+
     pthread_mutex_lock(&mca_coll_gpu_requests_lock);
     if (mca_coll_gpu_progress_registered) {
         (void)opal_progress_unregister(mca_coll_gpu_progress);
         mca_coll_gpu_progress_registered = 0;
     }
+    while ((req = mca_coll_gpu_requests_unused) != NULL) {
+        mca_coll_gpu_requests_unused = req->next;
+        OBJ_RELEASE(req);
+    }
+    mca_coll_gpu_requests_unused_count = 0;
     pthread_mutex_unlock(&mca_coll_gpu_requests_lock);
 }

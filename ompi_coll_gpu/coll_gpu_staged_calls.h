@@ -85,10 +85,14 @@ typedef struct {
     int       copy_out; /* written by the call on this rank */
 } mca_coll_gpu_region_t;
 
-/* A request of the component: the layer underneath's request on staged host buffers. */
+/* A request of the component: the layer underneath's request on staged host buffers. It
+ * is a collective request of Open MPI's base (mca_coll_gpu_nbc_request_t, coll_gpu_compat.h):
+ * the MPI bindings keep user ops and derived datatypes alive through fields of that type,
+ * and their callbacks use the request after its free function has returned, so a released
+ * request goes to a cache, never straight back to the heap. */
 typedef struct mca_coll_gpu_request_t {
-    ompi_request_t                  super;
-    struct mca_coll_gpu_request_t  *next;    /* in the list of requests in flight */
+    mca_coll_gpu_nbc_request_t      super;
+    struct mca_coll_gpu_request_t  *next;    /* in the list in flight, or of unused ones */
     mca_coll_gpu_module_t          *module;  /* retained: its stream carries the copies */
     ompi_request_t                 *under;   /* the layer underneath's request */
     mca_coll_gpu_staging_t          st;      /* the arena: lives until completion
@@ -141,7 +145,7 @@ mca_coll_gpu_request_t *mca_coll_gpu_request_new(mca_coll_gpu_module_t *m,
 void mca_coll_gpu_request_submit(mca_coll_gpu_request_t *req);
 /* A request that never started (its setup failed): release it; returns rc. */
 int  mca_coll_gpu_request_abandon(mca_coll_gpu_request_t *req, int rc);
-/* Component close: stop the progress callback. */
+/* Component close: stop the progress callback, free the unused requests. */
 void mca_coll_gpu_requests_fini(void);
 
 /* Entry points (the module's table; ompi_coll_gpu/coll_gpu_module.c installs them). */
