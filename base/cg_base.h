@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu base services: the one status enum and the one logger of the project.
  *
@@ -97,6 +99,36 @@ void cg_log_emit(int level, unsigned subsys, const char *file, int line, const c
 #define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CG_ALIGN_UP(x, a) ((((x) + (a) - 1) / (a)) * (a))
 #define CG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- counters: what the component's calls cost ----------------------------------------
+ * Process-wide, exposed as MPI_T performance variables coll_gpu_<name> (read them in a
+ * session before and after a call to see what it cost) and printed at coll_gpu_verbose 3
+ * when the component closes. Counts, not times: the test suite asserts them. */
+typedef enum {
+    CG_CNT_CALLS_FAST = 0, /* calls that ran a device algorithm of the planner */
+    CG_CNT_CALLS_STAGED,   /* calls staged through host memory */
+    CG_CNT_CALLS_UNDER,    /* calls passed to the layer underneath untouched (host buffers) */
+    CG_CNT_CALLS_LOCAL,    /* single-rank calls served by a device copy */
+    CG_CNT_MPI_UNDER,      /* calls into the layer underneath (the component's own included) */
+    CG_CNT_AGREEMENTS,     /* memory-kind agreements through the layer underneath */
+    CG_CNT_HOST_WAITS,     /* times the host blocked for the device or for peers */
+    CG_CNT_DEV_OPS,        /* device operations queued: kernels, copies, stream memory ops */
+    CG_CNT_SCRATCH_BYTES,  /* bytes copied into the shared scratch areas */
+    CG_CNT_STAGED_BYTES,   /* bytes copied between device memory and host staging */
+    CG_CNT_IPC_EXPORTS,    /* buffers exported to the node's peers */
+    CG_CNT_IPC_IMPORTS,    /* peers' allocations mapped (the IPC registry's misses) */
+    CG_CNT_COUNT
+} cg_counter_t;
+
+extern uint64_t cg_counters[CG_CNT_COUNT];
+
+static inline void cg_count(cg_counter_t counter, uint64_t n)
+{
+    __atomic_fetch_add(&cg_counters[counter], n, __ATOMIC_RELAXED);
+}
+
+const char *cg_counter_name(cg_counter_t counter);
+const char *cg_counter_help(cg_counter_t counter);
 
 /* Monotonic clock in seconds. */
 double cg_time_now(void);

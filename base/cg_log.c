@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The project's one logger: levels and subsystems, one line per message to stderr. */
 #include "cg_base.h"
 
@@ -212,6 +214,40 @@ void cg_log_emit(int level, unsigned subsys, const char *file, int line, const c
     }
     while (write(cg_log_fd, text, (size_t)len) < 0 && errno == EINTR) {
     }
+}
+
+uint64_t cg_counters[CG_CNT_COUNT];
+
+static const struct {
+    const char *name, *help;
+} cg_counter_info[CG_CNT_COUNT] = {
+    [CG_CNT_CALLS_FAST]    = {"calls_fast", "Calls that ran a device algorithm of the planner"},
+    [CG_CNT_CALLS_STAGED]  = {"calls_staged", "Calls staged through host memory"},
+    [CG_CNT_CALLS_UNDER]   = {"calls_underlying",
+                              "Calls passed to the layer underneath untouched (host buffers)"},
+    [CG_CNT_CALLS_LOCAL]   = {"calls_local", "Single-rank calls served by a device copy"},
+    [CG_CNT_MPI_UNDER]     = {"mpi_underlying",
+                              "Calls into the layer underneath, the component's own included"},
+    [CG_CNT_AGREEMENTS]    = {"agreements",
+                              "Memory-kind agreements through the layer underneath"},
+    [CG_CNT_HOST_WAITS]    = {"host_waits", "Times the host blocked for the device or for peers"},
+    [CG_CNT_DEV_OPS]       = {"device_ops",
+                              "Device operations queued: kernels, copies, stream memory operations"},
+    [CG_CNT_SCRATCH_BYTES] = {"scratch_bytes", "Bytes copied into the shared scratch areas"},
+    [CG_CNT_STAGED_BYTES]  = {"staged_bytes",
+                              "Bytes copied between device memory and host staging"},
+    [CG_CNT_IPC_EXPORTS]   = {"ipc_exports", "Buffers exported to the node's peers"},
+    [CG_CNT_IPC_IMPORTS]   = {"ipc_imports", "Peers' allocations mapped (IPC registry misses)"},
+};
+
+const char *cg_counter_name(cg_counter_t counter)
+{
+    return counter < CG_CNT_COUNT ? cg_counter_info[counter].name : "unknown";
+}
+
+const char *cg_counter_help(cg_counter_t counter)
+{
+    return counter < CG_CNT_COUNT ? cg_counter_info[counter].help : "";
 }
 
 double cg_time_now(void)

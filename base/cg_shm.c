@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* POSIX shared memory and process liveness: the node-local plumbing of every layer. */
 #include "base/cg_base.h"
 

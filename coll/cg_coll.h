@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu collectives layer: plain C, no Open MPI headers. The collectives, their
  * algorithms and the planner that picks one; the per-communicator context that the fast
@@ -49,6 +51,8 @@ typedef enum {
     CG_ALG_SCATTER_ALLGATHER = 10, /* bcast on one node: the root hands each rank a part,
                                       the ranks share the parts (large messages, GPUs with
                                       links of their own) */
+    CG_ALG_LL       = 11, /* one node, small messages: one device operation per call,
+                             synchronised in the data (LL lines: data and flag together) */
     CG_ALG_COUNT
 } cg_alg_t;
 
@@ -71,7 +75,7 @@ typedef struct {
                                 rank's block; reduce_scatter(_block) the whole input */
     const size_t *counts;    /* reduce_scatter(_block): comm_size entries, rank r's block;
                                 NULL for the other collectives */
-    size_t        bytes;     /* count x the element size */
+    size_t        bytes;     /* count x the element size (a reducible type's extent) */
     cg_dtype_t    dtype;     /* CG_DT_NONE: not reducible on the device (moved as bytes) */
     cg_op_t       op;        /* CG_OP_NONE: not a predefined op, or no reduction */
     int           root;      /* bcast */
@@ -119,7 +123,8 @@ typedef enum {
 enum {
     CG_NEEDS_ONE_NODE = 1u << 0, /* every rank on one node */
     CG_NEEDS_NODES    = 1u << 1, /* several nodes and the inter-node transport (UCX) */
-    CG_NEEDS_UNIFORM  = 1u << 2  /* the same number of ranks on every node */
+    CG_NEEDS_UNIFORM  = 1u << 2, /* the same number of ranks on every node */
+    CG_NEEDS_LL_FIT   = 1u << 3  /* what a rank sends a peer fits the LL inbox */
 };
 
 typedef struct cg_comm cg_comm_t;
@@ -132,6 +137,12 @@ typedef double (*cg_alg_cost_fn_t)(const cg_cost_params_t *params, cg_coll_t col
 typedef cg_status_t (*cg_alg_run_fn_t)(cg_comm_t *comm, const cg_plan_t *plan,
                                        const cg_call_t *call);
 
+/* How an algorithm behaves (cg_alg_info_t.traits). */
+enum {
+    CG_TRAIT_STREAM_ORDERED = 1u << 0 /* orders itself after the application's device work
+                                         (a stream wait, not a host wait) */
+};
+
 typedef struct {
     cg_coll_t        coll;
     cg_alg_t         alg;     /* stable id: the value of coll_gpu_<coll>_algorithm */
@@ -141,6 +152,7 @@ typedef struct {
     cg_alg_cost_fn_t cost;
     cg_alg_run_fn_t  run;     /* NULL: staged (run by the Open MPI boundary) */
     const char      *summary; /* one line for people (coll_gpu_info, ompi_info) */
+    unsigned         traits;  /* CG_TRAIT_* */
 } cg_alg_info_t;
 
 /* Every row, in order (each collective's: staged first); *count rows. */
@@ -171,6 +183,8 @@ typedef struct {
     double            net_alpha_us;          /* 0: the model's default */
     double            net_bw_gbs;            /* 0: the model's default */
     size_t            hier_chunk_bytes;      /* hier_ring pipeline chunk; 0: the model's */
+    int               explain;               /* 1: plan->reason says why (tools, verbose);
+                                              * 0: no text is formatted (calls not logged) */
 } cg_planner_config_t;
 
 void cg_planner_config_default(cg_planner_config_t *config);
@@ -186,6 +200,7 @@ typedef struct {
     int inter_staged;/* device data crosses the network through host memory */
     int uniform;     /* every node has the same number of ranks */
     int lanes;       /* inter-node lanes (network phases of chunks run concurrently) */
+    size_t ll_capacity; /* bytes one rank may send a peer in an LL call (0: no LL) */
     cg_topo_class_t topo_class; /* how the GPUs of this node are connected */
 } cg_shape_t;
 
@@ -259,6 +274,28 @@ void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
 void        cg_comm_process_cleanup(void);
 /* A fast path failed on this communicator: it must not be used again. */
 int         cg_comm_failed(const cg_comm_t *comm);
+
+/* ---- the announcement board of a node (coll/intra/intra_board.c) ----------------------
+ * How each rank of a communicator's node passes its buffers in every call, in shared
+ * memory: ranks agree on the memory kinds of a call without an MPI call. kinds is the
+ * caller's bit mask, CG_BOARD_KIND_HOST (1) meaning host buffers; seq counts the calls on
+ * the communicator from 1, the same on every rank. */
+#define CG_BOARD_KIND_HOST 1
+typedef struct cg_board cg_board_t;
+
+/* Collective over the communicator (two exchanges through oob); node_size as in
+ * cg_comm_config_t. Every rank gets an error when one fails. */
+cg_status_t cg_board_create(const cg_oob_t *oob, int rank, int size, int node_size,
+                            cg_board_t **board);
+void        cg_board_destroy(cg_board_t *board);
+/* Is every rank of the communicator on this node (then the board sees them all)? */
+int         cg_board_single_node(const cg_board_t *board);
+/* This rank's kinds for call seq (one store). */
+void        cg_board_announce(cg_board_t *board, uint64_t seq, int kinds);
+/* The OR of every local rank's kinds at seq, waiting (bounded by timeout_s when > 0; a
+ * peer that died is an error). */
+cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeout_s,
+                             int *all_kinds);
 
 /* Run a planned fast path: one indirect call through the plan's registry row. */
 cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);

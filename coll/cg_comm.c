@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Per-communicator context: which ranks share a node, the local group that connects them,
  * the inter-node transport between nodes, and the node's topology summary.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The per-communicator context, for the files of coll/ (not a public interface). */
 #ifndef CG_COMM_INT_H
 #define CG_COMM_INT_H
@@ -59,6 +61,7 @@ CG_COST_FN(hier_ring);
 CG_COST_FN(hier_rd);
 CG_COST_FN(hier_leader);
 CG_COST_FN(hier_tree);
+CG_COST_FN(ll);
 
 
 #endif

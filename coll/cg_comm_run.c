@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Running a planned fast path on a communicator's context: one indirect call through the
  * plan's registry row, with what every hierarchical run needs around it. */
 #include "coll/cg_comm_int.h"
@@ -15,6 +17,7 @@ void cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape)
     shape->inter_staged = comm->model_staged;
     shape->lanes      = CG_MAX(comm->num_lanes, 1);
     shape->uniform    = comm->uniform;
+    shape->ll_capacity = comm->intra != NULL ? cg_intra_ll_capacity(comm->intra) : 0;
     /* one node: its own class; several: the slowest, so that every rank plans the same */
     shape->topo_class = comm->num_nodes > 1 ? comm->model_class : comm->topo.cls;
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Cost model of the planner: an alpha-beta model per level. Intra-node: a latency per
  * synchronised step and a bandwidth per GPU that depends on the node's class (NVSwitch,
@@ -190,6 +192,25 @@ CG_COST_FN(scatter_allgather)
     (void)nodes;
     return cg_cost_no_chunk(chunk_bytes) +
            cg_cost_local(p, CG_ALG_SCATTER_ALLGATHER, coll, bytes, local);
+}
+
+/* LL: one launch, no barrier (the flags travel with the data), every line twice the data;
+ * each rank writes its payload to every peer and reads every peer's */
+CG_COST_FN(ll)
+{
+    const double a = p->intra_alpha_us * 1e-6 * 0.3;
+    const int    L = local;
+
+    (void)nodes;
+    cg_cost_no_chunk(chunk_bytes);
+    if (coll == CG_COLL_ALLGATHER) { /* bytes: the gathered message */
+        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->intra_bw_gbs);
+    }
+    if (coll == CG_COLL_REDUCE_SCATTER || coll == CG_COLL_REDUCE_SCATTER_BLOCK) {
+        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->intra_bw_gbs);
+    }
+    /* allreduce and bcast: the whole message to every peer */
+    return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 * L : (double)L), p->intra_bw_gbs);
 }
 
 /* the best number of chunks, none smaller than CG_COST_MIN_CHUNK */

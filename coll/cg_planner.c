@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The planner: which algorithm runs a call, and why. Decided from what every rank knows
  * identically (the call's shape, the communicator's shape, the parameters), in this order:
@@ -8,6 +10,7 @@
 #include "coll/cg_coll.h"
 
 #include <stdio.h>
+#include <stdarg.h>
 #include <string.h>
 
 void cg_planner_config_default(cg_planner_config_t *config)
@@ -17,13 +20,35 @@ void cg_planner_config_default(cg_planner_config_t *config)
         config->forced[c] = CG_ALG_AUTO;
     }
     config->one_shot_max = 64u << 10;
+    config->explain      = 1;
 }
 
-static int cg_plan_staged(cg_plan_t *plan, const char *why)
+/* Why the planner chose what it did, into buf; nothing at all when len is 0 (a call that is
+ * not logged formats no text: config->explain). */
+static void cg_plan_note(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cg_plan_note(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list args;
+
+    if (len == 0) {
+        return;
+    }
+    va_start(args, fmt);
+    vsnprintf(buf, len, fmt, args);
+    va_end(args);
+}
+
+static size_t cg_plan_reason_len(const cg_planner_config_t *config, const cg_plan_t *plan)
+{
+    return config->explain ? sizeof(plan->reason) : 0;
+}
+
+static int cg_plan_staged(const cg_planner_config_t *config, cg_plan_t *plan, const char *why)
 {
     memset(plan, 0, sizeof(*plan));
     plan->alg = CG_ALG_STAGED;
-    snprintf(plan->reason, sizeof(plan->reason), "%s", why);
+    cg_plan_note(plan->reason, cg_plan_reason_len(config, plan), "%s", why);
     return 0;
 }
 
@@ -37,24 +62,41 @@ int cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call, 
 {
     memset(plan, 0, sizeof(*plan));
     if (config->forced[call->coll] == CG_ALG_STAGED) {
-        return cg_plan_staged(plan, "forced");
+        return cg_plan_staged(config, plan, "forced");
     }
     if (call->count == 0 || call->bytes == 0) {
-        return cg_plan_staged(plan, "no data");
+        return cg_plan_staged(config, plan, "no data");
     }
     if (cg_coll_reduces(call->coll)) {
         if (call->op == CG_OP_NONE) {
-            return cg_plan_staged(plan, "user-defined op");
+            return cg_plan_staged(config, plan, "user-defined op");
         }
         if (call->dtype == CG_DT_NONE) {
-            return cg_plan_staged(plan, "datatype not reducible on the device");
+            return cg_plan_staged(config, plan, "datatype not reducible on the device");
         }
         if (!cg_reduce_supported(call->dtype, call->op)) {
-            return cg_plan_staged(plan, "op not defined on this datatype");
+            return cg_plan_staged(config, plan, "op not defined on this datatype");
         }
     }
     plan->alg = CG_ALG_AUTO;
     return 1;
+}
+
+/* Bytes a rank sends one peer in an LL call of this call (the largest block). */
+static size_t cg_plan_ll_payload(const cg_call_t *call)
+{
+    size_t largest = 0;
+
+    if (call->coll != CG_COLL_REDUCE_SCATTER && call->coll != CG_COLL_REDUCE_SCATTER_BLOCK) {
+        return call->bytes; /* allreduce, bcast: the message; allgather: a rank's block */
+    }
+    if (call->counts == NULL || call->count == 0) { /* the planner's tools: even blocks */
+        return (call->bytes + (size_t)call->comm_size - 1) / (size_t)CG_MAX(call->comm_size, 1);
+    }
+    for (int p = 0; p < call->comm_size; p++) {
+        largest = CG_MAX(largest, call->counts[p]);
+    }
+    return largest * (call->bytes / call->count);
 }
 
 /* Can alg run this call on this communicator? When not, why. From the registry row. */
@@ -67,26 +109,31 @@ static int cg_plan_applicable(const cg_call_t *call, const cg_shape_t *shape, cg
         return 1;
     }
     if (info == NULL) {
-        snprintf(why, len, "%s is not an algorithm of %s", cg_alg_name(alg), cg_coll_name(call->coll));
+        cg_plan_note(why, len, "%s is not an algorithm of %s", cg_alg_name(alg), cg_coll_name(call->coll));
         return 0;
     }
     if ((info->needs & CG_NEEDS_ONE_NODE) && shape->num_nodes > 1) {
-        snprintf(why, len, "%s runs on one node, the communicator spans %d", info->name,
+        cg_plan_note(why, len, "%s runs on one node, the communicator spans %d", info->name,
                  shape->num_nodes);
         return 0;
     }
     if (info->needs & CG_NEEDS_NODES) {
         if (shape->num_nodes < 2) {
-            snprintf(why, len, "%s needs several nodes", info->name);
+            cg_plan_note(why, len, "%s needs several nodes", info->name);
             return 0;
         }
         if (!shape->inter_ok) {
-            snprintf(why, len, "no inter-node transport (UCX)");
+            cg_plan_note(why, len, "no inter-node transport (UCX)");
             return 0;
         }
     }
     if ((info->needs & CG_NEEDS_UNIFORM) && !shape->uniform) {
-        snprintf(why, len, "%s needs the same number of ranks on every node", info->name);
+        cg_plan_note(why, len, "%s needs the same number of ranks on every node", info->name);
+        return 0;
+    }
+    if ((info->needs & CG_NEEDS_LL_FIT) && cg_plan_ll_payload(call) > shape->ll_capacity) {
+        cg_plan_note(why, len, "%s: %zu bytes per peer do not fit the LL inbox (%zu)", info->name,
+                 cg_plan_ll_payload(call), shape->ll_capacity);
         return 0;
     }
     return 1;
@@ -108,40 +155,48 @@ static void cg_plan_cost_params(const cg_planner_config_t *config, const cg_shap
     }
 }
 
-/* The algorithm auto picks on one node, from the size and how its GPUs are connected. */
+/* The algorithm auto picks on one node, from the size and how its GPUs are connected:
+ * allreduce by the one-shot limit (ring along NVLink pairs for large messages), bcast by the
+ * model between direct and scatter_allgather, the others direct; then ll instead when it
+ * applies and the model says it is faster (small messages). */
 static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_call_t *call,
                                    const cg_shape_t *shape, char *why, size_t len)
 {
-    const char *cls = cg_topo_class_name(shape->topo_class);
+    const char      *cls = cg_topo_class_name(shape->topo_class);
+    cg_cost_params_t p;
+    cg_alg_t         alg;
 
+    cg_plan_cost_params(config, shape, &p);
     if (call->coll == CG_COLL_ALLREDUCE && shape->topo_class == CG_TOPO_CLASS_NVLINK_PARTIAL &&
         call->bytes > config->one_shot_max) {
-        snprintf(why, len, "topology %s: ring along the NVLink pairs", cls);
-        return CG_ALG_RING;
+        cg_plan_note(why, len, "topology %s: ring along the NVLink pairs", cls);
+        alg = CG_ALG_RING;
+    } else if (call->coll == CG_COLL_ALLREDUCE) {
+        alg = call->bytes <= config->one_shot_max ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT;
+        cg_plan_note(why, len, "topology %s, %zu bytes %s one-shot limit %zu", cls, call->bytes,
+                 alg == CG_ALG_ONE_SHOT ? "<=" : ">", config->one_shot_max);
+    } else if (call->coll == CG_COLL_BCAST) { /* the root's links, or every GPU's */
+        double direct = cg_cost_predict(&p, CG_ALG_DIRECT, call->coll, (double)call->bytes, 1,
+                                        shape->local_size);
+        double split  = cg_cost_predict(&p, CG_ALG_SCATTER_ALLGATHER, call->coll,
+                                        (double)call->bytes, 1, shape->local_size);
+        cg_plan_note(why, len, "topology %s, one node: model %.1f us", cls, CG_MIN(direct, split) * 1e6);
+        alg = split < direct ? CG_ALG_SCATTER_ALLGATHER : CG_ALG_DIRECT;
+    } else {
+        cg_plan_note(why, len, "topology %s, one node", cls);
+        alg = CG_ALG_DIRECT;
     }
-    if (call->coll == CG_COLL_ALLREDUCE) {
-        if (call->bytes <= config->one_shot_max) {
-            snprintf(why, len, "topology %s, %zu bytes <= one-shot limit %zu", cls, call->bytes,
-                     config->one_shot_max);
-            return CG_ALG_ONE_SHOT;
+    if (cg_plan_applicable(call, shape, CG_ALG_LL, NULL, 0)) {
+        double size = cg_call_size(call), t_ll, t_alg;
+        t_ll  = cg_cost_predict(&p, CG_ALG_LL, call->coll, size, 1, shape->local_size);
+        t_alg = cg_cost_predict(&p, alg, call->coll, size, 1, shape->local_size);
+        if (t_ll < t_alg) {
+            cg_plan_note(why, len, "topology %s, one node, fits the LL inbox: model %.1f us (%s %.1f us)",
+                     cls, t_ll * 1e6, cg_alg_name(alg), t_alg * 1e6);
+            alg = CG_ALG_LL;
         }
-        snprintf(why, len, "topology %s, %zu bytes > one-shot limit %zu", cls, call->bytes,
-                 config->one_shot_max);
-        return CG_ALG_TWO_SHOT;
     }
-    if (call->coll == CG_COLL_BCAST) { /* the root's links, or every GPU's */
-        cg_cost_params_t p;
-        double           direct, split;
-        cg_plan_cost_params(config, shape, &p);
-        direct = cg_cost_predict(&p, CG_ALG_DIRECT, call->coll, (double)call->bytes, 1,
-                                 shape->local_size);
-        split  = cg_cost_predict(&p, CG_ALG_SCATTER_ALLGATHER, call->coll, (double)call->bytes, 1,
-                                 shape->local_size);
-        snprintf(why, len, "topology %s, one node: model %.1f us", cls, CG_MIN(direct, split) * 1e6);
-        return split < direct ? CG_ALG_SCATTER_ALLGATHER : CG_ALG_DIRECT;
-    }
-    snprintf(why, len, "topology %s, one node", cls);
-    return CG_ALG_DIRECT;
+    return alg;
 }
 
 /* Several nodes: the fastest applicable algorithm by the cost model. */
@@ -152,14 +207,13 @@ static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_c
     cg_cost_params_t     p;
     cg_alg_t             best = CG_ALG_STAGED;
     double               best_t = 0, t;
-    char                 skip[96];
     int                  nrows;
 
     cg_plan_cost_params(config, shape, &p);
     rows = cg_alg_table(&nrows);
     for (int i = 0; i < nrows; i++) { /* the applicable hierarchical rows, in table order */
         if (rows[i].coll != call->coll || rows[i].scope != CG_SCOPE_HIER ||
-            !cg_plan_applicable(call, shape, rows[i].alg, skip, sizeof(skip))) {
+            !cg_plan_applicable(call, shape, rows[i].alg, NULL, 0)) {
             continue;
         }
         t = rows[i].cost(&p, call->coll, cg_call_size(call), shape->num_nodes, shape->local_size,
@@ -170,10 +224,10 @@ static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_c
         }
     }
     if (best == CG_ALG_STAGED) {
-        snprintf(why, len, "%d nodes: %s", shape->num_nodes, shape->inter_ok ?
+        cg_plan_note(why, len, "%d nodes: %s", shape->num_nodes, shape->inter_ok ?
                  "no algorithm for uneven ranks per node" : "no inter-node transport (UCX)");
     } else {
-        snprintf(why, len, "%d nodes x %d: model %.1f us", shape->num_nodes, shape->local_size,
+        cg_plan_note(why, len, "%d nodes x %d: model %.1f us", shape->num_nodes, shape->local_size,
                  best_t * 1e6);
     }
     return best;
@@ -184,7 +238,7 @@ static void cg_plan_chunk(const cg_planner_config_t *config, const cg_call_t *ca
                           const cg_shape_t *shape, cg_plan_t *plan)
 {
     cg_cost_params_t p;
-    size_t           len = strlen(plan->reason);
+    size_t           len = config->explain ? strlen(plan->reason) : 0;
 
     plan->chunk_bytes = 0;
     if (plan->alg != CG_ALG_HIER_RING) {
@@ -198,7 +252,7 @@ static void cg_plan_chunk(const cg_planner_config_t *config, const cg_call_t *ca
                                 shape->local_size, &plan->chunk_bytes);
     }
     if (plan->chunk_bytes > 0 && plan->chunk_bytes < (size_t)cg_call_size(call)) {
-        snprintf(plan->reason + len, sizeof(plan->reason) - len, "; overlapped in chunks of %zu%s",
+        cg_plan_note(plan->reason + len, cg_plan_reason_len(config, plan) - len, "; overlapped in chunks of %zu%s",
                  plan->chunk_bytes, config->hier_chunk_bytes > 0 ? " (set)" : "");
     } else {
         plan->chunk_bytes = 0;
@@ -208,24 +262,26 @@ static void cg_plan_chunk(const cg_planner_config_t *config, const cg_call_t *ca
 static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_t *call,
                                const cg_shape_t *shape, cg_plan_t *plan)
 {
-    cg_alg_t forced = (cg_alg_t)config->forced[call->coll];
-    char     why[128];
+    cg_alg_t forced  = (cg_alg_t)config->forced[call->coll];
+    size_t   why_len = config->explain ? 128 : 0;
+    size_t   len     = cg_plan_reason_len(config, plan);
+    char     why[128] = "";
 
     if (!cg_plan_prefilter(config, call, plan)) {
         return;
     }
     if (!shape->intra_ok) {
-        cg_plan_staged(plan, "local group not connected");
+        cg_plan_staged(config, plan, "local group not connected");
         return;
     }
     if (forced != CG_ALG_AUTO) {
-        if (!cg_plan_applicable(call, shape, forced, why, sizeof(why))) {
-            snprintf(plan->reason, sizeof(plan->reason), "forced: %s: staged", why);
+        if (!cg_plan_applicable(call, shape, forced, why, why_len)) {
+            cg_plan_note(plan->reason, len, "forced: %s: staged", why);
             plan->alg = CG_ALG_STAGED;
             return;
         }
         plan->alg = forced;
-        snprintf(plan->reason, sizeof(plan->reason), "forced");
+        cg_plan_note(plan->reason, len, "forced");
         return;
     }
     for (int i = 0; i < cg_rules_count(config->rules); i++) {
@@ -234,23 +290,23 @@ static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_
             if (r->alg == CG_ALG_AUTO) {
                 break; /* the model decides */
             }
-            if (cg_plan_applicable(call, shape, r->alg, why, sizeof(why))) {
+            if (cg_plan_applicable(call, shape, r->alg, NULL, 0)) {
                 plan->alg = r->alg;
-                snprintf(plan->reason, sizeof(plan->reason), "rule at line %d", r->line);
+                cg_plan_note(plan->reason, len, "rule at line %d", r->line);
                 return;
             }
         }
     }
     if (shape->topo_class == CG_TOPO_CLASS_NO_P2P) {
-        snprintf(why, sizeof(why), "topology %s: GPUs cannot reach each other, through host memory",
+        cg_plan_note(why, why_len, "topology %s: GPUs cannot reach each other, through host memory",
                  cg_topo_class_name(shape->topo_class));
         plan->alg = CG_ALG_STAGED;
     } else if (shape->num_nodes > 1) {
-        plan->alg = cg_plan_inter_auto(config, call, shape, why, sizeof(why));
+        plan->alg = cg_plan_inter_auto(config, call, shape, why, why_len);
     } else {
-        plan->alg = cg_plan_intra_auto(config, call, shape, why, sizeof(why));
+        plan->alg = cg_plan_intra_auto(config, call, shape, why, why_len);
     }
-    snprintf(plan->reason, sizeof(plan->reason), "%s", why);
+    cg_plan_note(plan->reason, len, "%s", why);
 }
 
 void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The algorithm registry: one row per collective and algorithm (see cg_coll.h). The only
  * place that lists what exists; everything else reads it.
@@ -13,6 +15,11 @@
 #define ONE_NODE CG_NEEDS_ONE_NODE
 #define NODES    CG_NEEDS_NODES
 #define UNIFORM  CG_NEEDS_UNIFORM
+#define LL_FIT   CG_NEEDS_LL_FIT
+
+#define LL_ROW(_coll, _run, _summary)                                                       \
+    {_coll, CG_ALG_LL, "ll", CG_SCOPE_INTRA, ONE_NODE | LL_FIT, cg_cost_ll, _run, _summary,     \
+     CG_TRAIT_STREAM_ORDERED}
 
 #define STAGED_ROW(_coll)                                                                   \
     {_coll, CG_ALG_STAGED, "staged", CG_SCOPE_STAGED, 0, cg_cost_staged, NULL,               \
@@ -21,6 +28,8 @@
 static const cg_alg_info_t cg_alg_rows[] = {
     /* ---- allreduce ------------------------------------------------------------------- */
     STAGED_ROW(CG_COLL_ALLREDUCE),
+    LL_ROW(CG_COLL_ALLREDUCE, cg_allreduce_ll_run,
+           "every input to every peer in one device operation, flags in the data (small)"),
     {CG_COLL_ALLREDUCE, CG_ALG_ONE_SHOT, "one_shot", CG_SCOPE_INTRA, ONE_NODE, cg_cost_one_shot,
      cg_allreduce_one_shot_run,
      "every rank reduces every peer's input (one step: small messages)"},
@@ -41,6 +50,8 @@ static const cg_alg_info_t cg_alg_rows[] = {
      "intra allreduce, node leaders exchange, intra bcast (any layout)"},
     /* ---- bcast ----------------------------------------------------------------------- */
     STAGED_ROW(CG_COLL_BCAST),
+    LL_ROW(CG_COLL_BCAST, cg_bcast_ll_run,
+           "the root's buffer to every peer in one device operation, flags in the data (small)"),
     {CG_COLL_BCAST, CG_ALG_DIRECT, "direct", CG_SCOPE_INTRA, ONE_NODE, cg_cost_direct,
      cg_bcast_direct_run, "the root writes its buffer into every peer's buffer"},
     {CG_COLL_BCAST, CG_ALG_SCATTER_ALLGATHER, "scatter_allgather", CG_SCOPE_INTRA, ONE_NODE,
@@ -54,6 +65,8 @@ static const cg_alg_info_t cg_alg_rows[] = {
      cg_bcast_hier_tree_run, "binomial tree between nodes, then intra bcast (any layout)"},
     /* ---- allgather ------------------------------------------------------------------- */
     STAGED_ROW(CG_COLL_ALLGATHER),
+    LL_ROW(CG_COLL_ALLGATHER, cg_allgather_ll_run,
+           "every block to every peer in one device operation, flags in the data (small)"),
     {CG_COLL_ALLGATHER, CG_ALG_DIRECT, "direct", CG_SCOPE_INTRA, ONE_NODE, cg_cost_direct,
      cg_allgather_direct_run, "each rank writes its block into every peer's output"},
     {CG_COLL_ALLGATHER, CG_ALG_HIER_RING, "hier_ring", CG_SCOPE_HIER, NODES | UNIFORM,
@@ -64,6 +77,9 @@ static const cg_alg_info_t cg_alg_rows[] = {
      "the node's blocks to its leader, ring between leaders, bcast inside (any layout)"},
     /* ---- reduce_scatter and reduce_scatter_block ------------------------------------- */
     STAGED_ROW(CG_COLL_REDUCE_SCATTER),
+    LL_ROW(CG_COLL_REDUCE_SCATTER, cg_reduce_scatter_ll_run,
+           "block p of every input to rank p in one device operation, flags in the data "
+           "(small)"),
     {CG_COLL_REDUCE_SCATTER, CG_ALG_DIRECT, "direct", CG_SCOPE_INTRA, ONE_NODE, cg_cost_direct,
      cg_reduce_scatter_direct_run, "rank r reduces its block from every peer's input"},
     {CG_COLL_REDUCE_SCATTER, CG_ALG_HIER_RING, "hier_ring", CG_SCOPE_HIER, NODES | UNIFORM,
@@ -74,6 +90,9 @@ static const cg_alg_info_t cg_alg_rows[] = {
      cg_cost_hier_leader, cg_reduce_scatter_hier_leader_run,
      "intra reduce to the leader, ring between leaders, intra scatter (any layout)"},
     STAGED_ROW(CG_COLL_REDUCE_SCATTER_BLOCK),
+    LL_ROW(CG_COLL_REDUCE_SCATTER_BLOCK, cg_reduce_scatter_ll_run,
+           "block p of every input to rank p in one device operation, flags in the data "
+           "(small)"),
     {CG_COLL_REDUCE_SCATTER_BLOCK, CG_ALG_DIRECT, "direct", CG_SCOPE_INTRA, ONE_NODE,
      cg_cost_direct, cg_reduce_scatter_direct_run,
      "rank r reduces its block from every peer's input"},

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Rules file: lines that override the cost model for a collective, a message size range
  * and a node count range (coll_gpu_rules_file). The first line that matches the call, and

@@ -1,3 +1,5 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
+dnl Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 dnl CG_CHECK_CUDA: the CUDA toolkit (nvcc, headers, static runtime).
 dnl Sets CUDA_CPPFLAGS, CUDA_LIBS, NVCC, NVCC_GENCODE; AM_CONDITIONAL HAVE_CUDA.
 AC_DEFUN([CG_CHECK_CUDA], [

@@ -1,3 +1,5 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
+dnl Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 dnl CG_CHECK_PKG(NAME, PKG, HEADER, LIBS, OPTION-HELP, USE)
 dnl Optional dependency found through --with-NAME=DIR or pkg-config. Sets NAME_CPPFLAGS,
 dnl NAME_LIBS (upper case), cg_have_NAME=yes|no and cg_NAME_reason; AM_CONDITIONAL HAVE_NAME.

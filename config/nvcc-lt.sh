@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Compile one .cu file with nvcc into a libtool object: OUT.lo plus .libs/OUT.o (PIC).
 # Usage: nvcc-lt.sh OUT.lo NVCC [nvcc arguments ...] -c SOURCE.cu
 set -e

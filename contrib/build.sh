@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Configure, build and install coll/gpu into ./_install (build tree ./_build).
 # Extra arguments go to configure, e.g. --with-ompi=/opt/openmpi or --without-cuda.
 set -e

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Install the build and test dependencies of coll/gpu on Debian/Ubuntu (apt-get).
 # Runs apt-get through sudo when not root. The CUDA toolkit is not installed here: with one
 # in /usr/local/cuda (or --with-cuda=DIR) the CUDA device layer is built, without it the

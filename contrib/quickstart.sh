@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The main job: install dependencies, build and install coll/gpu into ./_install, then run
 # the example application and a short benchmark through the component -- on the GPU when
 # there is one, otherwise on the host device layer (coll_gpu_device=host).
@@ -8,8 +10,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/contrib/build.sh"
 
 prefix=$top/_install
-sysdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
-export OMPI_MCA_mca_base_component_path="$sysdir:$prefix/lib/openmpi"
+# Open MPI's own components (SYSTEM_DEFAULT) and ours; PMIx keeps its own path (Open MPI 5)
+export OMPI_MCA_mca_base_component_path="SYSTEM_DEFAULT:$prefix/lib/openmpi"
+export PMIX_MCA_mca_base_component_path=
 export OMPI_MCA_rmaps_base_oversubscribe=1
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then

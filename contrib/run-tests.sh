@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Run every test: install dependencies, build, then `make check` (Check unit tests and the
 # MPI integration suite through mpirun). CG_SUITE=quick runs a smaller MPI matrix.
 set -e

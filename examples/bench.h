@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll_gpu_bench internals. */
 #ifndef CG_BENCH_H
 #define CG_BENCH_H

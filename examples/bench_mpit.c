@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Switching coll/gpu algorithms at run time through MPI_T control variables. */
 #include "bench.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_gpu_bench: collective bandwidth on device buffers, in the style of nccl-tests, with
  * the algorithm under test and the staged (host) path measured side by side in one run.

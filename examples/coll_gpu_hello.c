@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_gpu_hello: a minimal application that puts its data in device memory (host memory
  * when there is no GPU) and calls the four collectives coll/gpu accelerates. Nothing in it

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_gpu_overlap: the gradient exchange of data-parallel training, overlapped with the
  * computation that produces the gradients. The backward pass computes the gradients of

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Device memory for MPI programs (see example_mem.h). */
 #include "example_mem.h"
 

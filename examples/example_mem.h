@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Memory for the example programs and the MPI test suite: CUDA device memory when the
  * program is built with CUDA and a GPU is present, otherwise device memory of the simulated

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu device layer: one operations table, two implementations.
  *
@@ -70,6 +72,92 @@ typedef struct {
     void       *dsts[CG_DEV_MAX_FANIN];
 } cg_reduce_args_t;
 
+/*
+ * One small collective in one device operation, synchronised in the data (the LL protocol):
+ * the payload travels in 8-byte lines of 4 bytes of data and the call's 4-byte flag, so a
+ * reader waits on the data itself, never on a separate barrier. Each rank owns an inbox
+ * (in its scratch, mapped by its node's peers) of two parities x size slots; rank r writes
+ * into slot r of the inboxes it sends to, for the call's parity. A flag with CG_LL_ABORT set
+ * ends the wait for its slot without data: the host writes them when a peer will never send
+ * (it passed host memory, found in band): the call then writes nothing and the caller runs
+ * its fallback.
+ */
+typedef enum {
+    CG_LL_ALLREDUCE = 0,  /* src: count elements to every inbox; dst = reduction, rank order */
+    CG_LL_BCAST,          /* the root's src (count elements) to every inbox; dst = it */
+    CG_LL_ALLGATHER,      /* src (count elements) to every inbox; dst block p = rank p's */
+    CG_LL_REDUCE_SCATTER  /* block p of src (counts[p] elements at displs[p]) to rank p; dst =
+                             reduction of what every rank sent this one */
+} cg_ll_coll_t;
+
+#define CG_LL_ABORT 0x80000000u
+
+typedef struct {
+    cg_ll_coll_t  coll;
+    int           size, rank, root;
+    uint32_t      flag;        /* this call's flag: nonzero, below CG_LL_ABORT, never the
+                                  flag of the previous call of the same parity */
+    unsigned      parity;      /* which half of the inboxes */
+    char         *inbox[CG_DEV_MAX_FANIN]; /* every rank's inbox as mapped here (own too) */
+    size_t        slot_bytes;  /* bytes of one slot (lines of 8 bytes; payload: half) */
+    const void   *src;
+    void         *dst;
+    size_t        count;       /* elements: allreduce, bcast, allgather (one block) */
+    const size_t *counts;      /* reduce_scatter: elements of every rank's block */
+    const size_t *displs;      /* reduce_scatter: element offset of every block in src */
+    cg_dtype_t    dtype;       /* CG_DT_NONE: bytes (count are bytes) */
+    cg_op_t       op;
+} cg_ll_args_t;
+
+/* Bytes of payload an LL slot of slot_bytes carries. */
+static inline size_t cg_ll_capacity(size_t slot_bytes)
+{
+    return slot_bytes / 2;
+}
+
+/* Bytes this rank sends rank `to` in an LL call, starting at src + *offset. */
+static inline size_t cg_ll_send_bytes(const cg_ll_args_t *args, int to, size_t *offset)
+{
+    const size_t elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
+
+    *offset = 0;
+    switch (args->coll) {
+    case CG_LL_BCAST:
+        return args->rank == args->root ? args->count * elem : 0;
+    case CG_LL_REDUCE_SCATTER:
+        *offset = args->displs[to] * elem;
+        return args->counts[to] * elem;
+    default:
+        return args->count * elem;
+    }
+}
+
+/* Bytes this rank receives from rank `from` in an LL call. */
+static inline size_t cg_ll_recv_bytes(const cg_ll_args_t *args, int from)
+{
+    const size_t elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
+
+    switch (args->coll) {
+    case CG_LL_BCAST:
+        return from == args->root ? args->count * elem : 0;
+    case CG_LL_REDUCE_SCATTER:
+        return args->counts[args->rank] * elem;
+    default:
+        return args->count * elem;
+    }
+}
+
+/* Lines a slot carrying `bytes` holds: at least one, with no data. Every rank writes every
+ * peer at least one line per call and waits for one line of every peer, so a rank that
+ * finished call k has seen every peer start k (and so finish k - 1): the parity of k - 1 is
+ * free for its call k + 1. Without the empty lines (bcast's other ranks, empty
+ * reduce_scatter blocks) a rank could run two calls ahead and overwrite lines a slow peer
+ * has not read yet. */
+CG_HD size_t cg_ll_slot_lines(size_t bytes)
+{
+    return bytes == 0 ? 1 : (bytes + 3) / 4;
+}
+
 typedef struct cg_dev        cg_dev_t;
 typedef struct cg_dev_stream cg_dev_stream_t;
 typedef struct cg_dev_event  cg_dev_event_t;
@@ -126,16 +214,24 @@ typedef struct cg_dev_ops {
      * that a failed peer would leave blocked for ever. */
     cg_status_t (*flag_release)(cg_dev_t *dev, uint64_t *flag, uint64_t value);
 
+    /* LL: queue the collective (the lines to the peers now, the wait and the result in
+     * stream order); its completion is the stream's (event_query). ll_abort writes abort
+     * lines into this rank's inbox slots (all but its own) from the host, outside every
+     * stream, so that the queued wait ends. */
+    cg_status_t (*ll_run)(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream);
+    cg_status_t (*ll_abort)(cg_dev_t *dev, const cg_ll_args_t *args);
+
     /* Make the layer's device current on the calling thread for good (a helper thread:
      * what it calls besides this table, UCX's CUDA transports, finds the device current). */
     cg_status_t (*thread_bind)(cg_dev_t *dev);
 
-    /* Wait for the work the application queued on the device before the call, on the
+    /* Order the call after the work the application queued on the device before it, on the
      * legacy default stream and every blocking stream ordered with it (what a CUDA-aware
      * MPI's copies on the default stream would wait for): the layer's own streams are
-     * non-blocking and would not. Work on the application's non-blocking streams is its to
+     * non-blocking and would not. stream: the wait is stream-ordered on it (no host wait);
+     * NULL: the host waits. Work on the application's non-blocking streams is its to
      * synchronise, as with any CUDA-aware MPI. */
-    cg_status_t (*app_wait)(cg_dev_t *dev);
+    cg_status_t (*app_wait)(cg_dev_t *dev, cg_dev_stream_t *stream);
 } cg_dev_ops_t;
 
 struct cg_dev {

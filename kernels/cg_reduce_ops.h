@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Element-wise reductions for every MPI predefined op over the C types it is defined for.
  * One header compiled by gcc (host layer, unit tests) and by nvcc (CUDA kernels), so the

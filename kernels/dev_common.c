@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Device-layer helpers shared by the host and CUDA implementations. */
 #include "kernels/cg_dev.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The CUDA layer of a build configured --without-cuda: there is none. */
 #include "kernels/cg_dev.h"
 

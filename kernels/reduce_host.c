@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* CPU reductions from the shared element-wise table; the host layer's "kernel". */
 #include "kernels/cg_dev.h"
 

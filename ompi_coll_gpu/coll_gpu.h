@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu: the Open MPI boundary. Component, module and one entry point per intercepted
  * collective. This is the only folder that includes Open MPI's internal headers.
@@ -20,7 +22,9 @@ BEGIN_C_DECLS
 /* coll_gpu_device */
 enum { MCA_COLL_GPU_DEVICE_AUTO = 0, MCA_COLL_GPU_DEVICE_CUDA = 1, MCA_COLL_GPU_DEVICE_HOST = 2 };
 /* coll_gpu_buffer_check */
-enum { MCA_COLL_GPU_CHECK_AGREE = 0, MCA_COLL_GPU_CHECK_LOCAL = 1 };
+enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_CHECK_LOCAL = 2 };
+/* mca_coll_gpu_route_agree: this rank has host buffers only and announced it (in band) */
+#define MCA_COLL_GPU_AGREED_HOST 1
 
 /* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
  * cannot take the fast path for this call (layout, foreign device, ...); RETIRED: this
@@ -96,7 +100,7 @@ typedef struct mca_coll_gpu_component_t {
     int       num_host_buffer_ranks;
 } mca_coll_gpu_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
+MCA_COLL_GPU_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
 
 /* Every collective the component intercepts, by its slot name in the coll module
  * (coll_<name>): the five with fast paths, the other blocking collectives (staged), and the
@@ -138,9 +142,18 @@ typedef struct mca_coll_gpu_module_t {
     cg_comm_t                 *core;    /* fast-path context; created at first use */
     int                        core_failed;
     size_t                    *counts;  /* reduce_scatter counts, comm size entries */
+    uint64_t                   seq;     /* calls that needed an agreement (the same on every
+                                           rank) */
+    cg_board_t                *board;   /* the node's announcement board; NULL: none yet */
+    int                        board_failed;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
+
+/* Call the layer underneath's _coll (counted: coll_gpu_mpi_underlying):
+ * MCA_COLL_GPU_UNDER(module, allreduce, sbuf, rbuf, count, dtype, op, comm). */
+#define MCA_COLL_GPU_UNDER(_m, _coll, ...)                                                  \
+    (cg_count(CG_CNT_MPI_UNDER, 1), (_m)->under._coll(__VA_ARGS__, (_m)->under._coll##_module))
 
 /* component / module */
 int mca_coll_gpu_register_params(void);
@@ -148,6 +161,15 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
 mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority);
 int mca_coll_gpu_status_to_mpi(cg_status_t status);
 void mca_coll_gpu_show_help(const char *topic, ...);
+
+/* messages (coll_gpu_messages.c): job-wide problems once per job, a communicator's once per
+ * communicator (its rank 0); coll_gpu_device=cuda without CUDA stops the job */
+void mca_coll_gpu_show_help_once(const char *topic, ...);
+void mca_coll_gpu_show_help_comm(struct ompi_communicator_t *comm, const char *topic, ...);
+void mca_coll_gpu_cuda_required(const char *reason);
+void mca_coll_gpu_banner(const char *layer);
+void mca_coll_gpu_check_param_names(void);
+void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_component.c) */
 
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);

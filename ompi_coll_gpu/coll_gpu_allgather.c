@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Allgather: classify buffers -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -31,9 +33,8 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
-    rc = m->under.allgather(in_place ? MPI_IN_PLACE : s.host, (mca_coll_gpu_count_t)scount, sdtype,
-                            r.host, (mca_coll_gpu_count_t)rcount, rdtype, comm,
-                            m->under.allgather_module);
+    rc = MCA_COLL_GPU_UNDER(m, allgather, in_place ? MPI_IN_PLACE : s.host, (mca_coll_gpu_count_t)scount, sdtype,
+                            r.host, (mca_coll_gpu_count_t)rcount, rdtype, comm);
     if (OMPI_SUCCESS == rc && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &r))) {
         rc = mca_coll_gpu_staging_sync(&st);
     }
@@ -77,7 +78,6 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     case MCA_COLL_GPU_PATH_LOCAL: /* dense layouts of the same type signature */
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
-        return m->under.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                  m->under.allgather_module);
+        return MCA_COLL_GPU_UNDER(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     }
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Allreduce: classify buffers -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -29,8 +31,8 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t co
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
-    rc = m->under.allreduce(in_place ? MPI_IN_PLACE : s.host, r.host, (mca_coll_gpu_count_t)count,
-                            dtype, op, comm, m->under.allreduce_module);
+    rc = MCA_COLL_GPU_UNDER(m, allreduce, in_place ? MPI_IN_PLACE : s.host, r.host, (mca_coll_gpu_count_t)count,
+                            dtype, op, comm);
     if (OMPI_SUCCESS == rc && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &r))) {
         rc = mca_coll_gpu_staging_sync(&st);
     }
@@ -68,6 +70,6 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     case MCA_COLL_GPU_PATH_LOCAL:
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:
-        return m->under.allreduce(sbuf, rbuf, count, dtype, op, comm, m->under.allreduce_module);
+        return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
 }

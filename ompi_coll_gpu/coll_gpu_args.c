@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * One call of any collective, as its arguments: which bytes of its buffers this rank's
  * part touches (and hence what staging copies in and out), the layer underneath's
@@ -242,7 +244,7 @@ void mca_coll_gpu_app_wait(void)
     cg_dev_t *dev = mca_coll_gpu_component.dev;
 
     if (dev != NULL) {
-        (void)dev->ops->app_wait(dev); /* a failure shows in the copies that follow */
+        (void)dev->ops->app_wait(dev, NULL); /* a failure shows in the copies that follow */
     }
 }
 
@@ -414,6 +416,7 @@ static int mca_coll_gpu_under_persistent(const mca_coll_gpu_underlying_t *u,
 int mca_coll_gpu_under_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                             const void *sbuf, void *rbuf, ompi_request_t **request)
 {
+    cg_count(CG_CNT_MPI_UNDER, 1);
     switch (a->mode) {
     case MCA_COLL_GPU_NONBLOCKING:
         return mca_coll_gpu_under_nonblocking(&m->under, a, sbuf, rbuf, request);
@@ -451,6 +454,6 @@ void mca_coll_gpu_log_args(const mca_coll_gpu_args_t *a, int kinds)
                 dtype != NULL ? dtype->name : "-", a->op != NULL ? " op=" : "",
                 a->op == NULL ? "" : op == CG_OP_NONE ? "user" : cg_op_name(op),
                 kind_names[kinds & 3], device ? "staged" : "underlying",
-                ompi_comm_get_cid(a->comm), ompi_comm_size(a->comm),
+                mca_coll_gpu_comm_id(a->comm), ompi_comm_size(a->comm),
                 device ? why[a->mode] : "no device buffers");
 }

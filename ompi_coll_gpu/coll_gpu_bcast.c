@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Bcast: classify buffers -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -22,8 +24,7 @@ static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_dataty
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
-    rc = m->under.bcast(b.host, (mca_coll_gpu_count_t)count, dtype, root, comm,
-                        m->under.bcast_module);
+    rc = MCA_COLL_GPU_UNDER(m, bcast, b.host, (mca_coll_gpu_count_t)count, dtype, root, comm);
     if (OMPI_SUCCESS == rc && !is_root && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &b))) {
         rc = mca_coll_gpu_staging_sync(&st);
     }
@@ -60,6 +61,6 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     case MCA_COLL_GPU_PATH_LOCAL:
         return OMPI_SUCCESS; /* the root is the only rank */
     default:
-        return m->under.bcast(buf, count, dtype, root, comm, m->under.bcast_module);
+        return MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm);
     }
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * What every entry point needs: the device layer, the memory kind of a buffer, the
  * agreement of all ranks on the memory kinds of a call, the mapping of MPI types and ops to
@@ -107,8 +109,8 @@ int mca_coll_gpu_agree_kinds(mca_coll_gpu_module_t *m, struct ompi_communicator_
         return OMPI_SUCCESS;
     }
     *all_kinds = 0;
-    return m->under.allreduce(&in, all_kinds, 1, MPI_INT, MPI_BOR, comm,
-                              m->under.allreduce_module);
+    cg_count(CG_CNT_AGREEMENTS, 1);
+    return MCA_COLL_GPU_UNDER(m, allreduce, &in, all_kinds, 1, MPI_INT, MPI_BOR, comm);
 }
 
 /* Predefined MPI types that the device reductions handle. Pointers to Open MPI's
@@ -202,16 +204,23 @@ void mca_coll_gpu_call_init(cg_call_t *call, cg_coll_t coll, const void *sbuf, v
 {
     const int reduces = coll == CG_COLL_ALLREDUCE || coll == CG_COLL_REDUCE_SCATTER ||
                         coll == CG_COLL_REDUCE_SCATTER_BLOCK;
-    size_t    dsize   = 0;
+    const cg_dtype_t mapped = reduces ? mca_coll_gpu_dtype_map(dtype) : CG_DT_NONE;
+    size_t           dsize  = 0;
 
-    ompi_datatype_type_size(dtype, &dsize);
+    /* A reducible type's elements occupy their extent on the device (MPI_DOUBLE_INT: 16
+     * bytes of which 12 are data): every copy of the whole buffer must move the extent. */
+    if (mapped != CG_DT_NONE) {
+        dsize = cg_dtype_size(mapped);
+    } else {
+        ompi_datatype_type_size(dtype, &dsize);
+    }
     *call = (cg_call_t){
         .coll      = coll,
         .sbuf      = sbuf == MPI_IN_PLACE ? NULL : sbuf,
         .rbuf      = rbuf,
         .count     = count,
         .bytes     = count * dsize,
-        .dtype     = reduces ? mca_coll_gpu_dtype_map(dtype) : CG_DT_NONE,
+        .dtype     = mapped,
         .op        = reduces ? mca_coll_gpu_op_map(op) : CG_OP_NONE,
         .comm_size = ompi_comm_size(comm),
     };
@@ -230,220 +239,6 @@ void mca_coll_gpu_log_call(const cg_call_t *call, struct ompi_communicator_t *co
     cg_log_emit(CG_LOG_CALL, CG_SUB_COLL, __FILE__, __LINE__,
                 "%s count=%zu dtype=%s%s%s mem=%s alg=%s comm=%u np=%d%s%s", cg_coll_name(call->coll),
                 call->count, dtype ? dtype->name : "-", op ? " op=" : "", mca_coll_gpu_op_name(op),
-                kind_names[kinds & 3], mca_coll_gpu_route_alg(route), ompi_comm_get_cid(comm),
+                kind_names[kinds & 3], mca_coll_gpu_route_alg(route), mca_coll_gpu_comm_id(comm),
                 ompi_comm_size(comm), reason[0] ? " why=" : "", reason);
-}
-
-/* Exchange through the layer underneath (host memory, MPI_BYTE) on the module's
- * communicator; the context keeps it for exchanges during later calls. */
-static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
-{
-    mca_coll_gpu_module_t *m = ctx;
-
-    return m->under.allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm,
-                              m->under.allgather_module) == OMPI_SUCCESS ? CG_OK : CG_ERR_TRANSPORT;
-}
-
-cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
-{
-    cg_oob_t         oob     = {mca_coll_gpu_oob_allgather, m};
-    cg_comm_config_t config  = {
-        .rank          = ompi_comm_rank(comm),
-        .size          = ompi_comm_size(comm),
-        .node_size     = mca_coll_gpu_component.node_size,
-        .scratch_bytes = mca_coll_gpu_component.scratch_size,
-        .sync          = (cg_sync_mode_t)mca_coll_gpu_component.intra_sync,
-        .copy          = (cg_copy_method_t)mca_coll_gpu_component.copy_method,
-        .timeout_s     = mca_coll_gpu_component.timeout,
-        .topo_file     = mca_coll_gpu_component.topo_file,
-        .comm_id       = ompi_comm_get_cid(comm),
-        .thread_multi  = mca_coll_gpu_component.thread_multi,
-        .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max,
-        .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,
-        .depth         = mca_coll_gpu_component.ucx_depth,
-        .lanes         = mca_coll_gpu_component.hier_lanes,
-        .staging       = (cg_staging_mode_t)mca_coll_gpu_component.ucx_staging,
-    };
-    cg_status_t status;
-
-    if (m->core != NULL || m->core_failed) {
-        return m->core;
-    }
-    status = cg_comm_create(mca_coll_gpu_component.dev, &oob, &config, &m->core);
-    if (status != CG_OK) {
-        m->core        = NULL;
-        m->core_failed = 1;
-        cg_warn(CG_SUB_INIT, "no fast path on %s: %s (staged path from now on)", comm->c_name,
-                cg_status_string(status));
-    }
-    return m->core;
-}
-
-/* A fast path ended: an error becomes an MPI error, and the communicator's fast paths
- * are retired (every rank saw the same failure at the same barrier). */
-int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *call,
-                           cg_status_t status)
-{
-    if (status == CG_OK) {
-        return OMPI_SUCCESS;
-    }
-    cg_error(CG_SUB_COLL, "MPI_%s on %s failed on the fast path: %s", cg_coll_name(call->coll),
-             comm->c_name, cg_status_string(status));
-    return mca_coll_gpu_status_to_mpi(status);
-}
-
-/*
- * Decide how one call runs. The plan comes from what every rank knows identically; when a
- * fast path may run and coll_gpu_buffer_check=agree, the ranks agree on their memory kinds
- * first, so that every rank takes the same path even when some pass host buffers:
- *   nobody has device buffers          -> the layer underneath, untouched
- *   everyone has device buffers only   -> the fast path the planner picks for the shape
- *   anything else                      -> staged (which the layer underneath pairs with)
- */
-/* The component's copies and kernels run on streams of its own that do not wait for the
- * application's: before they touch this rank's device buffers, wait for what the
- * application queued on its default stream (the data it just produced). A failure there
- * (a fault in the application's kernel) is logged where it is detected and fails the
- * call's own device operations, which report it through the call's usual paths. */
-static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route)
-{
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
-
-    if (route->path != MCA_COLL_GPU_PATH_UNDER && (route->kinds & MCA_COLL_GPU_KIND_DEVICE) &&
-        dev != NULL) {
-        (void)dev->ops->app_wait(dev);
-    }
-}
-
-/* coll_gpu_debug_fail: arm the device's failure at the chosen fast-path call. */
-static void mca_coll_gpu_route_debug_fail(const mca_coll_gpu_route_t *route)
-{
-    long n;
-
-    if (route->path != MCA_COLL_GPU_PATH_FAST || mca_coll_gpu_component.debug_fail_rank < 0 ||
-        mca_coll_gpu_component.dev == NULL) {
-        return;
-    }
-    n = __atomic_add_fetch(&mca_coll_gpu_component.fast_calls, 1, __ATOMIC_RELAXED);
-    if (n == mca_coll_gpu_component.debug_fail_call &&
-        ompi_comm_rank(MPI_COMM_WORLD) == mca_coll_gpu_component.debug_fail_rank) {
-        __atomic_store_n(&mca_coll_gpu_component.dev->fail_countdown, 1, __ATOMIC_RELAXED);
-    }
-}
-
-/* A communicator of one rank: MPI's result is a copy on this rank. Host buffers go to the
- * layer underneath (coll/self); device buffers of a dense layout get one device copy (the
- * entry point's LOCAL case), others are staged (self copies them on the host). */
-static void mca_coll_gpu_route_self(const cg_call_t *call, int local_kinds, int layout,
-                                    mca_coll_gpu_route_t *route)
-{
-    route->plan = (cg_plan_t){.alg = CG_ALG_STAGED};
-    if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
-        route->path = MCA_COLL_GPU_PATH_UNDER;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
-    } else if ((layout & MCA_COLL_GPU_LAYOUT_GAPS) ||
-               (local_kinds & MCA_COLL_GPU_KIND_BROKEN)) {
-        route->path = MCA_COLL_GPU_PATH_STAGED;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "one rank, datatype with gaps");
-    } else {
-        route->path = MCA_COLL_GPU_PATH_LOCAL;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "one rank: local copy");
-    }
-    (void)call;
-}
-
-int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                       const cg_call_t *call, int local_kinds, int layout,
-                       mca_coll_gpu_route_t *route)
-{
-    cg_planner_config_t planner = mca_coll_gpu_component.planner;
-    int                 all     = local_kinds, rc;
-    cg_shape_t          shape;
-    cg_comm_t          *core;
-
-    route->kinds = local_kinds;
-    if (call->comm_size == 1) {
-        mca_coll_gpu_route_self(call, local_kinds, layout, route);
-        mca_coll_gpu_route_app_wait(route);
-        return OMPI_SUCCESS;
-    }
-    /* coll_gpu_<coll>_algorithm may change at run time (MPI_T) */
-    for (int c = 0; c < CG_COLL_COUNT; c++) {
-        planner.forced[c] = mca_coll_gpu_component.algorithm[c];
-    }
-    if (!cg_plan_prefilter(&planner, call, &route->plan)) {
-        route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
-                                                               : MCA_COLL_GPU_PATH_UNDER;
-        if (route->path == MCA_COLL_GPU_PATH_UNDER) {
-            snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
-        }
-        mca_coll_gpu_route_app_wait(route);
-        return OMPI_SUCCESS;
-    }
-    if (layout & MCA_COLL_GPU_LAYOUT_NOFAST) {
-        all |= MCA_COLL_GPU_KIND_NOFAST;
-    }
-    /* a failure is not always seen by every rank (another node's): agree on it too */
-    if (m->core_failed || (m->core != NULL && cg_comm_failed(m->core))) {
-        all |= MCA_COLL_GPU_KIND_RETIRED;
-    }
-    if (mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AGREE) {
-        rc = mca_coll_gpu_agree_kinds(m, comm, all, &all);
-        if (OMPI_SUCCESS != rc) {
-            return rc;
-        }
-    }
-    route->path     = MCA_COLL_GPU_PATH_STAGED;
-    route->plan.alg = CG_ALG_STAGED;
-    if (!(all & MCA_COLL_GPU_KIND_DEVICE)) {
-        route->path = MCA_COLL_GPU_PATH_UNDER;
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "no device buffers");
-    } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST |
-                      MCA_COLL_GPU_KIND_RETIRED | MCA_COLL_GPU_KIND_BROKEN)) {
-        if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
-            route->path = MCA_COLL_GPU_PATH_UNDER;
-        }
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "%s",
-                 (all & MCA_COLL_GPU_KIND_HOST)     ? "ranks mix host and device buffers"
-                 : (all & (MCA_COLL_GPU_KIND_NOFAST | MCA_COLL_GPU_KIND_BROKEN))
-                     ? "a rank's buffers cannot take a fast path (datatype layout, another "
-                       "GPU or context, device layer unavailable)"
-                     : "a rank's fast path failed earlier");
-    } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
-        snprintf(route->plan.reason, sizeof(route->plan.reason), "no fast-path context");
-    } else {
-        cg_comm_shape(core, &shape);
-        cg_plan_select(&planner, call, &shape, &route->plan);
-        if (route->plan.alg != CG_ALG_STAGED) {
-            route->path = MCA_COLL_GPU_PATH_FAST;
-        }
-    }
-    mca_coll_gpu_route_app_wait(route);
-    mca_coll_gpu_route_debug_fail(route);
-    return OMPI_SUCCESS;
-}
-
-const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)
-{
-    switch (route->path) {
-    case MCA_COLL_GPU_PATH_UNDER: return "underlying";
-    case MCA_COLL_GPU_PATH_LOCAL: return "local";
-    default:                      return cg_alg_name(route->plan.alg);
-    }
-}
-
-int mca_coll_gpu_local_copy(mca_coll_gpu_module_t *m, void *dst, const void *src, size_t bytes)
-{
-    cg_dev_t   *dev = mca_coll_gpu_component.dev;
-    cg_status_t status;
-
-    if (bytes == 0 || dst == src || src == MPI_IN_PLACE) {
-        return OMPI_SUCCESS;
-    }
-    if (m->stream == NULL && dev->ops->stream_create(dev, &m->stream) != CG_OK) {
-        m->stream = NULL;
-        return OMPI_ERROR;
-    }
-    status = cg_dev_copy_sync(dev, dst, src, bytes, m->stream);
-    return mca_coll_gpu_status_to_mpi(status);
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll/gpu component: open/close and the init-time device decision (parameters:
  * coll_gpu_params.c). */
 #include "ompi_coll_gpu/coll_gpu.h"
@@ -18,6 +20,11 @@
 #ifndef CG_PACKAGE_VERSION
 #define CG_PACKAGE_VERSION "unknown"
 #endif
+#ifndef CG_VERSION_MAJOR /* set by configure */
+#define CG_VERSION_MAJOR 0
+#define CG_VERSION_MINOR 0
+#define CG_VERSION_RELEASE 0
+#endif
 
 static int mca_coll_gpu_open(void);
 static int mca_coll_gpu_close(void);
@@ -27,8 +34,9 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
         .collm_version = {
             MCA_COLL_GPU_BASE_VERSION,
             .mca_component_name            = "gpu",
-            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
-                                  OMPI_RELEASE_VERSION),
+            /* our own version (configure.ac), not Open MPI's: ompi_info shows it */
+            MCA_BASE_MAKE_VERSION(component, CG_VERSION_MAJOR, CG_VERSION_MINOR,
+                                  CG_VERSION_RELEASE),
             .mca_open_component            = mca_coll_gpu_open,
             .mca_close_component           = mca_coll_gpu_close,
             .mca_register_component_params = mca_coll_gpu_register_params,
@@ -50,7 +58,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .verbose           = 0,
     .device_mode       = MCA_COLL_GPU_DEVICE_AUTO,
     .node_size         = 0,
-    .buffer_check      = MCA_COLL_GPU_CHECK_AGREE,
+    .buffer_check      = MCA_COLL_GPU_CHECK_AUTO,
     .staging_cache_max = 256u << 20,
     .scratch_size      = 16u << 20,
     .ucx_chunk_size    = 1u << 20,
@@ -65,12 +73,15 @@ static char *mca_coll_gpu_help_dirs[3];
 /* Help files, nearest to the component first: a build tree (the .so in .libs/, the text
  * next to .libs/), an installation (<prefix>/lib/openmpi -> <prefix>/share/openmpi), the
  * configured data directory. */
-static void mca_coll_gpu_add_help_dirs(void)
+void mca_coll_gpu_add_help_dirs(void)
 {
     Dl_info info;
     char    dir[PATH_MAX];
     int     n = 0;
 
+    if (mca_coll_gpu_help_dirs[0] != NULL) { /* added already (at registration) */
+        return;
+    }
     if (dladdr((void *)&mca_coll_gpu_component, &info) != 0 && info.dli_fname != NULL) {
         char *slash;
         snprintf(dir, sizeof(dir), "%s", info.dli_fname);
@@ -178,7 +189,7 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
         char error[512];
         if (cg_rules_load(mca_coll_gpu_component.rules_file, &mca_coll_gpu_component.rules, error,
                           sizeof(error)) != CG_OK) {
-            mca_coll_gpu_show_help("bad rules file", error);
+            mca_coll_gpu_show_help_once("bad rules file", error);
             mca_coll_gpu_component.rules = NULL;
         } else {
             mca_coll_gpu_component.planner.rules = mca_coll_gpu_component.rules;
@@ -200,8 +211,7 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
             return OMPI_ERROR;
         }
         mca_coll_gpu_component.active_kind = CG_DEV_KIND_HOST;
-        cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "coll/gpu %s: host device layer",
-               CG_PACKAGE_VERSION);
+        mca_coll_gpu_banner("host device layer");
         return OMPI_SUCCESS;
     case MCA_COLL_GPU_DEVICE_CUDA:
     case MCA_COLL_GPU_DEVICE_AUTO:
@@ -212,12 +222,11 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
             /* the driver is initialised and a GPU opened at the first call with device
              * buffers, never here */
             mca_coll_gpu_component.active_kind = CG_DEV_KIND_CUDA;
-            cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "coll/gpu %s: CUDA device layer",
-                   CG_PACKAGE_VERSION);
+            mca_coll_gpu_banner("CUDA device layer");
             return OMPI_SUCCESS;
         }
         if (mca_coll_gpu_component.device_mode == MCA_COLL_GPU_DEVICE_CUDA) {
-            mca_coll_gpu_show_help("cuda unavailable", reason);
+            mca_coll_gpu_cuda_required(reason); /* stops the job */
         } else {
             cg_warn(CG_SUB_INIT, "disqualified: %s (coll_gpu_device=auto)", reason);
         }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll/gpu module: per-communicator selection, saving the layer underneath, teardown. */
 #include "ompi_coll_gpu/coll_gpu.h"
 #include "ompi_coll_gpu/coll_gpu_staged_calls.h"
@@ -19,6 +21,9 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->core        = NULL;
     m->core_failed = 0;
     m->counts      = NULL;
+    m->seq         = 0;
+    m->board       = NULL;
+    m->board_failed = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
@@ -26,6 +31,7 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
     cg_dev_t *dev = mca_coll_gpu_component.dev;
 
     cg_comm_destroy(m->core);
+    cg_board_destroy(m->board);
     free(m->counts);
     if (m->stream != NULL && dev != NULL) {
         dev->ops->stream_destroy(dev, m->stream);
@@ -84,7 +90,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
         m->core_failed = 1;
     }
     cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "enabled on %s (cid %u, %d ranks)", comm->c_name,
-           ompi_comm_get_cid(comm), ompi_comm_size(comm));
+           mca_coll_gpu_comm_id(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
 

@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The MCA parameters of coll/gpu, registered from one table (ompi_info lists them). */
 #include "ompi_coll_gpu/coll_gpu.h"
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/mca/base/mca_base_pvar.h"
 
 #include <stdio.h>
 
@@ -12,7 +15,8 @@ static const mca_base_var_enum_value_t device_values[] = {
     {MCA_COLL_GPU_DEVICE_AUTO, "auto"}, {MCA_COLL_GPU_DEVICE_CUDA, "cuda"},
     {MCA_COLL_GPU_DEVICE_HOST, "host"}, {0, NULL}};
 static const mca_base_var_enum_value_t check_values[] = {
-    {MCA_COLL_GPU_CHECK_AGREE, "agree"}, {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
+    {MCA_COLL_GPU_CHECK_AUTO, "auto"}, {MCA_COLL_GPU_CHECK_AGREE, "agree"},
+    {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
 static const mca_base_var_enum_value_t sync_values[] = {
     {CG_SYNC_AUTO, "auto"}, {CG_SYNC_HOST, "host"}, {CG_SYNC_DEVICE, "device"}, {0, NULL}};
 static const mca_base_var_enum_value_t copy_values[] = {
@@ -66,10 +70,12 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "communicator into one virtual node; N < 0: -N virtual nodes, the ranks dealt to them "
      "in turn like mpirun --map-by node (testing multi-node behaviour on one machine)"},
     {"buffer_check", INT, check_values, &CG_C->buffer_check, OPAL_INFO_LVL_4, 0, EQ,
-     "agree: ranks agree on the memory kinds of every call that could take a fast path "
-     "(safe when some ranks pass host buffers and others device buffers); local: trust "
-     "the application to pass the same kind of memory on every rank (saves one small "
-     "host allreduce per call)"},
+     "How ranks agree on the memory kinds of a call that could take a fast path (safe "
+     "when some ranks pass host buffers and others device buffers, except local): auto "
+     "(inside one node through a shared-memory board: a host-buffer call costs one "
+     "store, no MPI call; across nodes one small host allreduce per such call), agree "
+     "(the allreduce on every such call), local (trust the application to pass the same "
+     "kind of memory on every rank: no agreement at all)"},
     {"staging_cache_max", SIZE, NULL, &CG_C->staging_cache_max, OPAL_INFO_LVL_5, 0, LOCAL,
      "Page-locked staging memory (bytes) kept between calls; larger staging buffers are "
      "released after the call"},
@@ -198,16 +204,43 @@ static int mca_coll_gpu_register_algorithms(void)
     return OPAL_SUCCESS;
 }
 
+/* coll_gpu_<counter>: MPI_T performance variables (counters since the process started;
+ * read one before and after a call to see what it cost). */
+static int mca_coll_gpu_register_counters(void)
+{
+    for (int i = 0; i < CG_CNT_COUNT; i++) {
+        int rc = mca_base_component_pvar_register(
+            &mca_coll_gpu_component.super.collm_version, cg_counter_name((cg_counter_t)i),
+            cg_counter_help((cg_counter_t)i), OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
+            &cg_counters[i]);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
 int mca_coll_gpu_register_params(void)
 {
+    int rc;
+
     cg_planner_config_default(&mca_coll_gpu_component.planner);
     for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_params); i++) {
         const mca_coll_gpu_param_t *p = &mca_coll_gpu_params[i];
-        int rc = mca_coll_gpu_register_one(p->name, p->type, p->values, p->storage, p->level,
+        rc = mca_coll_gpu_register_one(p->name, p->type, p->values, p->storage, p->level,
                                            p->flags, p->scope, p->help);
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
     }
-    return mca_coll_gpu_register_algorithms();
+    rc = mca_coll_gpu_register_algorithms();
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_coll_gpu_register_counters();
+    }
+    if (OPAL_SUCCESS == rc) {
+        mca_coll_gpu_check_param_names(); /* every parameter is known now: report typos */
+    }
+    return rc;
 }

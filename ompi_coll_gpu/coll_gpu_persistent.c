@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Persistent collectives (MPI 4.0 MPI_<Coll>_init; Open MPI 4.1: MPIX_<Coll>_init from
  * <mpi-ext.h>) on device buffers: staged.
@@ -48,6 +50,7 @@ int mca_coll_gpu_staged_init(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
 
     kinds = mca_coll_gpu_describe(a, &send, &recv);
     mca_coll_gpu_log_args(a, kinds);
+    cg_count((kinds & MCA_COLL_GPU_KIND_DEVICE) ? CG_CNT_CALLS_STAGED : CG_CNT_CALLS_UNDER, 1);
     if (!(kinds & MCA_COLL_GPU_KIND_DEVICE)) {
         return mca_coll_gpu_under_call(m, a, a->sbuf, a->rbuf, request);
     }

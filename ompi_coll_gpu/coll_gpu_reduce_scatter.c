@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* MPI_Reduce_scatter and MPI_Reduce_scatter_block: classify -> plan -> run or fall back. */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -51,16 +53,15 @@ static int mca_coll_gpu_rs_run(const void *sbuf, void *rbuf, const void *arg,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
 {
-    return m->under.reduce_scatter(sbuf, rbuf, (const int *)arg, dtype, op, comm,
-                                   m->under.reduce_scatter_module);
+    return MCA_COLL_GPU_UNDER(m, reduce_scatter, sbuf, rbuf, (const int *)arg, dtype, op, comm);
 }
 
 static int mca_coll_gpu_rsb_run(const void *sbuf, void *rbuf, const void *arg,
                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                 struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
 {
-    return m->under.reduce_scatter_block(sbuf, rbuf, *(const mca_coll_gpu_count_t *)arg, dtype,
-                                         op, comm, m->under.reduce_scatter_block_module);
+    return MCA_COLL_GPU_UNDER(m, reduce_scatter_block, sbuf, rbuf, *(const mca_coll_gpu_count_t *)arg, dtype,
+                                         op, comm);
 }
 
 /* Route one reduce-scatter call: the descriptor (counts[r] = rcounts[r], or rcount for every

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Host staging: device data is copied into page-locked host memory, the collective of the
  * layer underneath runs on it, results are copied back. Correct for every datatype (the
@@ -152,6 +154,7 @@ int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t 
     if (!b->staged || st->broken) {
         return OMPI_SUCCESS; /* zeros when broken */
     }
+    cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, b->host_span, (char *)b->user + b->gap, b->span,
                        st->module->stream) != CG_OK) {
         return OMPI_ERROR;
@@ -166,6 +169,7 @@ int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
     if (!b->staged || st->broken) {
         return OMPI_SUCCESS;
     }
+    cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, (char *)b->user + b->gap, b->host_span, b->span,
                        st->module->stream) != CG_OK) {
         return OMPI_ERROR;

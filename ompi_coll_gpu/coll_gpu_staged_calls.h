@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The collectives that run through host staging only: the blocking collectives without a
  * fast path (reduce, scan, exscan, gather(v), scatter(v), allgatherv, alltoall(v,w)) and

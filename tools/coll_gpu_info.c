@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_gpu_info: what coll/gpu sees on this node (or in an hwloc XML file) and what it
  * would do there: the build, the GPU/NIC matrix (like nvidia-smi topo -m), the node's
@@ -6,12 +8,18 @@
  *   coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] [--size BYTES] [--scale]
  *                 [--net-bw GBS] [--lanes N]
  *   coll_gpu_info --algorithms     every algorithm of the registry and what it needs
+ *   coll_gpu_info --version
+ *
+ * Exit status: 0, 1 when the --xml file cannot be used (the message names it), 2 on a usage
+ * error.
  */
 #include "coll/cg_coll.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef CG_BUILD_CONFIG
 #define CG_BUILD_CONFIG "unknown"
@@ -30,12 +38,14 @@ typedef struct {
     double      net_bw;
     int         lanes;
     int         algorithms;
+    int         version;
 } info_opts_t;
 
 static void info_usage(void)
 {
     fprintf(stderr, "usage: coll_gpu_info [--xml FILE] [--ranks N] [--nodes M] [--coll NAME] "
                     "[--size BYTES] [--scale] [--net-bw GBS] [--lanes N] [--verbose N]\n"
+                    "       coll_gpu_info --version\n"
                     "  --xml    an hwloc XML topology instead of this machine\n"
                     "  --ranks  ranks per node (default: one per GPU); rank r drives GPU r mod GPUs\n"
                     "  --nodes  nodes for the plans (default 1)\n"
@@ -69,6 +79,9 @@ static int info_parse(int argc, char **argv, info_opts_t *o)
             continue;
         } else if (!strcmp(argv[i], "--scale")) {
             o->scale = 1;
+            continue;
+        } else if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
+            o->version = 1;
             continue;
         } else if (!strcmp(argv[i], "--net-bw")) {
             o->net_bw = atof(v);
@@ -170,6 +183,10 @@ int main(int argc, char **argv)
         info_usage();
         return 2;
     }
+    if (o.version) {
+        printf("coll_gpu_info (coll/gpu) %s\n  build: %s\n", CG_PACKAGE_VERSION, CG_BUILD_CONFIG);
+        return 0;
+    }
     if (o.algorithms) {
         return info_algorithms();
     }
@@ -179,6 +196,15 @@ int main(int argc, char **argv)
            cg_dev_cuda_probe(reason, sizeof(reason)) == CG_OK ? "driver and GPU present" : reason);
 
     status = cg_topo_load(o.xml, &topo);
+    if (status != CG_OK && o.xml[0] != '\0') { /* a file the user named: an error */
+        fflush(stdout);
+        fprintf(stderr, "coll_gpu_info: cannot use the topology file %s: %s\n", o.xml,
+                access(o.xml, R_OK) != 0 ? strerror(errno)
+                : (status == CG_ERR_PARSE || status == CG_ERR_IO)
+                    ? "not a valid hwloc XML topology (truncated?)"
+                    : cg_status_string(status));
+        return 1;
+    }
     if (status != CG_OK) {
         printf("topology: unavailable (%s): the component uses safe defaults\n",
                cg_status_string(status));

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Node topology for coll/gpu: the GPUs and NICs of the machine (from hwloc, or an hwloc XML
  * file), how every pair of GPUs is connected (NVLink from NVML at run time or from the XML's

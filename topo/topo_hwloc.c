@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Reading the machine (or an hwloc XML file): GPUs, NICs, PCIe paths, NVLink matrix. */
 #include "topo/cg_topo.h"
 

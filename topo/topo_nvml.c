@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * NVLink links from NVML, loaded at run time (Debian's hwloc has no NVML plugin). For each
  * GPU and each active link: the remote end (a GPU of the topology, an NVSwitch, or something

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The topology layer of a build configured --without-hwloc: no machine topology. */
 #include "topo/cg_topo.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* What the ranks of a node make of the topology: class, ring order, rails. Plain C. */
 #include "topo/cg_topo.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll/gpu's inter-node layer over UCX, in two levels:
  *   UCX      one UCP context and worker per process (and one worker per lane), one

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Collectives over a group of ranks on different nodes, built on cg_inter_sendrecv:
  * ring reduce-scatter / allgather / allreduce (bandwidth), recursive doubling allreduce

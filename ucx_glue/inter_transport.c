@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Tagged exchanges between nodes over UCX, directly or through pipelined host chunks. */
 #include "ucx_glue/cg_ucx.h"
 

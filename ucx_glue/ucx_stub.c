@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The UCX layer of a build configured --without-ucx: no inter-node transport. */
 #include "ucx_glue/cg_ucx.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* UCP context, worker, endpoints and tagged operations. */
 #include "ucx_glue/cg_ucx.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Allgather inside a node: each rank writes its block into every peer's output (one
  * multi-destination copy reads it once), or through scratch. */
 #include "coll/allgather/allgather.h"
@@ -11,7 +13,7 @@ static cg_status_t cg_allgather_direct(cg_intra_t *group, const void *sbuf, void
         segs[p] = (cg_seg_t){(size_t)p * bytes, bytes};
     }
     if (sbuf != NULL) { /* out of place: this rank's block into place first */
-        status = group->dev->ops->copy(group->dev, (char *)rbuf + (size_t)group->rank * bytes, sbuf, bytes,
+        status = cg_intra_copy(group, (char *)rbuf + (size_t)group->rank * bytes, sbuf, bytes,
                                    group->stream);
     }
     return cg_allgather_segments(group, rbuf, segs, 1, status);

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical allgather hier_leader, for any layout (nodes with different numbers of
  * ranks, a node's ranks anywhere in the communicator): the node shares its blocks, the
  * leaders (local rank 0) ring-allgather the nodes' blocks in node order (rank order itself

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical allgather hier_ring (equal ranks per node): each rank's block is cut into
  * pieces; piece i of every block forms chunk i; the rail ring carries the chunk across the
  * nodes, then the node shares the rail's pieces inside, and the phases of consecutive

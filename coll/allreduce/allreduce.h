@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Allreduce algorithms, one file each (allreduce_<name>.c): the run functions of their
  * registry rows, and the intra-node ones as building blocks on a local group.
@@ -18,6 +20,7 @@ cg_status_t cg_allreduce_two_shot(cg_intra_t *group, const void *sbuf, void *rbu
 cg_status_t cg_allreduce_node(cg_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               cg_dtype_t dtype, cg_op_t op);
 
+cg_status_t cg_allreduce_ll_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
 cg_status_t cg_allreduce_one_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
 cg_status_t cg_allreduce_two_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
 cg_status_t cg_allreduce_ring_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);

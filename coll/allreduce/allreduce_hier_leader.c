@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical allreduce hier_leader: the node reduces inside, the node leaders (local
  * rank 0) allreduce across the nodes, each leader broadcasts inside its node. Any number of
  * ranks per node. */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical allreduce hier_rd: the node reduces inside (every rank gets the node's sum),
  * then every rail allreduces across the nodes by recursive doubling (small messages) or a
  * ring. Equal ranks per node. */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical allreduce hier_ring: intra reduce-scatter, ring allreduce of 1/L of the data
  * on every rail, intra allgather; the phases overlapped chunk by chunk (hier_pipe.c). The
  * network carries the least: every rail 1/L of the message. Equal ranks per node. */

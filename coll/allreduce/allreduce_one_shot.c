@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* One-shot allreduce: copy in, barrier, every rank reduces all peers' copies. */
 #include "coll/allreduce/allreduce.h"
 
@@ -18,7 +20,7 @@ cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbu
         cg_reduce_args_t args = {.dtype = dtype, .op = op, .count = n, .nsrc = group->size, .ndst = 1};
 
         if (status == CG_OK) {
-            status = dev->ops->copy(dev, cg_intra_half(group, group->rank, h), in + first * elem, n * elem,
+            status = cg_intra_copy(group, cg_intra_half(group, group->rank, h), in + first * elem, n * elem,
                                     group->stream);
         }
         status = cg_intra_barrier(group, status);

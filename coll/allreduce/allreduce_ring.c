@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Ring allreduce inside a node, along the ring order of the node summary (NVLink pairs
  * next to each other): reduce-scatter in n-1 steps, then allgather in n-1 steps, each step
@@ -49,7 +51,7 @@ static cg_status_t cg_allreduce_ring(cg_intra_t *group, const void *sbuf, void *
             cg_reduce_args_t args = {.dtype = dtype, .op = op, .count = cg_ring_len(&r, recv_b),
                                      .nsrc = 2, .ndst = 1};
             if (status == CG_OK) {
-                status = dev->ops->copy(dev, cg_intra_half(group, next, h), src,
+                status = cg_intra_copy(group, cg_intra_half(group, next, h), src,
                                         cg_ring_len(&r, send_b) * elem, group->stream);
             }
             status       = cg_intra_barrier(group, status);
@@ -65,7 +67,7 @@ static cg_status_t cg_allreduce_ring(cg_intra_t *group, const void *sbuf, void *
             const unsigned h      = group->parity++;
             const int      send_b = (pos - s + n) % n, recv_b = (pos - s - 1 + n) % n;
             if (status == CG_OK) {
-                status = dev->ops->copy(dev, cg_intra_half(group, next, h),
+                status = cg_intra_copy(group, cg_intra_half(group, next, h),
                                         out + cg_ring_off(&r, send_b, elem),
                                         cg_ring_len(&r, send_b) * elem, group->stream);
             }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Two-shot allreduce: each rank owns one block, reduces it from every peer and writes it
  * to every peer. Zero copy: every input is read once and every output written once. */
 #include "coll/allreduce/allreduce.h"
@@ -52,7 +54,7 @@ static cg_status_t cg_two_shot_copy(cg_intra_t *group, const char *in, char *rbu
         cg_reduce_args_t args = {.dtype = dtype, .op = op, .nsrc = group->size, .ndst = group->size};
 
         if (status == CG_OK) {
-            status = dev->ops->copy(dev, cg_intra_half(group, group->rank, h), in + first * elem,
+            status = cg_intra_copy(group, cg_intra_half(group, group->rank, h), in + first * elem,
                                     n * elem, group->stream);
         }
         status = cg_intra_barrier(group, status);

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Direct broadcast: the root pushes its data into every peer's buffer. */
 #include "coll/bcast/bcast.h"
 
 static cg_status_t cg_bcast_copy(cg_intra_t *group, char *buf, size_t bytes, int root)
 {
     const size_t window = group->half_bytes;
-    cg_dev_t    *dev    = group->dev;
     cg_status_t  status = CG_OK;
 
     for (size_t first = 0; first < bytes; first += window) {
@@ -12,11 +13,11 @@ static cg_status_t cg_bcast_copy(cg_intra_t *group, char *buf, size_t bytes, int
         const unsigned h = group->parity++;
 
         if (status == CG_OK && group->rank == root) {
-            status = dev->ops->copy(dev, cg_intra_half(group, root, h), buf + first, n, group->stream);
+            status = cg_intra_copy(group, cg_intra_half(group, root, h), buf + first, n, group->stream);
         }
         status = cg_intra_barrier(group, status);
         if (status == CG_OK && group->rank != root) {
-            status = dev->ops->copy(dev, buf + first, cg_intra_half(group, root, h), n, group->stream);
+            status = cg_intra_copy(group, buf + first, cg_intra_half(group, root, h), n, group->stream);
         }
     }
     return cg_intra_finish(group, status);

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Hierarchical bcast hier_ring: the message is cut into chunks and each chunk into L parts;
  * on the root's node the root hands local rank l part l, rail l relays part l from node to

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical bcast hier_tree: one rank per node (the root's local index) forms a binomial
  * tree across the nodes, then every node broadcasts inside. Any layout; small messages. */
 #include "coll/bcast/bcast.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Bcast as scatter + allgather inside a node: the root hands rank r part r, the ranks
  * share the parts. On GPUs with links of their own each link carries the message about
  * once instead of L - 1 times over the root's. */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Building blocks of the hierarchical algorithms (an intra-node phase on each node's local
  * group and an inter-node phase over UCX between one rank per node): rails (the ranks with

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Building blocks of the hierarchical algorithms: rails, placement, the leaders' node
  * order, the plan's chunks. */
 #include "coll/hier/hier.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The ranks of one node (the local group): what they share and how they synchronise.
  *
@@ -82,6 +84,9 @@ typedef struct cg_intra {
     cg_ipc_mapping_t *scratch_map[CG_INTRA_MAX]; /* peers' scratch in the IPC registry */
     size_t           scratch_bytes;
     size_t           half_bytes;            /* bytes of one data half */
+    size_t           ll_bytes;              /* the LL inbox after the flags (intra_ll.c) */
+    size_t           ll_slot_bytes;         /* one slot of the inbox */
+    uint64_t         ll_epoch;              /* LL calls done (the same on every rank) */
     uint64_t         host_epoch;            /* host barriers done (same on every rank) */
     uint64_t         dev_epoch;             /* device barriers done */
     unsigned         parity;                /* steps done: selects the scratch half */
@@ -109,7 +114,8 @@ void        cg_intra_destroy(cg_intra_t *group);
 /* Pointer to half h of rank r's scratch data area. */
 static inline char *cg_intra_half(const cg_intra_t *group, int r, unsigned h)
 {
-    return group->scratch[r] + CG_INTRA_FLAG_BYTES + (size_t)(h & 1) * group->half_bytes;
+    return group->scratch[r] + CG_INTRA_FLAG_BYTES + group->ll_bytes +
+           (size_t)(h & 1) * group->half_bytes;
 }
 
 /* ---- synchronisation (intra_sync.c) ---------------------------------------------------- */
@@ -119,6 +125,13 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine);
 /* Device barriers: set this rank's flags from the host so that its stream never stays
  * blocked on a peer that failed (at a failure, and at teardown). */
 void        cg_intra_release_waits(cg_intra_t *group);
+/* Record this rank's failure (at host barrier epoch, 0: the next) where its peers look. */
+void        cg_intra_report(cg_intra_t *group, uint64_t epoch);
+/* Has a peer reported a failure? */
+int         cg_intra_peer_failed(const cg_intra_t *group);
+/* Between polls of a wait: a peer that died, or the timeout since *t0 (set at the first
+ * call), is an error. */
+cg_status_t cg_intra_watch(cg_intra_t *group, double *t0);
 /* Wait for this rank's stream, watching for peers that failed or died; the end of a call:
  * releases the peers' buffers that cg_intra_publish mapped for it. */
 cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine);
@@ -136,10 +149,23 @@ cg_status_t cg_intra_publish(cg_intra_t *group, cg_status_t status, const void *
  * per destination (engine). */
 cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, const void *src,
                                 size_t bytes);
+/* A copy on stream (the group's); bytes written into a scratch area are counted
+ * (coll_gpu_scratch_bytes). */
+cg_status_t cg_intra_copy(cg_intra_t *group, void *dst, const void *src, size_t bytes,
+                          cg_dev_stream_t *stream);
 /* Copy count elements of dtype into user memory: byte copy, or a typed copy that leaves
  * the padding bytes of pair types untouched. */
 cg_status_t cg_intra_copy_typed(cg_intra_t *group, void *dst, const void *src, size_t count,
                                 cg_dtype_t dtype);
+
+/* ---- the LL collective (intra_ll.c) ---------------------------------------------------- */
+/* Bytes of payload one rank may send one peer in an LL call (0: no LL on this group). */
+size_t      cg_intra_ll_capacity(const cg_intra_t *group);
+/* Run args (coll, root, src, dst, count, counts, displs, dtype, op: the rest is filled
+ * here) as one LL operation on the group's stream, stream-ordered after the application's
+ * work, and wait for it, watching for peers that failed or died. Every rank of the group
+ * calls it for the same call. */
+cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args);
 
 /* ---- phases on segments (intra_segments.c) -------------------------------------------- */
 /* A piece of a buffer: offset and length (in the unit the phase says). */

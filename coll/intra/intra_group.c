@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Setting up and tearing down a local group: scratch, control pages, peers' mappings. */
 #include "coll/intra/intra.h"
 
@@ -30,7 +32,10 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     group->sync          = config->sync;
     group->copy          = config->copy;
     group->scratch_bytes = CG_ALIGN_UP(CG_MAX(config->scratch_bytes, (size_t)64 << 10), 4096);
-    group->half_bytes    = ((group->scratch_bytes - CG_INTRA_FLAG_BYTES) / 2) & ~(size_t)255;
+    /* flags, then the LL inbox (a quarter), then the two halves of the pipelined steps */
+    group->ll_bytes      = CG_ALIGN_UP(group->scratch_bytes / 4, 4096);
+    group->half_bytes    = ((group->scratch_bytes - CG_INTRA_FLAG_BYTES - group->ll_bytes) / 2) &
+                           ~(size_t)255;
     *g_out           = group;
 
     status = dev->ops->stream_create(dev, &group->stream);
@@ -48,8 +53,12 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
         group->scratch[0] = NULL;
         return status;
     }
-    /* flags start at epoch 0 */
-    status = cg_dev_copy_sync(dev, group->scratch[0], zeros, sizeof(zeros), group->stream);
+    /* flags start at epoch 0, the LL inbox's lines at flag 0 (no call has that flag) */
+    for (size_t at = 0; at < CG_INTRA_FLAG_BYTES + group->ll_bytes && status == CG_OK;
+         at += sizeof(zeros)) {
+        status = dev->ops->copy(dev, group->scratch[0] + at, zeros, sizeof(zeros), group->stream);
+    }
+    status = status == CG_OK ? dev->ops->stream_sync(dev, group->stream) : status;
     if (status != CG_OK) {
         return status;
     }
@@ -180,6 +189,8 @@ cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra
         }
     }
     group->sync = cg_intra_resolve_sync(group, infos, size, requested);
+    /* the LL inbox: two parities of one slot per rank, whole lines */
+    group->ll_slot_bytes = (group->ll_bytes / 2 / (size_t)size) & ~(size_t)255;
     status  = cg_intra_pick_copy(group);
     if (status != CG_OK) {
         return status;

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The intra-node phases that the algorithms are built from, on segments (each rank's list
  * of pieces of a buffer): allgather (every rank's segments land in every rank's buffer),
@@ -22,7 +24,7 @@ static cg_status_t cg_segs_pack(cg_intra_t *group, const cg_seg_t *segs, int nse
             continue;
         }
         char *user = buf + (segs[k].off + (lo - pos)) * unit, *p = packed + (lo - first) * unit;
-        status     = group->dev->ops->copy(group->dev, to_packed ? p : user, to_packed ? user : p,
+        status     = cg_intra_copy(group, to_packed ? p : user, to_packed ? user : p,
                                        (hi - lo) * unit, group->stream);
     }
     return status;
@@ -224,11 +226,11 @@ static cg_status_t cg_scatter_copy(cg_intra_t *group, char *buf, const cg_seg_t 
         size_t         a = CG_MAX(first, s.off), b = CG_MIN(first + n, s.off + s.len);
 
         if (status == CG_OK && group->rank == root) {
-            status = group->dev->ops->copy(group->dev, cg_intra_half(group, root, h), buf + first, n, group->stream);
+            status = cg_intra_copy(group, cg_intra_half(group, root, h), buf + first, n, group->stream);
         }
         status = cg_intra_barrier(group, status);
         if (status == CG_OK && group->rank != root && a < b) {
-            status = group->dev->ops->copy(group->dev, buf + a, cg_intra_half(group, root, h) + (a - first),
+            status = cg_intra_copy(group, buf + a, cg_intra_half(group, root, h) + (a - first),
                                        b - a, group->stream);
         }
     }
@@ -260,7 +262,7 @@ cg_status_t cg_scatter_segments(cg_intra_t *group, void *buf, const cg_seg_t *se
     if (group->rank == root) {
         for (int p = 0; p < group->size && status == CG_OK; p++) {
             if (p != root && segs[p].len > 0) {
-                status = group->dev->ops->copy(group->dev, peer_out[p] + segs[p].off,
+                status = cg_intra_copy(group, peer_out[p] + segs[p].off,
                                            (char *)buf + segs[p].off, segs[p].len, group->stream);
             }
         }

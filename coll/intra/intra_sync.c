@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Barriers of a local group, the zero-copy exchange of buffers, and copies on its stream. */
 #include "coll/intra/intra.h"
 
@@ -24,7 +26,7 @@ void cg_intra_release_waits(cg_intra_t *group)
 }
 
 /* Record this rank's failure where the peers look for it. */
-static void cg_intra_report(cg_intra_t *group, uint64_t epoch)
+void cg_intra_report(cg_intra_t *group, uint64_t epoch)
 {
     if (group->ctl[group->rank]->failed_epoch == 0) {
         __atomic_store_n(&group->ctl[group->rank]->failed_epoch, epoch ? epoch : 1, __ATOMIC_RELEASE);
@@ -35,7 +37,7 @@ static void cg_intra_report(cg_intra_t *group, uint64_t epoch)
     }
 }
 
-static int cg_intra_peer_failed(const cg_intra_t *group)
+int cg_intra_peer_failed(const cg_intra_t *group)
 {
     for (int p = 0; p < group->size; p++) {
         if (p != group->rank && __atomic_load_n(&group->ctl[p]->failed_epoch, __ATOMIC_ACQUIRE) != 0) {
@@ -46,7 +48,7 @@ static int cg_intra_peer_failed(const cg_intra_t *group)
 }
 
 /* Between polls: is any peer dead, or are we past the timeout? */
-static cg_status_t cg_intra_watch(cg_intra_t *group, double *t0)
+cg_status_t cg_intra_watch(cg_intra_t *group, double *t0)
 {
     double now = cg_time_now();
 
@@ -77,6 +79,7 @@ static cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine)
     if (mine != CG_OK) {
         cg_intra_report(group, epoch);
     }
+    cg_count(CG_CNT_HOST_WAITS, 1);
     __atomic_store_n(&group->ctl[group->rank]->epoch, epoch, __ATOMIC_RELEASE);
     for (int p = 0; p < group->size; p++) {
         unsigned spins = 0;
@@ -178,6 +181,7 @@ static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
     }
     /* The stream may wait for peers' flags: poll it, and give up when a peer failed
      * (its flags will never come; the stream stays blocked and the group is retired). */
+    cg_count(CG_CNT_HOST_WAITS, 1);
     status = dev->ops->event_record(dev, group->event, group->stream);
     while (status == CG_OK && !done) {
         status = dev->ops->event_query(dev, group->event, &done);
@@ -208,6 +212,9 @@ static cg_status_t cg_intra_export(cg_intra_t *group, const void *buf, size_t by
         return CG_OK;
     }
     status = group->dev->ops->ipc_export(group->dev, buf, bytes, handle);
+    if (status == CG_OK) {
+        cg_count(CG_CNT_IPC_EXPORTS, 1);
+    }
     if (status == CG_ERR_UNSUPPORTED) {
         *ok = 0; /* not shareable memory: everyone runs the copy variant */
         memset(handle, 0, sizeof(*handle));
@@ -293,7 +300,7 @@ cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, co
 
     if (group->copy == CG_COPY_ENGINE || n == 1) {
         for (int i = 0; i < n && status == CG_OK; i++) {
-            status = group->dev->ops->copy(group->dev, dsts[i], src, bytes, group->stream);
+            status = cg_intra_copy(group, dsts[i], src, bytes, group->stream);
         }
         return status;
     }
@@ -309,4 +316,18 @@ cg_status_t cg_intra_copy_typed(cg_intra_t *group, void *dst, const void *src, s
                                 cg_dtype_t dtype)
 {
     return cg_dev_copy_typed(group->dev, dst, src, count, dtype, group->stream);
+}
+
+cg_status_t cg_intra_copy(cg_intra_t *group, void *dst, const void *src, size_t bytes,
+                          cg_dev_stream_t *stream)
+{
+    for (int p = 0; p < group->size; p++) {
+        const char *area = group->scratch[p];
+        if (area != NULL && (const char *)dst >= area &&
+            (const char *)dst < area + group->scratch_bytes) {
+            cg_count(CG_CNT_SCRATCH_BYTES, bytes);
+            break;
+        }
+    }
+    return group->dev->ops->copy(group->dev, dst, src, bytes, stream);
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The process's mappings of peers' allocations, shared by every communicator: legacy CUDA
  * IPC lets a process open an allocation of a peer only once (a second open, from another
@@ -178,6 +180,7 @@ cg_status_t cg_ipc_acquire(cg_dev_t *dev, uint64_t peer, const cg_ipc_handle_t *
                             cg_ipc.clock, cg_ipc.mappings};
     cg_ipc.mappings = m;
     cg_ipc.stats.misses++;
+    cg_count(CG_CNT_IPC_IMPORTS, 1);
     pthread_mutex_unlock(&cg_ipc.lock);
     *ptr = (char *)local + handle->offset;
     *pin = m;

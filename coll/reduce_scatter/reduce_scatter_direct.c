@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Reduce-scatter inside a node: each rank reduces its own block from every peer's input. */
 #include "coll/reduce_scatter/reduce_scatter.h"
 

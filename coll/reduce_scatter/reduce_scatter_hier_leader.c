@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical reduce-scatter hier_leader, for any layout: the leader (local rank 0)
  * reduces every block over its node, the leaders ring-reduce-scatter the nodes' blocks in
  * node order, each leader hands its node's ranks their blocks. */

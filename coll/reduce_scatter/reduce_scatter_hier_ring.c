@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Hierarchical reduce-scatter hier_ring (equal ranks per node): the node reduces the pieces
  * of each rail's blocks inside (local rank l those of rail l, packed into a work slot), the
  * rail ring reduce-scatters them across the nodes, and each rank keeps its own; the phases

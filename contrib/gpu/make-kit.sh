@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Prepare a GPU session (run here, on the build machine): a relocatable Open MPI/UCX/hwloc
 # runtime in .mpi-bundle/ and a build for Hopper GPUs (sm_90) in .gpu-kit/, both ignored by
 # git, to be carried to the device machine and run there with contrib/gpu/run-kit.sh.

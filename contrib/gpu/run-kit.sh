@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Run on the device machine (from the repository root, with .mpi-bundle and .gpu-kit
 # carried there): the GPU checks of coll/gpu, every log into ${OUT:-./gpu-out}.
 #

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * CUDA device layer internals: the driver API table (libcuda is loaded at run time, so the
  * component loads on nodes without a driver) and the kernel launchers built by nvcc.
@@ -69,6 +71,8 @@ const char *cg_cu_error_string(CUresult res);
 /* Kernels (reduce_cuda.cu). */
 cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
                                   cudaStream_t stream);
+/* The LL collective, one kernel (ll_cuda.cu). */
+cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *args, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The CUDA driver API, loaded at run time. */
 #include "kernels/cuda/cg_cuda.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * CUDA device layer: device memory from cudaMalloc, page-locked staging memory, streams and
  * events, copies through the copy engines, reductions through our kernels, CUDA IPC, and
@@ -208,6 +210,7 @@ static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 
 static cg_status_t cg_cuda_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
+    cg_count(CG_CNT_HOST_WAITS, 1);
     return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamSynchronize(stream->stream)));
 }
 
@@ -274,6 +277,7 @@ static cg_status_t cg_cuda_copy(cg_dev_t *dev, void *dst, const void *src, size_
     if (bytes == 0 || dst == src) {
         return CG_OK;
     }
+    cg_count(CG_CNT_DEV_OPS, 1);
     return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaMemcpyAsync(dst, src, bytes,
                                                                cudaMemcpyDefault,
                                                                stream->stream)));
@@ -292,6 +296,7 @@ static cg_status_t cg_cuda_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
     if (args->count == 0 || args->ndst == 0) {
         return CG_OK;
     }
+    cg_count(CG_CNT_DEV_OPS, 1);
     return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cg_cuda_reduce_launch(
                                     args, cg_cuda_impl(dev)->sm_count, stream->stream)));
 }
@@ -407,6 +412,7 @@ static void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
 static cg_status_t cg_cuda_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                       cg_dev_stream_t *stream)
 {
+    cg_count(CG_CNT_DEV_OPS, 1);
     return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuStreamWriteValue64, (CUstream)stream->stream,
                                            (CUdeviceptr)(uintptr_t)flag, value,
                                            CU_STREAM_WRITE_VALUE_DEFAULT));
@@ -419,6 +425,7 @@ static cg_status_t cg_cuda_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
 {
     unsigned flags = CU_STREAM_WAIT_VALUE_GEQ | cg_cuda_impl(dev)->wait_flags;
 
+    cg_count(CG_CNT_DEV_OPS, 1);
     return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuStreamWaitValue64, (CUstream)stream->stream,
                                            (CUdeviceptr)(uintptr_t)flag, value, flags));
 }
@@ -439,16 +446,68 @@ static cg_status_t cg_cuda_thread_bind(cg_dev_t *dev)
 /* An event recorded on the legacy default stream completes after everything queued before
  * on it and on the blocking streams (per-thread default streams included). Another thread
  * recording at the same time only makes the wait longer. */
-static cg_status_t cg_cuda_app_wait_guarded(cg_dev_cuda_t *cuda)
+static cg_status_t cg_cuda_app_wait_guarded(cg_dev_cuda_t *cuda, cg_dev_stream_t *stream)
 {
     cg_status_t status = CG_CUDART_CALL(cudaEventRecord(cuda->app_event, cudaStreamLegacy));
 
-    return status == CG_OK ? CG_CUDART_CALL(cudaEventSynchronize(cuda->app_event)) : status;
+    if (status != CG_OK) {
+        return status;
+    }
+    if (stream != NULL) { /* stream-ordered: the host does not wait */
+        return CG_CUDART_CALL(cudaStreamWaitEvent(stream->stream, cuda->app_event, 0));
+    }
+    cg_count(CG_CNT_HOST_WAITS, 1);
+    return CG_CUDART_CALL(cudaEventSynchronize(cuda->app_event));
 }
 
-static cg_status_t cg_cuda_app_wait(cg_dev_t *dev)
+static cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev)));
+    return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev), stream));
+}
+
+static cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
+{
+    if (cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1);
+    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cg_cuda_ll_launch(args, stream->stream)));
+}
+
+/* Abort lines into this rank's inbox, every slot but its own (its empty line included,
+ * cg_ll_slot_lines), from the host: the copy runs outside the layer's (non-blocking) streams,
+ * so it reaches the waiting kernel. */
+static cg_status_t cg_cuda_ll_abort_guarded(const cg_ll_args_t *args)
+{
+    size_t      lines = 1;
+    uint64_t   *abort_lines;
+    cg_status_t status = CG_OK;
+
+    for (int p = 0; p < args->size; p++) { /* the longest slot */
+        lines = CG_MAX(lines, cg_ll_slot_lines(cg_ll_recv_bytes(args, p)));
+    }
+    abort_lines = malloc(lines * sizeof(uint64_t));
+    if (abort_lines == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0; i < lines; i++) {
+        abort_lines[i] = (uint64_t)(args->flag | CG_LL_ABORT) << 32;
+    }
+    for (int p = 0; p < args->size && status == CG_OK; p++) {
+        char *slot = args->inbox[args->rank] +
+                     ((size_t)args->parity * (size_t)args->size + (size_t)p) * args->slot_bytes;
+        if (p != args->rank) {
+            status = CG_CU_CALL(cuMemcpyHtoD, (CUdeviceptr)(uintptr_t)slot, abort_lines,
+                                cg_ll_slot_lines(cg_ll_recv_bytes(args, p)) * sizeof(uint64_t));
+        }
+    }
+    free(abort_lines);
+    return status;
+}
+
+static cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args)
+{
+    return CG_CUDA_GUARDED(dev, cg_cuda_ll_abort_guarded(args));
 }
 
 static void cg_cuda_close(cg_dev_t *dev)
@@ -488,6 +547,8 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .flag_write     = cg_cuda_flag_write,
     .flag_wait      = cg_cuda_flag_wait,
     .flag_release   = cg_cuda_flag_release,
+    .ll_run         = cg_cuda_ll_run,
+    .ll_abort       = cg_cuda_ll_abort,
     .thread_bind    = cg_cuda_thread_bind,
     .app_wait       = cg_cuda_app_wait,
 };

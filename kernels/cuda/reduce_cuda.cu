@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Fused multi-source, multi-destination reduction kernel for every (type, op) of the
  * shared table in cg_reduce_ops.h:

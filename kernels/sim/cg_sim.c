@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The simulated GPU (see cg_sim.h): allocations, copies, IPC. */
 #include "kernels/sim/cg_sim.h"
 

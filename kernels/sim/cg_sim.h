@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * A simulated GPU for machines without one (libcg_sim): device memory that the CPU cannot
  * touch, shared between processes the way CUDA IPC shares it, with CUDA's failure modes.

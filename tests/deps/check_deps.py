@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 """No import cycle: the files of the component call each other in one direction only.
 
 usage: check_deps.py SRCDIR BUILDDIR

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The five collectives on predefined types: run on memory under test, verify on the host. */
 #include "check_colls.h"
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Test cases of the MPI suite. */
 #ifndef CG_CHECK_COLLS_H
 #define CG_CHECK_COLLS_H

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_coverage: the collectives that coll/gpu stages (every blocking collective without a
  * fast path, and the nonblocking and persistent forms of all of them) on memory under
@@ -16,11 +18,13 @@
 #include "check_colls.h"
 
 #include <mpi.h>
-#if MPI_VERSION < 4
-#include <mpi-ext.h> /* Open MPI 4.1: the persistent collectives as MPIX_<Coll>_init */
-#define CV_INIT(name) MPIX_##name##_init
-#else
+/* Persistent collectives: MPI_<Coll>_init from MPI 4.0 on and in Open MPI 5.0 (which still
+ * says MPI_VERSION 3); Open MPI 4.1 has them as MPIX_<Coll>_init in <mpi-ext.h>. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define CV_INIT(name) MPI_##name##_init
+#else
+#include <mpi-ext.h>
+#define CV_INIT(name) MPIX_##name##_init
 #endif
 
 typedef enum { CV_BLOCKING, CV_NONBLOCKING, CV_PERSISTENT, CV_NUM_MODES } cv_mode_t;
@@ -120,5 +124,11 @@ void cv_check_rc(cv_call_t *k, const char *what, int rc);
 const char *cv_name(const cv_call_t *k); /* "ireduce", "reduce_init", "reduce" */
 
 void cv_run_overlap(tc_ctx_t *world, tc_ctx_t *dup, tc_ctx_t *reversed, uint64_t seed);
+
+/* For main (check_coverage_main.c): the proof line, the layouts' datatypes, the user ops
+ * (element-wise sum, commutative; 2x2 matrix product, not commutative). */
+void cv_print_staged_names(void);
+void cv_layouts_free(void);
+void cv_user_ops(MPI_Op *sum, MPI_Op *matmul);
 
 #endif

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The collectives of coll_coverage: for each, the buffers of a call on this rank, the
  * inputs written into them and the results expected after it (prepare), and the call in

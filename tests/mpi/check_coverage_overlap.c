@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Several requests in flight at once: nonblocking collectives on device buffers over three
  * communicators (two on the same ranks in the same order, one reversed), with blocking

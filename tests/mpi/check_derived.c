@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Derived datatypes and user-defined ops: layouts with gaps (which must survive), a negative
  * true lower bound, different but matching send/receive types, and a non-commutative op.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * coll_fail: what an application sees when a fast path fails on one rank (run it with
  * coll_gpu_debug_fail=RANK:CALL, which makes a device operation of that call fail).

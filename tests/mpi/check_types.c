@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Types, ops, input generation and the reference arithmetic of the MPI suite. */
 #include "check.h"
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 """Prove from coll_check's output and rank 0's log file that the component handled every call.
 
 usage: proof.py LOG VLOG ALLOWED MAIN [COLL]

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The MPI integration suite of coll/gpu, run by `make check` (or by hand from the build
 # directory). Every run goes through mpirun with the component built here.
 #
@@ -47,6 +49,11 @@ mem=device
 export OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# Open MPI 5 (PRRTE/PMIx): no component path for PMIx, oversubscribe by default, and the
+# loopback interface only, so a machine with several interfaces does not stall the TCP btl
+export PMIX_MCA_mca_base_component_path=
+export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
+export OMPI_MCA_btl_tcp_if_include=lo
 # Open MPI 4.1's op/avx saturates MPI_SUM on 8-bit unsigned integers: the reference is C
 # arithmetic, so the suite runs with the plain C ops underneath.
 base_mca=(--mca op ^avx --mca mpi_yield_when_idle 1 --bind-to none)
@@ -135,7 +142,7 @@ else
     full_args=(--counts 0,1,7,1000 --large 1048579)
     nps="1 2 3 4 5 6 7 8"
 fi
-fast="one_shot,two_shot,direct,scatter_allgather,staged,local"
+fast="ll,one_shot,two_shot,direct,scatter_allgather,staged,local"
 
 echo "run_suite: device layer $device, logs in $logdir"
 
@@ -174,6 +181,12 @@ forced_run() { # coll alg np [extra mpirun arguments...]
 for coll in allreduce bcast allgather reduce_scatter reduce_scatter_block; do
     forced_run "$coll" staged 3
 done
+# ll with the default scratch (its inbox holds the smaller counts; the largest go staged)
+for coll in allreduce bcast allgather reduce_scatter reduce_scatter_block; do
+    run "forced-ll-$coll-np4" 4 "${dev_mca[@]}" --mca "coll_gpu_${coll}_algorithm" ll \
+        --mca coll_gpu_verbose 2 "$check" --mem device --colls "$coll" "${forced_args[@]}" &&
+        proof "forced-ll-$coll-np4" "ll,staged,local" ll "$coll"
+done
 forced_run allreduce one_shot 3
 forced_run allreduce two_shot 5
 forced_run allreduce ring 5
@@ -198,6 +211,17 @@ run "zero-copy-scatter-allgather-np6" 6 "${dev_mca[@]}" --mca coll_gpu_bcast_alg
 run "zero-copy-forced-two-shot-np7" 7 "${dev_mca[@]}" --mca coll_gpu_allreduce_algorithm two_shot \
     "$check" --mem device --colls allreduce "${forced_args[@]}"
 
+# 4b. What one call costs, from the component's counters (MPI_T performance variables):
+#     no MPI call on warm fast paths, one device operation and two host waits for a small
+#     call (one without the in-band agreement), nothing but the call underneath for host
+#     buffers, zero copy without scratch traffic; the agreement per call across nodes.
+costs=$builddir/tests/mpi/coll_costs
+run "costs-np2" 2 "${dev_mca[@]}" "$costs" --mem device
+run "costs-pool-np4" 4 "${dev_mca[@]}" "$costs" --mem pool
+run "costs-np3" 3 "${dev_mca[@]}" "$costs" --mem device
+run "costs-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local "$costs" --mem device --local
+run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 "$costs" --mem device --nodes
+
 # 5. Topology files: the planner's choice follows the node shape (on the host layer, local
 #    rank i plays GPU i of the file): a ring along NVLink pairs, staged without P2P.
 topo=$(cd "$(dirname "$0")/../topo" && pwd)
@@ -205,7 +229,7 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
     run "topo-nvlink-pairs-np4" 4 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
         --mca coll_gpu_scratch_size 65536 --mca coll_gpu_verbose 2 \
         "$check" --mem pool --comms world --colls allreduce --counts 70001,100003 --large 0 \
-        --types "$forced_types" --no-derived && proof "topo-nvlink-pairs-np4" "ring,one_shot,staged" ring allreduce
+        --types "$forced_types" --no-derived && proof "topo-nvlink-pairs-np4" "ring,one_shot,ll,staged" ring allreduce
     run "topo-no-p2p-np2" 2 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/pcie-2gpu-2socket.xml" \
         --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         proof "topo-no-p2p-np2" staged
@@ -221,7 +245,7 @@ fi
 #    shared-memory transports and over loopback TCP, even and uneven layouts (3+3+2,
 #    2+2+2+1...) and nodes of non-consecutive ranks, the staging pipeline forced with small
 #    chunks, every hierarchical algorithm forced.
-hier="hier_ring,hier_rd,hier_leader,hier_tree,staged"
+hier="hier_ring,hier_rd,hier_leader,hier_tree,staged,ll,local"
 run "nodes2x2-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
     "$check" --mem "$mem" --comms world --counts 0,1,7,1000 --large 100003 &&
     proof nodes2x2-np4 "$hier"

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # The planner's choice for every topology fixture over a grid of collectives, sizes, node
 # counts and layouts (tests/topo/plan_grid.c) must match plan_grid.golden line for line, so
 # that a change of choice is a visible diff. After a deliberate change of the planner or the

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # coll_gpu_info on every fixture: the classification and the rail map it prints.
 set -u
 info=${CG_BUILDDIR:-.}/coll_gpu_info
@@ -27,7 +29,21 @@ expect pcie-2gpu-2socket.xml 2 "node of 2 ranks: no-p2p" " 1 -> 0000:af:00.0 +->
     "allreduce +67108864 B  staged"
 expect fewer-nics-4gpu.xml 4 "node of 4 ranks: pcie-p2p" " 3 -> 0000:85:00.0 +-> mlx5_0"
 expect gpuless.xml 2 "node of 2 ranks: host" " 1 -> host +-> mlx5_0"
-expect bad-truncated.xml 2 "topology: unavailable" "node of 2 ranks: host"
+# a file that cannot be used is an error that names it (truncated, missing)
+for bad in "$dir/bad-truncated.xml" "$dir/no-such-file.xml"; do
+    if out=$("$info" --xml "$bad" 2>&1); then
+        echo "FAIL coll_gpu_info --xml $bad exited 0"
+        failures=$((failures + 1))
+    elif ! grep -qF "cannot use the topology file $bad" <<<"$out"; then
+        echo "FAIL coll_gpu_info --xml $bad: the message does not name the file: $out"
+        failures=$((failures + 1))
+    fi
+done
+# --version: the package version
+if ! "$info" --version | grep -qE "^coll_gpu_info \(coll/gpu\) [0-9]+\.[0-9]+\.[0-9]+"; then
+    echo "FAIL coll_gpu_info --version"
+    failures=$((failures + 1))
+fi
 
 # across nodes: the plans the cost model picks (rails, overlapped chunks, bcast chains), and
 # the predicted scaling table

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 """Generate the hwloc 2 XML topologies of tests/topo (committed with this script).
 
     python3 tests/topo/gen_fixtures.py tests/topo

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * plan_grid: the planner's choice for every topology fixture given on the command line, over
  * a grid of collectives, message sizes, node counts and layouts, one line each. The suite
@@ -19,6 +21,9 @@ static void grid_line(const char *fixture, const cg_topo_summary_t *s, int nodes
                                  .local_size = s->local_size, .max_local = s->local_size,
                                  .intra_ok = 1, .inter_ok = 1, .uniform = uniform, .lanes = 4,
                                  .topo_class = s->cls};
+    /* the LL inbox of the default scratch (16 MiB: a quarter, two parities of one slot per
+     * rank, half of a slot is payload) */
+    shape.ll_capacity = (((size_t)4 << 20) / 2 / (size_t)s->local_size & ~(size_t)255) / 2;
     cg_call_t           call = {.coll = coll, .bytes = size, .dtype = CG_DT_FLOAT,
                                 .op = CG_OP_SUM, .comm_size = shape.size};
 

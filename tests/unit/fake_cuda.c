@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * A fake CUDA driver (libcuda.so.1) for the unit tests of the CUDA layer's driver handling
  * on machines without a GPU: it counts the calls, reports CUDA_ERROR_NOT_INITIALIZED until

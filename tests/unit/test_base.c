@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Base services and the planner's tables: status strings, log configuration, size parsing,
  * algorithm names and validity, and the staged fallback of the planner. */
 #include "base/cg_base.h"

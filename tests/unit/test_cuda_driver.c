@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The CUDA layer's use of the driver, against a fake libcuda.so.1 (fake_cuda.c): MPI_Init's
  * check loads the driver without starting it; classifying host buffers before the

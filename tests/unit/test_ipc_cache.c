@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The process's IPC registry with a fake device layer that behaves like legacy CUDA IPC:
  * it counts imports and closes and refuses to open a peer's range that is still mapped

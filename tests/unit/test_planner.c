@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The planner across nodes: which algorithm applies to which shape, what a forced
  * algorithm does where it cannot run, the rules file (matching, order, parse errors with
@@ -246,5 +248,46 @@ START_TEST(test_pipeline_chunks)
 }
 END_TEST
 
+/* A call that is not logged formats no reason (config.explain 0) and gets the same plan. */
+START_TEST(test_explain_off)
+{
+    static const cg_coll_t colls[] = {CG_COLL_ALLREDUCE, CG_COLL_BCAST, CG_COLL_ALLGATHER,
+                                      CG_COLL_REDUCE_SCATTER_BLOCK};
+    cg_planner_config_t    loud, quiet;
+    cg_plan_t              said, silent;
+    int                    compared = 0;
+
+    cg_planner_config_default(&loud);
+    quiet         = loud;
+    quiet.explain = 0;
+    for (int forced = 0; forced < 2; forced++) {
+        for (size_t c = 0; c < CG_ARRAY_SIZE(colls); c++) {
+            /* forced: hier_ring runs across nodes only; on one node the reason says why not */
+            loud.forced[colls[c]] = quiet.forced[colls[c]] = forced ? CG_ALG_HIER_RING : CG_ALG_AUTO;
+            for (size_t bytes = 8; bytes <= (1u << 30); bytes *= 32) {
+                for (int n = 1; n <= 16; n *= 4) {
+                    cg_shape_t shape = nodes(n, n == 4 ? 3 : 8, n != 4);
+                    cg_call_t  call  = {.coll = colls[c], .count = bytes / 4, .bytes = bytes,
+                                        .dtype = CG_DT_FLOAT, .op = CG_OP_SUM,
+                                        .comm_size = shape.size};
+                    shape.ll_capacity = 4096;
+                    memset(&said, 0x5a, sizeof(said));
+                    memset(&silent, 0x5a, sizeof(silent));
+                    cg_plan_select(&loud, &call, &shape, &said);
+                    cg_plan_select(&quiet, &call, &shape, &silent);
+                    ck_assert_int_eq(said.alg, silent.alg);
+                    ck_assert_uint_eq(said.chunk_bytes, silent.chunk_bytes);
+                    ck_assert_msg(said.reason[0] != '\0', "no reason for %s %zu",
+                                  cg_coll_name(colls[c]), bytes);
+                    ck_assert_msg(silent.reason[0] == '\0', "formatted \"%s\"", silent.reason);
+                    compared++;
+                }
+            }
+        }
+    }
+    ck_assert_int_gt(compared, 100);
+}
+END_TEST
+
 CG_UNIT_MAIN("planner", 30, test_multi_node_auto, test_forced_where_it_cannot_run, test_rules,
-             test_rules_errors, test_cost_model, test_pipeline_chunks)
+             test_rules_errors, test_cost_model, test_pipeline_chunks, test_explain_off)

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Every (type, op) of the device reductions, run through the host layer, against a
  * reference written here with the natural C types: random inputs, 1 to 5 sources, several

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The simulated GPU and the strict host device layer: device memory faults when the CPU
  * touches it (death tests in a child process), copies and reductions reach it through the

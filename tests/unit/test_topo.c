@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Topology fixtures (the XML files of tests/topo): the classification, the rail map, the ring order and
  * the intra-node algorithm the planner picks for each node shape; bad input gives the safe

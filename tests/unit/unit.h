@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* Shared runner of the Check unit tests: one suite, one test case, exit status 1 on failure. */
 #ifndef CG_UNIT_H
 #define CG_UNIT_H

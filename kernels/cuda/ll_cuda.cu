@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * The LL collective on the GPU (cg_ll_args_t in kernels/cg_dev.h): one kernel per call. It
+ * writes this rank's payload into its peers' inboxes as 8-byte lines (4 bytes of data, the
+ * call's 4-byte flag: one store each, so a reader sees a line whole or not at all), then
+ * waits on the lines of its own inbox and writes the result: the reduction in rank order
+ * (the same bits on every rank), or the copies. A slot whose lines carry CG_LL_ABORT (written
+ * by the host when a peer will never send) ends the wait without a result.
+ *
+ * One block: small messages, where the launch and the wait dominate. The types and ops are
+ * the rows of the shared table (cg_reduce_ops.h), as for the reduction kernel.
+ */
+#include "kernels/cuda/cg_cuda.h"
+
+#include <stdint.h>
+
+namespace {
+
+constexpr int kThreads = 512;
+
+struct LLParams {
+    char    *inbox[CG_DEV_MAX_FANIN];
+    size_t   slot_bytes;
+    size_t   send_off[CG_DEV_MAX_FANIN]; /* byte offset in src of what goes to rank p */
+    size_t   send_len[CG_DEV_MAX_FANIN]; /* bytes to rank p (0: nothing) */
+    size_t   recv_len[CG_DEV_MAX_FANIN]; /* bytes expected from rank p (0: nothing) */
+    const char *src;
+    char    *dst;
+    int      size, rank, root, coll, parity;
+    uint32_t flag;
+    size_t   count;  /* reductions: elements of the result; allgather: bytes of a block */
+};
+
+__device__ __forceinline__ char *ll_slot(const LLParams &p, int owner, int from)
+{
+    return p.inbox[owner] + ((size_t)p.parity * (size_t)p.size + (size_t)from) * p.slot_bytes;
+}
+
+/* Wait for line i of slot `from` of this rank's inbox; its 4 data bytes, or *aborted. */
+__device__ __forceinline__ uint32_t ll_wait(const LLParams &p, int from, size_t i, int *aborted)
+{
+    const volatile unsigned long long *line =
+        reinterpret_cast<const volatile unsigned long long *>(ll_slot(p, p.rank, from)) + i;
+    unsigned spins = 0;
+
+    for (;;) {
+        unsigned long long v = *line;
+        uint32_t           f = (uint32_t)(v >> 32);
+        if (f == p.flag) {
+            return (uint32_t)v;
+        }
+        if (f == (p.flag | CG_LL_ABORT)) {
+            *aborted = 1;
+            return 0;
+        }
+        if (++spins > 64) {
+            __nanosleep(64);
+        }
+    }
+}
+
+__device__ void ll_push(const LLParams &p)
+{
+    for (int to = 0; to < p.size; to++) { /* every peer: at least an empty line */
+        const size_t len = p.send_len[to], lines = cg_ll_slot_lines(len);
+        volatile unsigned long long *out =
+            reinterpret_cast<volatile unsigned long long *>(ll_slot(p, to, p.rank));
+        const char *in = p.src + p.send_off[to];
+        for (size_t i = threadIdx.x; i < lines; i += blockDim.x) {
+            uint32_t data = 0;
+            for (int b = 0; b < 4 && 4 * i + b < len; b++) {
+                data |= (uint32_t)(unsigned char)in[4 * i + b] << (8 * b);
+            }
+            out[i] = ((unsigned long long)p.flag << 32) | data;
+        }
+    }
+}
+
+/* The empty line of every peer that sends this rank no data (cg_ll_slot_lines): it has
+ * started this call. Block-wide: 1 when any was an abort line. */
+__device__ int ll_wait_empty(const LLParams &p)
+{
+    int aborted = 0;
+
+    for (int from = threadIdx.x; from < p.size; from += blockDim.x) {
+        if (p.recv_len[from] == 0) {
+            (void)ll_wait(p, from, 0, &aborted);
+        }
+    }
+    return __syncthreads_or(aborted);
+}
+
+/* bcast and allgather: the lines of slot `from` into dst + at, byte by byte at the tail. */
+__device__ void ll_pull_bytes(const LLParams &p, int from, char *at, int *aborted)
+{
+    const size_t len = p.recv_len[from], lines = (len + 3) / 4;
+
+    for (size_t i = threadIdx.x; i < lines; i += blockDim.x) {
+        uint32_t data = ll_wait(p, from, i, aborted);
+        if (*aborted) {
+            return;
+        }
+        for (int b = 0; b < 4 && 4 * i + b < len; b++) {
+            at[4 * i + b] = (char)(data >> (8 * b));
+        }
+    }
+}
+
+/* Element e of slot `from` (bytes e*sizeof(T) ..), assembled from its lines. */
+template <typename T>
+__device__ __forceinline__ T ll_element(const LLParams &p, int from, size_t e, int *aborted)
+{
+    unsigned char bytes[sizeof(T) + 8];
+    const size_t  first = e * sizeof(T), line0 = first / 4, line1 = (first + sizeof(T) - 1) / 4;
+    T             v;
+
+    for (size_t l = line0; l <= line1; l++) {
+        uint32_t data = ll_wait(p, from, l, aborted);
+        for (int b = 0; b < 4; b++) {
+            bytes[(l - line0) * 4 + b] = (unsigned char)(data >> (8 * b));
+        }
+    }
+    memcpy(&v, bytes + (first - line0 * 4), sizeof(T));
+    return v;
+}
+
+template <typename T, typename F, int STORE>
+__global__ void __launch_bounds__(kThreads) ll_reduce_kernel(LLParams p)
+{
+    F   fn;
+    int aborted;
+
+    ll_push(p);
+    /* in place: every line of the input left before the result is written (the barrier of
+     * ll_wait_empty) */
+    aborted = ll_wait_empty(p);
+    for (size_t e = threadIdx.x; e < p.count && !aborted; e += blockDim.x) {
+        T acc = ll_element<T>(p, 0, e, &aborted);
+        for (int s = 1; s < p.size && !aborted; s++) {
+            acc = fn(acc, ll_element<T>(p, s, e, &aborted));
+        }
+        if (!aborted) {
+            char *out = p.dst + e * sizeof(T);
+            if constexpr (STORE != 0) { /* the user's padding bytes are never written */
+                memcpy(out, &acc, sizeof(acc.v));
+                memcpy(out + offsetof(T, i), reinterpret_cast<const char *>(&acc) + offsetof(T, i),
+                       sizeof(int));
+            } else {
+                memcpy(out, &acc, sizeof(T));
+            }
+        }
+    }
+}
+
+__global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
+{
+    int aborted;
+
+    ll_push(p);
+    aborted = ll_wait_empty(p);
+    if (aborted) {
+        return;
+    }
+    if (p.coll == CG_LL_BCAST) {
+        ll_pull_bytes(p, p.root, p.dst, &aborted);
+        return;
+    }
+    for (int s = 0; s < p.size && !aborted; s++) { /* allgather */
+        ll_pull_bytes(p, s, p.dst + (size_t)s * p.count, &aborted);
+    }
+}
+
+#define CG_X_FUNCTOR(DT, OP, T, FN, STORE)                                                \
+    struct LLFn_##FN {                                                                    \
+        __device__ __forceinline__ T operator()(T a, T b) const { return FN(a, b); }      \
+    };
+CG_REDUCE_TABLE(CG_X_FUNCTOR)
+#undef CG_X_FUNCTOR
+
+} // namespace
+
+extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t stream)
+{
+    const size_t elem = a->dtype == CG_DT_NONE ? 1 : cg_dtype_size(a->dtype);
+    LLParams     p    = {};
+
+    (void)cudaGetLastError();
+    if (a->size > CG_DEV_MAX_FANIN || elem == 0) {
+        return cudaErrorInvalidValue;
+    }
+    for (int r = 0; r < a->size; r++) {
+        p.inbox[r]    = a->inbox[r];
+        p.send_len[r] = cg_ll_send_bytes(a, r, &p.send_off[r]);
+        p.recv_len[r] = cg_ll_recv_bytes(a, r);
+        if (p.send_len[r] > cg_ll_capacity(a->slot_bytes)) {
+            return cudaErrorInvalidValue;
+        }
+    }
+    p.slot_bytes = a->slot_bytes;
+    p.src        = static_cast<const char *>(a->src);
+    p.dst        = static_cast<char *>(a->dst);
+    p.size       = a->size;
+    p.rank       = a->rank;
+    p.root       = a->root;
+    p.coll       = a->coll;
+    p.parity     = (int)a->parity;
+    p.flag       = a->flag;
+    if (a->coll == CG_LL_BCAST || a->coll == CG_LL_ALLGATHER) {
+        p.count = a->count * elem; /* a block's bytes */
+        ll_copy_kernel<<<1, kThreads, 0, stream>>>(p);
+        return cudaGetLastError();
+    }
+    p.count = a->coll == CG_LL_REDUCE_SCATTER ? a->counts[a->rank] : a->count;
+#define CG_X_DISPATCH(DT, OP, T, FN, STORE)                                               \
+    if (a->dtype == (DT) && a->op == (OP)) {                                              \
+        ll_reduce_kernel<T, LLFn_##FN, STORE><<<1, kThreads, 0, stream>>>(p);             \
+        return cudaGetLastError();                                                        \
+    }
+    CG_REDUCE_TABLE(CG_X_DISPATCH)
+#undef CG_X_DISPATCH
+    return cudaErrorInvalidValue;
+}

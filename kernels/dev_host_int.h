@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/* The host device layer's shared internals (dev_host.c, dev_host_memory.c, host_ll.c). */
+#ifndef CG_DEV_HOST_INT_H
+#define CG_DEV_HOST_INT_H
+
+#include "kernels/cg_dev.h"
+#include "kernels/sim/cg_sim.h"
+
+#include <pthread.h>
+
+/* lenient mode: one shared-memory allocation of the layer, or a peer's mapped here */
+typedef struct cg_host_region {
+    void                  *ptr;
+    size_t                 size;
+    int                    imported;
+    uint64_t               buffer_id;
+    char                   name[64];
+    struct cg_host_region *next;
+} cg_host_region_t;
+
+typedef struct {
+    char name[64];
+} cg_host_ipc_opaque_t;
+
+typedef struct {
+    pthread_mutex_t     lock;
+    cg_host_region_t   *regions;          /* lenient: allocations and imports */
+    int                 classify_as_host; /* lenient: this rank's buffers are host memory */
+    const cg_sim_api_t *sim;              /* strict: the simulated GPU; NULL: lenient */
+} cg_dev_host_t;
+
+static inline cg_dev_host_t *cg_host_impl(cg_dev_t *dev)
+{
+    return (cg_dev_host_t *)dev->impl;
+}
+
+/* The CPU address of [ptr, ptr + bytes) as the device sees it (dev_host_memory.c). */
+cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes, void **out);
+
+/* memory and IPC (dev_host_memory.c) */
+cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr);
+cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr);
+void        cg_host_mem_free(cg_dev_t *dev, void *ptr);
+cg_status_t cg_host_host_alloc(cg_dev_t *dev, size_t size, void **ptr);
+void        cg_host_host_free(cg_dev_t *dev, void *ptr);
+cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);
+cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base);
+void        cg_host_ipc_close(cg_dev_t *dev, void *base);
+/* lenient mode: close every allocation and mapping (at the layer's close) */
+void        cg_host_regions_free(cg_dev_host_t *host);
+
+/* the LL collective (host_ll.c): lines now, the wait and the result when polled */
+cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args);
+/* One look at this rank's inbox: *done once every expected line came (the result is then
+ * written, or CG_ERR_MISMATCH when an abort line came instead). */
+cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, int *done);
+cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);
+
+#endif

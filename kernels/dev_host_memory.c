@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * Host device layer: memory and IPC, in its two modes (see dev_host.c): strict, the
+ * simulated GPU's memory and IPC; lenient, host memory, the layer's own allocations in
+ * POSIX shared memory.
+ */
+#include "kernels/dev_host_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+_Static_assert(sizeof(cg_sim_ipc_handle_t) <= CG_IPC_HANDLE_BYTES, "IPC handle too large");
+
+/* The CPU address of [ptr, ptr + bytes) as the device sees it: strict mode translates
+ * simulated device memory and fails on a range that overruns an allocation (an illegal
+ * address on a GPU); host memory and lenient mode use the pointer itself. */
+cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes, void **out)
+{
+    const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
+    cg_sim_attr_t       attr;
+
+    *out = (void *)ptr;
+    if (sim == NULL || bytes == 0) {
+        return CG_OK;
+    }
+    *out = sim->access(ptr, bytes);
+    if (*out != NULL) {
+        return CG_OK;
+    }
+    if (sim->query(ptr, &attr) != CG_SIM_OK) {
+        *out = (void *)ptr; /* host memory */
+        return CG_OK;
+    }
+    cg_error(CG_SUB_DEV, "illegal address: %zu bytes at %p overrun the device allocation "
+             "[%#lx, +%zu)", bytes, ptr, (unsigned long)attr.base, attr.size);
+    return CG_ERR_DEVICE;
+}
+
+/* ---- lenient mode's shared-memory allocations ------------------------------------------ */
+static void cg_host_region_add(cg_dev_host_t *host, cg_host_region_t *r)
+{
+    pthread_mutex_lock(&host->lock);
+    r->next    = host->regions;
+    host->regions = r;
+    pthread_mutex_unlock(&host->lock);
+}
+
+/* Remove the region starting at ptr from the list and return it (NULL if unknown). */
+static cg_host_region_t *cg_host_region_take(cg_dev_host_t *host, void *ptr)
+{
+    cg_host_region_t **pp, *r = NULL;
+
+    pthread_mutex_lock(&host->lock);
+    for (pp = &host->regions; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->ptr == ptr) {
+            r   = *pp;
+            *pp = r->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&host->lock);
+    return r;
+}
+
+/* Unique id of a shared-memory object: its device and inode. */
+static uint64_t cg_host_shm_id(const char *name)
+{
+    char        path[128];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    if (stat(path, &st) != 0) {
+        return 0;
+    }
+    return ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
+}
+
+static void cg_host_region_free(cg_host_region_t *r)
+{
+    cg_shm_detach(r->ptr, r->size);
+    if (!r->imported) {
+        cg_shm_unlink(r->name);
+    }
+    free(r);
+}
+
+void cg_host_regions_free(cg_dev_host_t *host)
+{
+    while (host->regions != NULL) {
+        cg_host_region_t *r = host->regions;
+        host->regions       = r->next;
+        cg_host_region_free(r);
+    }
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
+{
+    cg_dev_host_t *host = cg_host_impl(dev);
+    cg_sim_attr_t  sim_attr;
+
+    memset(attr, 0, sizeof(*attr));
+    attr->kind   = CG_MEM_HOST;
+    attr->device = -1;
+    if (ptr == NULL) {
+        return CG_OK;
+    }
+    if (host->sim != NULL) {
+        if (host->sim->query(ptr, &sim_attr) == CG_SIM_OK) {
+            attr->kind      = CG_MEM_DEVICE;
+            attr->device    = 0;
+            attr->base      = sim_attr.base;
+            attr->size      = sim_attr.size;
+            attr->buffer_id = sim_attr.buffer_id;
+        }
+        return CG_OK;
+    }
+    if (!host->classify_as_host) {
+        attr->kind   = CG_MEM_DEVICE;
+        attr->device = 0;
+    }
+    return CG_OK;
+}
+
+cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
+{
+    cg_dev_host_t    *host = cg_host_impl(dev);
+    cg_host_region_t *r;
+    cg_status_t       status;
+    int               rc;
+
+    if (host->sim != NULL) {
+        rc = host->sim->malloc_fn(ptr, size, CG_SIM_ALLOC_DEFAULT);
+        if (rc != CG_SIM_OK) {
+            cg_error(CG_SUB_DEV, "simulated device allocation of %zu bytes failed: %s", size,
+                     host->sim->status_string(rc));
+            return rc == CG_SIM_ERR_NO_MEMORY ? CG_ERR_NO_MEMORY : CG_ERR_DEVICE;
+        }
+        return CG_OK;
+    }
+    r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    size   = size ? size : 1;
+    status = cg_shm_create(size, r->name, &r->ptr);
+    if (status != CG_OK) {
+        free(r);
+        return status;
+    }
+    r->size      = size;
+    r->buffer_id = cg_host_shm_id(r->name);
+    cg_host_region_add(host, r);
+    *ptr = r->ptr;
+    return CG_OK;
+}
+
+void cg_host_mem_free(cg_dev_t *dev, void *ptr)
+{
+    cg_dev_host_t    *host = cg_host_impl(dev);
+    cg_host_region_t *r;
+
+    if (host->sim != NULL) {
+        if (ptr != NULL && host->sim->free_fn(ptr) != CG_SIM_OK) {
+            cg_error(CG_SUB_DEV, "freeing simulated device memory %p failed", ptr);
+        }
+        return;
+    }
+    r = cg_host_region_take(host, ptr);
+    if (r != NULL) {
+        cg_host_region_free(r);
+    }
+}
+
+cg_status_t cg_host_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
+{
+    (void)dev;
+    return posix_memalign(ptr, 64, size ? size : 1) == 0 ? CG_OK : CG_ERR_NO_MEMORY;
+}
+
+void cg_host_host_free(cg_dev_t *dev, void *ptr)
+{
+    (void)dev;
+    free(ptr);
+}
+
+/* ---- IPC ----------------------------------------------------------------------------------- */
+static cg_status_t cg_host_sim_export(cg_dev_host_t *host, const void *ptr, size_t size,
+                                      cg_ipc_handle_t *handle)
+{
+    cg_sim_ipc_handle_t sim_handle;
+    cg_sim_attr_t       attr;
+    int                 rc;
+
+    if (host->sim->query(ptr, &attr) != CG_SIM_OK || attr.imported ||
+        (uintptr_t)ptr + size > attr.base + attr.size) {
+        return CG_ERR_UNSUPPORTED; /* host memory, a peer's memory: not exportable */
+    }
+    rc = host->sim->ipc_get_handle(&sim_handle, (const void *)attr.base);
+    if (rc != CG_SIM_OK) {
+        cg_debug(CG_SUB_IPC, "cannot export %p: %s", ptr, host->sim->status_string(rc));
+        return CG_ERR_UNSUPPORTED;
+    }
+    handle->buffer_id = sim_handle.buffer_id;
+    handle->base      = sim_handle.base;
+    handle->size      = sim_handle.size;
+    handle->offset    = (uint64_t)((uintptr_t)ptr - attr.base);
+    memcpy(handle->opaque, &sim_handle, sizeof(sim_handle));
+    return CG_OK;
+}
+
+cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
+                                      cg_ipc_handle_t *handle)
+{
+    cg_dev_host_t        *host = cg_host_impl(dev);
+    cg_host_ipc_opaque_t *o = (cg_host_ipc_opaque_t *)handle->opaque;
+    cg_host_region_t     *r;
+    cg_status_t           status = CG_ERR_UNSUPPORTED;
+
+    memset(handle, 0, sizeof(*handle));
+    if (host->sim != NULL) {
+        return cg_host_sim_export(host, ptr, size, handle);
+    }
+    /* lenient: the layer's own allocations only */
+    pthread_mutex_lock(&host->lock);
+    for (r = host->regions; r != NULL; r = r->next) {
+        if (!r->imported && (const char *)ptr >= (char *)r->ptr &&
+            (const char *)ptr + size <= (char *)r->ptr + r->size) {
+            handle->buffer_id = r->buffer_id;
+            handle->base      = (uint64_t)(uintptr_t)r->ptr;
+            handle->size      = r->size;
+            handle->offset    = (uint64_t)((const char *)ptr - (char *)r->ptr);
+            snprintf(o->name, sizeof(o->name), "%s", r->name);
+            status = CG_OK;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&host->lock);
+    return status;
+}
+
+static cg_status_t cg_host_sim_import(cg_dev_host_t *host, const cg_ipc_handle_t *handle,
+                                      void **base)
+{
+    cg_sim_ipc_handle_t sim_handle;
+    int                 rc;
+
+    memcpy(&sim_handle, handle->opaque, sizeof(sim_handle));
+    rc = host->sim->ipc_open(base, &sim_handle);
+    switch (rc) {
+    case CG_SIM_OK:
+        return CG_OK;
+    case CG_SIM_ERR_ALREADY_MAPPED:
+        cg_debug(CG_SUB_IPC, "opening buffer %#lx of process %d: already mapped",
+                 (unsigned long)handle->buffer_id, (int)sim_handle.owner_pid);
+        return CG_ERR_ALREADY_MAPPED;
+    case CG_SIM_ERR_GONE:
+        cg_error(CG_SUB_IPC, "opening buffer %#lx of process %d: %s",
+                 (unsigned long)handle->buffer_id, (int)sim_handle.owner_pid,
+                 host->sim->status_string(rc));
+        return CG_ERR_PEER;
+    default:
+        cg_error(CG_SUB_IPC, "opening buffer %#lx of process %d: %s",
+                 (unsigned long)handle->buffer_id, (int)sim_handle.owner_pid,
+                 host->sim->status_string(rc));
+        return rc == CG_SIM_ERR_NO_MEMORY ? CG_ERR_NO_MEMORY : CG_ERR_DEVICE;
+    }
+}
+
+cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base)
+{
+    cg_dev_host_t              *host = cg_host_impl(dev);
+    const cg_host_ipc_opaque_t *o = (const cg_host_ipc_opaque_t *)handle->opaque;
+    cg_host_region_t           *r;
+    cg_status_t                 status;
+
+    if (host->sim != NULL) {
+        return cg_host_sim_import(host, handle, base);
+    }
+    if (handle->buffer_id == 0 || o->name[0] != '/') {
+        cg_error(CG_SUB_IPC, "not a host-layer IPC handle");
+        return CG_ERR_INVALID_PARAM;
+    }
+    r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    status = cg_shm_attach(o->name, handle->size, &r->ptr);
+    if (status != CG_OK) {
+        free(r);
+        return status;
+    }
+    r->size      = handle->size;
+    r->imported  = 1;
+    r->buffer_id = handle->buffer_id;
+    snprintf(r->name, sizeof(r->name), "%s", o->name);
+    cg_host_region_add(host, r);
+    *base = r->ptr;
+    return CG_OK;
+}
+
+void cg_host_ipc_close(cg_dev_t *dev, void *base)
+{
+    cg_dev_host_t    *host = cg_host_impl(dev);
+    cg_host_region_t *r;
+
+    if (host->sim != NULL) {
+        if (host->sim->ipc_close(base) != CG_SIM_OK) {
+            cg_error(CG_SUB_IPC, "closing the mapping at %p failed", base);
+        }
+        return;
+    }
+    r = cg_host_region_take(host, base);
+    if (r != NULL) {
+        cg_host_region_free(r);
+    }
+}

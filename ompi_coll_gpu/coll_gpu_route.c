@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * How one call runs (mca_coll_gpu_route): the memory kinds agreed by every rank (in band on
+ * a node's board, or through the layer underneath), the planner's choice on the
+ * communicator's fast-path context (created collectively at the first call that needs it),
+ * the one-rank and staged cases; and the LOCAL path's copy.
+ */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Exchange through the layer underneath (host memory, MPI_BYTE) on the module's
+ * communicator; the context keeps it for exchanges during later calls. */
+static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
+{
+    mca_coll_gpu_module_t *m = ctx;
+
+    return MCA_COLL_GPU_UNDER(m, allgather, send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm) == OMPI_SUCCESS ? CG_OK : CG_ERR_TRANSPORT;
+}
+
+cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
+{
+    cg_oob_t         oob     = {mca_coll_gpu_oob_allgather, m};
+    cg_comm_config_t config  = {
+        .rank          = ompi_comm_rank(comm),
+        .size          = ompi_comm_size(comm),
+        .node_size     = mca_coll_gpu_component.node_size,
+        .scratch_bytes = mca_coll_gpu_component.scratch_size,
+        .sync          = (cg_sync_mode_t)mca_coll_gpu_component.intra_sync,
+        .copy          = (cg_copy_method_t)mca_coll_gpu_component.copy_method,
+        .timeout_s     = mca_coll_gpu_component.timeout,
+        .topo_file     = mca_coll_gpu_component.topo_file,
+        .comm_id       = mca_coll_gpu_comm_id(comm),
+        .thread_multi  = mca_coll_gpu_component.thread_multi,
+        .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max,
+        .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,
+        .depth         = mca_coll_gpu_component.ucx_depth,
+        .lanes         = mca_coll_gpu_component.hier_lanes,
+        .staging       = (cg_staging_mode_t)mca_coll_gpu_component.ucx_staging,
+    };
+    cg_status_t status;
+
+    if (m->core != NULL || m->core_failed) {
+        return m->core;
+    }
+    status = cg_comm_create(mca_coll_gpu_component.dev, &oob, &config, &m->core);
+    if (status != CG_OK) {
+        m->core        = NULL;
+        m->core_failed = 1;
+        cg_warn(CG_SUB_INIT, "no fast path on %s: %s (staged path from now on)", comm->c_name,
+                cg_status_string(status));
+    }
+    return m->core;
+}
+
+/* A fast path ended: an error becomes an MPI error, and the communicator's fast paths
+ * are retired (every rank saw the same failure at the same barrier). */
+int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *call,
+                           cg_status_t status)
+{
+    if (status == CG_OK) {
+        return OMPI_SUCCESS;
+    }
+    cg_error(CG_SUB_COLL, "MPI_%s on %s failed on the fast path: %s", cg_coll_name(call->coll),
+             comm->c_name, cg_status_string(status));
+    return mca_coll_gpu_status_to_mpi(status);
+}
+
+/*
+ * Decide how one call runs. The plan comes from what every rank knows identically; when a
+ * fast path may run and coll_gpu_buffer_check=agree, the ranks agree on their memory kinds
+ * first, so that every rank takes the same path even when some pass host buffers:
+ *   nobody has device buffers          -> the layer underneath, untouched
+ *   everyone has device buffers only   -> the fast path the planner picks for the shape
+ *   anything else                      -> staged (which the layer underneath pairs with)
+ */
+/* The component's copies and kernels run on streams of its own that do not wait for the
+ * application's: before they touch this rank's device buffers, wait for what the
+ * application queued on its default stream (the data it just produced). A failure there
+ * (a fault in the application's kernel) is logged where it is detected and fails the
+ * call's own device operations, which report it through the call's usual paths. */
+static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
+                                        const cg_call_t *call)
+{
+    cg_dev_t            *dev  = mca_coll_gpu_component.dev;
+    const cg_alg_info_t *info = cg_alg_info(call->coll, route->plan.alg);
+
+    if (route->path == MCA_COLL_GPU_PATH_FAST && info != NULL &&
+        (info->traits & CG_TRAIT_STREAM_ORDERED)) {
+        return; /* the algorithm orders itself after the application's work on the device */
+    }
+    if (route->path != MCA_COLL_GPU_PATH_UNDER && (route->kinds & MCA_COLL_GPU_KIND_DEVICE) &&
+        dev != NULL) {
+        (void)dev->ops->app_wait(dev, NULL);
+    }
+}
+
+/* How the ranks agree on the memory kinds of a call that could take a fast path
+ * (coll_gpu_buffer_check):
+ *   local  no agreement: the application promises the same kind on every rank
+ *   agree  one small allreduce through the layer underneath, every call
+ *   auto   on a communicator inside one node, in band: every rank writes its kinds on the
+ *          node's board (one store); a rank with host buffers only then goes to the layer
+ *          underneath at once (returns MCA_COLL_GPU_AGREED_HOST), a rank with device buffers
+ *          reads every rank's kinds for this call. The board is made at the first call
+ *          that needs an agreement, which agrees through the layer underneath, as
+ *          communicators spanning nodes do on every such call (ranks of other nodes are
+ *          not on the board).
+ * all_kinds: this rank's kinds in, the OR of every rank's out (not set for AGREED_HOST). */
+static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                                    int mine, int *all_kinds)
+{
+    const int   host_only = (mine & MCA_COLL_GPU_KIND_HOST) && !(mine & MCA_COLL_GPU_KIND_DEVICE);
+    cg_status_t status;
+    int         rc;
+
+    *all_kinds = mine;
+    if (mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_LOCAL) {
+        return OMPI_SUCCESS;
+    }
+    m->seq++; /* every rank counts the calls that need an agreement */
+    if (mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AUTO && m->board != NULL &&
+        cg_board_single_node(m->board)) {
+        cg_board_announce(m->board, m->seq, mine);
+        if (host_only) {
+            return MCA_COLL_GPU_AGREED_HOST;
+        }
+        status = cg_board_collect(m->board, m->seq, mca_coll_gpu_component.timeout, all_kinds);
+        return mca_coll_gpu_status_to_mpi(status);
+    }
+    rc = mca_coll_gpu_agree_kinds(m, comm, mine, all_kinds);
+    if (OMPI_SUCCESS == rc && mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AUTO &&
+        m->board == NULL && !m->board_failed) {
+        /* every rank is here: make the board for the next calls */
+        cg_oob_t oob = {mca_coll_gpu_oob_allgather, m};
+        if (cg_board_create(&oob, ompi_comm_rank(comm), ompi_comm_size(comm),
+                            mca_coll_gpu_component.node_size, &m->board) != CG_OK) {
+            m->board        = NULL;
+            m->board_failed = 1;
+        }
+    }
+    return rc;
+}
+
+/* coll_gpu_calls_*: the path each call takes. */
+static void mca_coll_gpu_route_count(const mca_coll_gpu_route_t *route)
+{
+    static const cg_counter_t counter[] = {
+        [MCA_COLL_GPU_PATH_UNDER] = CG_CNT_CALLS_UNDER, [MCA_COLL_GPU_PATH_STAGED] = CG_CNT_CALLS_STAGED,
+        [MCA_COLL_GPU_PATH_FAST] = CG_CNT_CALLS_FAST,   [MCA_COLL_GPU_PATH_LOCAL] = CG_CNT_CALLS_LOCAL,
+    };
+    cg_count(counter[route->path], 1);
+}
+
+/* coll_gpu_debug_fail: arm the device's failure at the chosen fast-path call. */
+static void mca_coll_gpu_route_debug_fail(const mca_coll_gpu_route_t *route)
+{
+    long n;
+
+    if (route->path != MCA_COLL_GPU_PATH_FAST || mca_coll_gpu_component.debug_fail_rank < 0 ||
+        mca_coll_gpu_component.dev == NULL) {
+        return;
+    }
+    n = __atomic_add_fetch(&mca_coll_gpu_component.fast_calls, 1, __ATOMIC_RELAXED);
+    if (n == mca_coll_gpu_component.debug_fail_call &&
+        ompi_comm_rank(MPI_COMM_WORLD) == mca_coll_gpu_component.debug_fail_rank) {
+        __atomic_store_n(&mca_coll_gpu_component.dev->fail_countdown, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* Why the call goes where it goes, kept only when the call is logged (verbose). */
+static void mca_coll_gpu_route_why(mca_coll_gpu_route_t *route, const char *why)
+{
+    if (cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
+        snprintf(route->plan.reason, sizeof(route->plan.reason), "%s", why);
+    }
+}
+
+/* A communicator of one rank: MPI's result is a copy on this rank. Host buffers go to the
+ * layer underneath (coll/self); device buffers of a dense layout get one device copy (the
+ * entry point's LOCAL case), others are staged (self copies them on the host). */
+static void mca_coll_gpu_route_self(const cg_call_t *call, int local_kinds, int layout,
+                                    mca_coll_gpu_route_t *route)
+{
+    route->plan = (cg_plan_t){.alg = CG_ALG_STAGED};
+    if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
+        route->path = MCA_COLL_GPU_PATH_UNDER;
+        mca_coll_gpu_route_why(route, "no device buffers");
+    } else if ((layout & MCA_COLL_GPU_LAYOUT_GAPS) ||
+               (local_kinds & MCA_COLL_GPU_KIND_BROKEN)) {
+        route->path = MCA_COLL_GPU_PATH_STAGED;
+        mca_coll_gpu_route_why(route, "one rank, datatype with gaps");
+    } else {
+        route->path = MCA_COLL_GPU_PATH_LOCAL;
+        mca_coll_gpu_route_why(route, "one rank: local copy");
+    }
+    (void)call;
+}
+
+int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                       const cg_call_t *call, int local_kinds, int layout,
+                       mca_coll_gpu_route_t *route)
+{
+    cg_planner_config_t planner = mca_coll_gpu_component.planner;
+    int                 all     = local_kinds, rc;
+    cg_shape_t          shape;
+    cg_comm_t          *core;
+
+    route->kinds = local_kinds;
+    if (call->comm_size == 1) {
+        mca_coll_gpu_route_self(call, local_kinds, layout, route);
+        mca_coll_gpu_route_app_wait(route, call);
+        mca_coll_gpu_route_count(route);
+        return OMPI_SUCCESS;
+    }
+    /* coll_gpu_<coll>_algorithm may change at run time (MPI_T) */
+    for (int c = 0; c < CG_COLL_COUNT; c++) {
+        planner.forced[c] = mca_coll_gpu_component.algorithm[c];
+    }
+    planner.explain = cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL);
+    if (!cg_plan_prefilter(&planner, call, &route->plan)) {
+        route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
+                                                               : MCA_COLL_GPU_PATH_UNDER;
+        if (route->path == MCA_COLL_GPU_PATH_UNDER) {
+            mca_coll_gpu_route_why(route, "no device buffers");
+        }
+        mca_coll_gpu_route_app_wait(route, call);
+        mca_coll_gpu_route_count(route);
+        return OMPI_SUCCESS;
+    }
+    if (layout & MCA_COLL_GPU_LAYOUT_NOFAST) {
+        all |= MCA_COLL_GPU_KIND_NOFAST;
+    }
+    /* a failure is not always seen by every rank (another node's): agree on it too */
+    if (m->core_failed || (m->core != NULL && cg_comm_failed(m->core))) {
+        all |= MCA_COLL_GPU_KIND_RETIRED;
+    }
+    rc = mca_coll_gpu_route_agree(m, comm, all, &all);
+    if (rc == MCA_COLL_GPU_AGREED_HOST) { /* host buffers, announced on the board: done */
+        route->path = MCA_COLL_GPU_PATH_UNDER;
+        mca_coll_gpu_route_count(route);
+        return OMPI_SUCCESS;
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    route->path     = MCA_COLL_GPU_PATH_STAGED;
+    route->plan.alg = CG_ALG_STAGED;
+    if (!(all & MCA_COLL_GPU_KIND_DEVICE)) {
+        route->path = MCA_COLL_GPU_PATH_UNDER;
+        mca_coll_gpu_route_why(route, "no device buffers");
+    } else if (all & (MCA_COLL_GPU_KIND_HOST | MCA_COLL_GPU_KIND_NOFAST |
+                      MCA_COLL_GPU_KIND_RETIRED | MCA_COLL_GPU_KIND_BROKEN)) {
+        if (!(local_kinds & MCA_COLL_GPU_KIND_DEVICE)) {
+            route->path = MCA_COLL_GPU_PATH_UNDER;
+        }
+        mca_coll_gpu_route_why(route,
+                 (all & MCA_COLL_GPU_KIND_HOST)     ? "ranks mix host and device buffers"
+                 : (all & (MCA_COLL_GPU_KIND_NOFAST | MCA_COLL_GPU_KIND_BROKEN))
+                     ? "a rank's buffers cannot take a fast path (datatype layout, another "
+                       "GPU or context, device layer unavailable)"
+                     : "a rank's fast path failed earlier");
+    } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
+        mca_coll_gpu_route_why(route, "no fast-path context");
+    } else {
+        cg_comm_shape(core, &shape);
+        cg_plan_select(&planner, call, &shape, &route->plan);
+        if (route->plan.alg != CG_ALG_STAGED) {
+            route->path = MCA_COLL_GPU_PATH_FAST;
+        }
+    }
+    mca_coll_gpu_route_app_wait(route, call);
+    mca_coll_gpu_route_debug_fail(route);
+    mca_coll_gpu_route_count(route);
+    return OMPI_SUCCESS;
+}
+
+const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)
+{
+    switch (route->path) {
+    case MCA_COLL_GPU_PATH_UNDER: return "underlying";
+    case MCA_COLL_GPU_PATH_LOCAL: return "local";
+    default:                      return cg_alg_name(route->plan.alg);
+    }
+}
+
+int mca_coll_gpu_local_copy(mca_coll_gpu_module_t *m, void *dst, const void *src, size_t bytes)
+{
+    cg_dev_t   *dev = mca_coll_gpu_component.dev;
+    cg_status_t status;
+
+    if (bytes == 0 || dst == src || src == MPI_IN_PLACE) {
+        return OMPI_SUCCESS;
+    }
+    if (m->stream == NULL && dev->ops->stream_create(dev, &m->stream) != CG_OK) {
+        m->stream = NULL;
+        return OMPI_ERROR;
+    }
+    status = cg_dev_copy_sync(dev, dst, src, bytes, m->stream);
+    return mca_coll_gpu_status_to_mpi(status);
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
+# What users see from coll/gpu on a job of several ranks: a problem that every rank has is
+# reported once (a misspelled parameter, in the environment or on the mpirun line; a rules
+# file that cannot be read), coll_gpu_device=cuda without CUDA stops the job with one message
+# per node, and the verbose banner names the version once. Run by make check.
+set -u
+builddir=${CG_BUILDDIR:-$(pwd)}
+mpirun=${CG_MPIRUN:-mpirun}
+sysdir=${CG_OMPI_COMPONENT_DIR:-$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')}
+if ! command -v "$mpirun" >/dev/null 2>&1; then
+    echo "check_messages: mpirun not found: skipped"
+    exit 77
+fi
+export OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs"
+export PMIX_MCA_mca_base_component_path=
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
+version=$(sed -n 's/^PACKAGE_VERSION = //p' "$builddir/Makefile" 2>/dev/null)
+hello=$builddir/coll_gpu_hello
+passed=0
+failed=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# expect NAME PATTERN COUNT: the last run printed PATTERN on COUNT lines
+expect() {
+    local n
+    n=$(grep -cE -- "$2" "$out")
+    if [ "$n" = "$3" ]; then
+        echo "PASS $1"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $1: '$2' on $n lines, expected $3"
+        sed 's/^/    /' "$out" | head -n 30
+        failed=$((failed + 1))
+    fi
+}
+run() { timeout 120 "$mpirun" --bind-to none "$@" >"$out" 2>&1; }
+
+run -np 4 -x OMPI_MCA_coll_gpu_verbos=1 --mca coll_gpu_device host "$hello" 100
+expect typo-env "has no MCA parameter named" 1
+expect typo-env-hint "coll_gpu_verbos \(did you mean coll_gpu_verbose\?\)" 1
+
+run -np 4 --mca coll_gpu_device host --mca coll_gpu_algorithm_allreduce ring "$hello" 100
+expect typo-cmdline "coll_gpu_algorithm_allreduce \(did you mean coll_gpu_allreduce_algorithm\?\)" 1
+
+run -np 4 --mca coll_gpu_device host --mca coll_gpu_rules_file /nonexistent/rules "$hello" 100
+expect rules-once "cannot use its rules file" 1
+
+run -np 3 --mca coll_gpu_device host --mca coll_gpu_verbose 1 "$hello" 100
+expect banner-once "coll/gpu $version \(built against Open MPI [0-9.]+\): host device layer" 1
+
+if ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }; then
+    if run -np 4 --mca coll_gpu_device cuda "$hello" 100; then
+        echo "FAIL cuda-required: the job ran without CUDA"
+        failed=$((failed + 1))
+    else
+        expect cuda-required "was required to use CUDA" 1
+        expect cuda-required-node "CUDA cannot be used on node $(uname -n)" 1
+    fi
+fi
+
+echo "check_messages: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

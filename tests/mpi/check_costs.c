@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * coll_costs: what one call costs, from the component's counters (MPI_T performance
+ * variables coll_gpu_*), asserted per path and algorithm. Counts, not times: they are the
+ * same on a loaded machine. Each case runs its call twice (the first one warms up: mappings,
+ * the board, contexts) and measures the second on every rank; rank 0 prints the table.
+ *
+ *   coll_costs [--mem device|pool] [--nodes] [--local]
+ *     --nodes  the communicator spans (virtual) nodes: expect the agreement allreduce
+ *     --local  run with coll_gpu_buffer_check=local: no in-band agreement either, so the
+ *              small calls wait once on the host
+ * Then a run of LL calls with one rank lagging (results checked; a hang is a failure).
+ * Results are checked too (against host arithmetic), so a cheap wrong call cannot pass.
+ */
+#include "examples/example_mem.h"
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <unistd.h>
+
+enum { C_FAST, C_STAGED, C_UNDER, C_LOCAL, C_MPI, C_AGREE, C_WAITS, C_OPS, C_SCRATCH, C_STAGEB,
+       C_EXPORTS, C_IMPORTS, C_NUM };
+static const char *const counter_names[C_NUM] = {
+    "calls_fast", "calls_staged", "calls_underlying", "calls_local", "mpi_underlying",
+    "agreements", "host_waits", "device_ops", "scratch_bytes", "staged_bytes", "ipc_exports",
+    "ipc_imports"};
+
+static MPI_T_pvar_session  session;
+static MPI_T_pvar_handle   handles[C_NUM];
+static int                 failures;
+
+static void costs_init(void)
+{
+    int provided, n = 0;
+
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_pvar_session_create(&session);
+    MPI_T_pvar_get_num(&n);
+    for (int c = 0; c < C_NUM; c++) {
+        char want[96];
+        handles[c] = MPI_T_PVAR_HANDLE_NULL;
+        snprintf(want, sizeof(want), "coll_gpu_%s", counter_names[c]);
+        for (int i = 0; i < n; i++) {
+            char         name[256], desc[1024];
+            int          nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic, cnt;
+            MPI_Datatype dt;
+            MPI_T_enum   e;
+            if (MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &e, desc, &dl, &bind, &ro,
+                                    &cont, &atomic) == MPI_SUCCESS && strcmp(name, want) == 0) {
+                MPI_T_pvar_handle_alloc(session, i, NULL, &handles[c], &cnt);
+            }
+        }
+        if (handles[c] == MPI_T_PVAR_HANDLE_NULL) {
+            fprintf(stderr, "coll_costs: no performance variable %s (component not loaded?)\n", want);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+}
+
+static void costs_read(unsigned long long v[C_NUM])
+{
+    for (int c = 0; c < C_NUM; c++) {
+        MPI_T_pvar_read(session, handles[c], &v[c]);
+    }
+}
+
+/* One case: its name, the call, and the expected deltas (-1: not checked; for host waits
+ * and device operations the value is an upper bound when max is set). */
+typedef struct {
+    const char *name;
+    long        want[C_NUM];
+    int         max[C_NUM];
+} costs_case_t;
+
+static void costs_check(const costs_case_t *k, const unsigned long long d[C_NUM], int rank,
+                        int bad_result)
+{
+    char line[512];
+    int  used = snprintf(line, sizeof(line), "%-34s", k->name), bad = bad_result;
+
+    for (int c = 0; c < C_NUM; c++) {
+        long want = k->want[c];
+        int  ok   = want < 0 || (k->max[c] ? (long)d[c] <= want : (long)d[c] == want);
+        used += snprintf(line + used, sizeof(line) - (size_t)used, " %s%llu", ok ? "" : "!", d[c]);
+        bad |= !ok;
+    }
+    if (bad) {
+        failures++;
+        fprintf(stderr, "coll_costs: FAIL rank %d %s%s: %s\n", rank, k->name,
+                bad_result ? " (wrong result)" : "", line);
+    } else if (rank == 0) {
+        printf("%s\n", line);
+    }
+}
+
+enum { K_ALLREDUCE, K_BCAST, K_ALLGATHER, K_RSB };
+static const char *const coll_names[] = {"allreduce", "bcast", "allgather", "reduce_scatter_block"};
+
+/* One call of coll on count ints per rank (SUM), in place when in_place (root 0 for bcast);
+ * returns the wrong elements of this rank's result. */
+static int costs_call(int coll, MPI_Comm comm, void *dbuf, void *dsend, int32_t *host, size_t count,
+                      em_kind_t kind, int in_place)
+{
+    int    rank, size, bad = 0;
+    size_t out_elems;
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    switch (coll) {
+    case K_ALLREDUCE:
+        for (size_t i = 0; i < count; i++) {
+            host[i] = (int32_t)(i % 97) + rank;
+        }
+        em_to_dev(in_place ? dbuf : dsend, host, count * 4, kind);
+        MPI_Allreduce(in_place ? MPI_IN_PLACE : dsend, dbuf, (int)count, MPI_INT32_T, MPI_SUM, comm);
+        em_to_host(host, dbuf, count * 4, kind);
+        for (size_t i = 0; i < count; i++) {
+            bad += host[i] != (int32_t)((i % 97) * size + size * (size - 1) / 2);
+        }
+        break;
+    case K_BCAST:
+        for (size_t i = 0; i < count; i++) {
+            host[i] = rank == 0 ? (int32_t)(i * 7 + 3) : -1;
+        }
+        em_to_dev(dbuf, host, count * 4, kind);
+        MPI_Bcast(dbuf, (int)count, MPI_INT32_T, 0, comm);
+        em_to_host(host, dbuf, count * 4, kind);
+        for (size_t i = 0; i < count; i++) {
+            bad += host[i] != (int32_t)(i * 7 + 3);
+        }
+        break;
+    case K_ALLGATHER:
+        out_elems = count * (size_t)size;
+        for (size_t i = 0; i < count; i++) {
+            host[i] = (int32_t)(rank * 1000 + (int)i);
+        }
+        em_to_dev(in_place ? (char *)dbuf + (size_t)rank * count * 4 : dsend, host, count * 4, kind);
+        MPI_Allgather(in_place ? MPI_IN_PLACE : dsend, (int)count, MPI_INT32_T, dbuf, (int)count,
+                      MPI_INT32_T, comm);
+        em_to_host(host, dbuf, out_elems * 4, kind);
+        for (size_t i = 0; i < out_elems; i++) {
+            bad += host[i] != (int32_t)((int)(i / count) * 1000 + (int)(i % count));
+        }
+        break;
+    default: /* reduce_scatter_block: count per rank */
+        for (size_t i = 0; i < count * (size_t)size; i++) {
+            host[i] = (int32_t)(i % 89) + rank;
+        }
+        em_to_dev(in_place ? dbuf : dsend, host, count * (size_t)size * 4, kind);
+        MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : dsend, dbuf, (int)count, MPI_INT32_T,
+                                 MPI_SUM, comm);
+        em_to_host(host, dbuf, count * 4, kind);
+        for (size_t i = 0; i < count; i++) {
+            size_t g = (size_t)rank * count + i;
+            bad += host[i] != (int32_t)((g % 89) * size + size * (size - 1) / 2);
+        }
+        break;
+    }
+    return bad;
+}
+
+/* A rank that lags behind its peers through a run of LL calls: the root of a bcast needs
+ * nothing from the others, so without the empty lines (cg_ll_slot_lines) it ran two calls
+ * ahead and its third call's lines overwrote the first's before the slow rank read them
+ * (a hang, or the wrong data). The last rank sleeps before every call; every result is
+ * checked. Returns the wrong elements. */
+static int costs_lagging_rank(void *dbuf, void *dsend, int32_t *host, em_kind_t kind)
+{
+    static const int sequence[] = {K_BCAST, K_BCAST, K_ALLGATHER, K_BCAST, K_ALLREDUCE, K_BCAST,
+                                   K_BCAST, K_RSB, K_BCAST, K_BCAST};
+    int              rank, size, bad = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (size_t i = 0; i < sizeof(sequence) / sizeof(sequence[0]); i++) {
+        if (rank == size - 1) {
+            usleep(50000);
+        }
+        bad += costs_call(sequence[i], MPI_COMM_WORLD, dbuf, dsend, host, 16, kind, 0);
+    }
+    return bad;
+}
+
+static void costs_watchdog(int sig)
+{
+    static const char msg[] = "coll_costs: watchdog: a call did not return (hang)\n";
+
+    (void)sig;
+    (void)!write(2, msg, sizeof(msg) - 1);
+    _exit(3);
+}
+
+/* coll_gpu_<coll>_algorithm (MPI_T), by name. */
+static void costs_force(int coll, const char *alg)
+{
+    int               n = 0, count = 0;
+    MPI_T_cvar_handle h;
+    char              want[96];
+
+    snprintf(want, sizeof(want), "coll_gpu_%s_algorithm", coll_names[coll]);
+    MPI_T_cvar_get_num(&n);
+    for (int i = 0; i < n; i++) {
+        char         name[256], desc[2048], item[64];
+        int          nl = sizeof(name), dl = sizeof(desc), verb, bind, scope, items = 0, value;
+        MPI_Datatype dt;
+        MPI_T_enum   e;
+        char         ename[64];
+        int          el = sizeof(ename);
+        if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &e, desc, &dl, &bind, &scope) != MPI_SUCCESS ||
+            strcmp(name, want) != 0 || MPI_T_enum_get_info(e, &items, ename, &el) != MPI_SUCCESS) {
+            continue;
+        }
+        for (int k = 0; k < items; k++) {
+            int il = sizeof(item);
+            if (MPI_T_enum_get_item(e, k, &value, item, &il) == MPI_SUCCESS && !strcmp(item, alg)) {
+                MPI_T_cvar_handle_alloc(i, NULL, &h, &count);
+                MPI_T_cvar_write(h, &value);
+                MPI_T_cvar_handle_free(&h);
+                return;
+            }
+        }
+    }
+    fprintf(stderr, "coll_costs: no %s algorithm %s\n", coll_names[coll], alg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mem = "device";
+    int         nodes = 0, local = 0, rank, size, total;
+    em_kind_t   kind;
+    unsigned long long before[C_NUM], after[C_NUM], delta[C_NUM];
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--mem") && i + 1 < argc) {
+            mem = argv[++i];
+        } else if (!strcmp(argv[i], "--nodes")) {
+            nodes = 1;
+        } else if (!strcmp(argv[i], "--local")) {
+            local = 1;
+        }
+    }
+    signal(SIGALRM, costs_watchdog);
+    alarm(300); /* a hang is a failure, long before the suite's limit */
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    kind = em_init(mem, em_local_rank(rank));
+    costs_init();
+    if (rank == 0) {
+        printf("coll_costs: %d ranks, %s%s; deltas of one warm call:\n%-34s", size, em_describe(),
+               nodes ? ", several nodes" : "", "case");
+        for (int c = 0; c < C_NUM; c++) {
+            printf(" %s", counter_names[c]);
+        }
+        printf("\n");
+    }
+    {
+        const size_t big  = 300000; /* 1.2 MB per rank: above the LL inbox and one_shot */
+        const int    pool = strcmp(mem, "pool") == 0;
+        const long   N    = nodes ? 1 : 0, X = -1; /* agreement across nodes; unchecked */
+        int32_t     *host = malloc(4 * big * sizeof(int32_t));
+        int32_t     *hbuf = malloc(4 * big * sizeof(int32_t)), *hsend = malloc(4 * big * sizeof(int32_t));
+        void        *dbuf = em_alloc(4 * big * sizeof(int32_t), kind);
+        void        *dsend = em_alloc(4 * big * sizeof(int32_t), kind);
+        /* counters: fast staged under local mpi agree waits ops scratch staged exports imports
+         * (max: the value is an upper bound); one node unless --nodes */
+        const struct {
+            int          coll;
+            const char  *alg;
+            size_t       count;
+            int          host_mem, in_place, nodes_too;
+            costs_case_t k;
+        } cases[] = {
+            /* host buffers: straight underneath; inside a node no agreement call */
+            {K_ALLREDUCE, "auto", 1, 1, 0, 1, {"host allreduce 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0}, {0}}},
+            {K_BCAST, "auto", 1, 1, 0, 1, {"host bcast 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0}, {0}}},
+            /* a warm small allreduce: no MPI call, one device operation, the agreement in
+             * band (one host wait) and the result (one more) */
+            {K_ALLREDUCE, "auto", 1, 0, 0, 0, {"device allreduce 4 B auto", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            {K_ALLREDUCE, "ll", 1000, 0, 1, 0, {"device allreduce 4 KB ll", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            {K_BCAST, "ll", 1000, 0, 0, 0, {"device bcast 4 KB ll", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            {K_ALLGATHER, "ll", 100, 0, 0, 0, {"device allgather 400 B ll", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            {K_RSB, "ll", 100, 0, 1, 0, {"device reduce_scatter_block 400 B ll", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            /* copy variants and zero copy: no MPI call; zero copy puts nothing in scratch
+             * and maps nothing new once warm */
+            {K_ALLREDUCE, "one_shot", big, 0, 0, 0, {"device allreduce 1.2 MB one_shot", {1, 0, 0, 0, 0, 0, X, X, 1200000, 0, 0, 0}, {0}}},
+            {K_ALLREDUCE, "two_shot", big, 0, 1, 0, {"device allreduce 1.2 MB two_shot", {1, 0, 0, 0, 0, 0, X, X, pool ? X : 0, 0, pool ? 0 : 2, 0}, {0}}},
+            {K_BCAST, "direct", big, 0, 0, 0, {"device bcast 1.2 MB direct", {1, 0, 0, 0, 0, 0, X, X, pool ? X : 0, 0, X, 0}, {0}}},
+            {K_ALLGATHER, "direct", big / 4, 0, 0, 0, {"device allgather 300 KB direct", {1, 0, 0, 0, 0, 0, X, X, pool ? X : 0, 0, X, 0}, {0}}},
+            {K_RSB, "direct", big / 4, 0, 0, 0, {"device reduce_scatter_block direct", {1, 0, 0, 0, 0, 0, X, X, pool ? X : 0, 0, X, 0}, {0}}},
+            /* staged: the collective underneath, the input and the output through host memory */
+            {K_ALLREDUCE, "staged", 1, 0, 0, 1, {"device allreduce 4 B staged", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0}, {0}}},
+            /* across nodes: the planner's choice; the agreement per call */
+            {K_ALLREDUCE, "auto", 1000, 0, 0, 2, {"device allreduce 4 KB across nodes", {1, 0, 0, 0, N, N, X, X, X, X, X, X}, {0}}},
+        };
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+            const int host_mem = cases[c].host_mem;
+            em_kind_t k        = host_mem ? EM_HOST : kind;
+            int       bad;
+            if ((nodes && !cases[c].nodes_too) || (!nodes && cases[c].nodes_too == 2) ||
+                (cases[c].coll == K_RSB && size > 4)) {
+                continue;
+            }
+            costs_force(cases[c].coll, cases[c].alg);
+            costs_call(cases[c].coll, MPI_COMM_WORLD, host_mem ? (void *)hbuf : dbuf,
+                       host_mem ? (void *)hsend : dsend, host, cases[c].count, k, cases[c].in_place);
+            costs_read(before);
+            bad = costs_call(cases[c].coll, MPI_COMM_WORLD, host_mem ? (void *)hbuf : dbuf,
+                             host_mem ? (void *)hsend : dsend, host, cases[c].count, k,
+                             cases[c].in_place);
+            costs_read(after);
+            for (int x = 0; x < C_NUM; x++) {
+                delta[x] = after[x] - before[x];
+            }
+            {
+                costs_case_t expect = cases[c].k;
+                if (local && expect.want[C_WAITS] == 2) {
+                    expect.want[C_WAITS] = 1; /* no agreement: only the result */
+                }
+                if (local && c < 2) { /* host buffers, no agreement at all */
+                    expect.want[C_AGREE] = 0;
+                    expect.want[C_MPI]   = 1;
+                }
+                costs_check(&expect, delta, rank, bad != 0);
+            }
+            costs_force(cases[c].coll, "auto");
+        }
+        if (!nodes && size <= 4) { /* a slow rank through LL calls (bcast's root runs ahead) */
+            int bad;
+            for (int c = K_ALLREDUCE; c <= K_RSB; c++) {
+                costs_force(c, "ll");
+            }
+            bad = costs_lagging_rank(dbuf, dsend, host, kind);
+            for (int c = K_ALLREDUCE; c <= K_RSB; c++) {
+                costs_force(c, "auto");
+            }
+            if (bad) {
+                failures++;
+                fprintf(stderr, "coll_costs: FAIL rank %d: LL calls with a lagging rank: %d wrong "
+                        "elements\n", rank, bad);
+            } else if (rank == 0) {
+                printf("%-34s results exact\n", "LL calls, one rank lagging");
+            }
+        }
+        em_free(dbuf, kind), em_free(dsend, kind);
+        free(host), free(hbuf), free(hsend);
+    }
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("coll_costs: %s (%d failures)\n", total ? "FAILED" : "PASSED", total);
+    }
+    MPI_T_pvar_session_free(&session);
+    MPI_T_finalize();
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
