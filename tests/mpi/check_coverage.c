@@ -445,6 +445,13 @@ void cv_run(cv_call_t *k)
 
     for (k->round = 0; k->round < rounds; k->round++) {
         int rc;
+        if (tc_verbose > 1) { /* --trace: the case before the call */
+            fprintf(stderr, "coll_coverage: %s %s/%s op=%s count=%zu %s root=%d comm=%s "
+                    "rank=%d round=%d completion=%d\n", cv_name(k), k->type->name,
+                    k->lay->name, k->lay->matmul ? "matmul" : k->op >= 0 ? tc_ops[k->op].name
+                    : "-", k->count, k->in_place ? "in-place" : "out-of-place", k->root,
+                    k->ctx->comm_name, k->ctx->rank, k->round, k->completion);
+        }
         cv_prepare(k);
         rc = cv_issue(k);
         cv_check_rc(k, k->mode == CV_BLOCKING ? "the call" : "the start", rc);
