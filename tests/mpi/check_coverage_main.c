@@ -80,6 +80,14 @@ static void cv_run_matrix(tc_ctx_t *ctx, const cv_options_t *o, int all_variants
                 if (!all_variants && v >= 2 && v != nvar - 1) {
                     continue;
                 }
+                /* A defect of the layer underneath, not of ours (host memory without the
+                 * component crashes the same way): Open MPI 4.1.4's libnbc ireduce and
+                 * reduce_init free an invalid pointer for a datatype with a negative true
+                 * lower bound (a user op, more than two ranks). */
+                if (strcmp(coll->name, "reduce") == 0 && mode != CV_BLOCKING &&
+                    strcmp(vars[v].layout, "neg_lb") == 0) {
+                    continue;
+                }
                 for (int ci = 0; ci < o->ncounts; ci++) {
                     for (int ip = 0; ip < (coll->in_place ? 2 : 1); ip++, n++) {
                         cv_call_t k = {.ctx = ctx, .coll = coll, .type = t,
