@@ -213,6 +213,21 @@ void em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind)
     memcpy(dst, src, bytes);
 }
 
+void em_fill_queued(void *dst, int byte, size_t bytes, em_kind_t kind)
+{
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
+        EM_SIM(cg_sim_memset(dst, byte, bytes));
+        return;
+    }
+#ifdef CG_HAVE_CUDA
+    if (EM_ON_DEVICE(kind)) {
+        EM_CUDA(cudaMemsetAsync(dst, byte, bytes, 0));
+        return;
+    }
+#endif
+    memset(dst, byte, bytes);
+}
+
 /* Device-memory bandwidth in GB/s, counting the bytes read and the bytes written (2 x bytes
  * per copy), as the benchmark's floors count them. Call it on one rank of a device while
  * the others wait: ranks copying at once would share the device's bandwidth. */

@@ -27,6 +27,10 @@ void        em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind);
  * CUDA-aware MPI orders its work after the application's default stream). */
 void        em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind);
 void        em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind);
+/* A "kernel" writing byte into bytes of dst: on a GPU, queued on the default stream (the
+ * call returns at once and the GPU runs it while the host goes on); on the simulated GPU
+ * and on host memory, done before returning. */
+void        em_fill_queued(void *dst, int byte, size_t bytes, em_kind_t kind);
 /* Device-to-device copy bandwidth in GB/s over bytes (the hardware floor of the benchmark). */
 double      em_copy_bandwidth(size_t bytes, em_kind_t kind);
 /* The CUDA device in use, or -1 for host memory. */

@@ -104,18 +104,36 @@ typedef struct mca_coll_gpu_component_t {
 
 MCA_COLL_GPU_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
 
-/* The layer underneath, saved at enable. */
+/* Every collective the component intercepts, by its slot name in the coll module
+ * (coll_<name>): the five with fast paths, the other blocking collectives (staged), and the
+ * nonblocking and persistent forms of all of them (staged). Barrier, the neighborhood
+ * collectives and reduce_local are left to the layer underneath. */
+#define MCA_COLL_GPU_FAST_COLLS(X)                                                         \
+    X(allreduce) X(bcast) X(allgather) X(reduce_scatter) X(reduce_scatter_block)
+#define MCA_COLL_GPU_STAGED_COLLS(X)                                                       \
+    X(allgatherv) X(alltoall) X(alltoallv) X(alltoallw) X(exscan) X(gather) X(gatherv)    \
+    X(reduce) X(scan) X(scatter) X(scatterv)
+#define MCA_COLL_GPU_NONBLOCKING_COLLS(X)                                                  \
+    X(iallreduce) X(ibcast) X(iallgather) X(ireduce_scatter) X(ireduce_scatter_block)     \
+    X(iallgatherv) X(ialltoall) X(ialltoallv) X(ialltoallw) X(iexscan) X(igather)         \
+    X(igatherv) X(ireduce) X(iscan) X(iscatter) X(iscatterv)
+#define MCA_COLL_GPU_PERSISTENT_COLLS(X)                                                   \
+    X(allreduce_init) X(bcast_init) X(allgather_init) X(reduce_scatter_init)              \
+    X(reduce_scatter_block_init) X(allgatherv_init) X(alltoall_init) X(alltoallv_init)    \
+    X(alltoallw_init) X(exscan_init) X(gather_init) X(gatherv_init) X(reduce_init)        \
+    X(scan_init) X(scatter_init) X(scatterv_init)
+#define MCA_COLL_GPU_INTERCEPTED(X)                                                        \
+    MCA_COLL_GPU_FAST_COLLS(X) MCA_COLL_GPU_STAGED_COLLS(X)                               \
+    MCA_COLL_GPU_NONBLOCKING_COLLS(X) MCA_COLL_GPU_PERSISTENT_COLLS(X)
+
+/* The layer underneath, saved at enable: function and module of every intercepted slot
+ * (NULL when the layer underneath has none: the component then leaves that slot alone). */
 typedef struct {
-    mca_coll_base_module_allreduce_fn_t            allreduce;
-    mca_coll_base_module_t                        *allreduce_module;
-    mca_coll_base_module_bcast_fn_t                bcast;
-    mca_coll_base_module_t                        *bcast_module;
-    mca_coll_base_module_allgather_fn_t            allgather;
-    mca_coll_base_module_t                        *allgather_module;
-    mca_coll_base_module_reduce_scatter_fn_t       reduce_scatter;
-    mca_coll_base_module_t                        *reduce_scatter_module;
-    mca_coll_base_module_reduce_scatter_block_fn_t reduce_scatter_block;
-    mca_coll_base_module_t                        *reduce_scatter_block_module;
+#define MCA_COLL_GPU_UNDER_FIELD(_name)                                                    \
+    mca_coll_base_module_##_name##_fn_t _name;                                             \
+    mca_coll_base_module_t             *_name##_module;
+    MCA_COLL_GPU_INTERCEPTED(MCA_COLL_GPU_UNDER_FIELD)
+#undef MCA_COLL_GPU_UNDER_FIELD
 } mca_coll_gpu_underlying_t;
 
 typedef struct mca_coll_gpu_module_t {
@@ -214,6 +232,12 @@ int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_
                                 size_t total_bytes);
 int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                            struct ompi_datatype_t *dtype, size_t count, int copy_in);
+/* A buffer known to be device memory: span bytes from user + gap (any layout: a type map,
+ * blocks at displacements) get a place in the arena; copy_in copies them there now. */
+int  mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
+                               ptrdiff_t gap, size_t span, int copy_in);
+/* Copy a staged buffer's device bytes into its place in the arena (queued on the stream). */
+int  mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st);
 /* Ends the staging; returns rc, or an error when the staging was broken. */

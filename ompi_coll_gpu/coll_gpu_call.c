@@ -104,6 +104,10 @@ int mca_coll_gpu_agree_kinds(mca_coll_gpu_module_t *m, struct ompi_communicator_
 {
     int in = local_kinds;
 
+    if (m->under.allreduce == NULL) { /* nothing to agree through: every rank stages */
+        *all_kinds = local_kinds | MCA_COLL_GPU_KIND_RETIRED;
+        return OMPI_SUCCESS;
+    }
     *all_kinds = 0;
     cg_count(CG_CNT_AGREEMENTS, 1);
     return MCA_COLL_GPU_UNDER(m, allreduce, &in, all_kinds, 1, MPI_INT, MPI_BOR, comm);

@@ -3,6 +3,7 @@
 /* coll/gpu component: open/close and the init-time device decision (parameters:
  * coll_gpu_params.c). */
 #include "ompi_coll_gpu/coll_gpu.h"
+#include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 
 #include "opal/util/show_help.h"
 
@@ -119,6 +120,7 @@ static int mca_coll_gpu_open(void)
 
 static int mca_coll_gpu_close(void)
 {
+    mca_coll_gpu_requests_fini();
     mca_coll_gpu_staging_cache_release();
     cg_comm_process_cleanup();
     cg_rules_free(mca_coll_gpu_component.rules);

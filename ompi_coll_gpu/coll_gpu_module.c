@@ -2,6 +2,7 @@
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll/gpu module: per-communicator selection, saving the layer underneath, teardown. */
 #include "ompi_coll_gpu/coll_gpu.h"
+#include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 
 #include "ompi/mca/coll/base/base.h"
 #include "opal/util/show_help.h"
@@ -39,11 +40,7 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
     if (m->under._name##_module != NULL) {                                                \
         OBJ_RELEASE(m->under._name##_module);                                             \
     }
-    CG_RELEASE(allreduce)
-    CG_RELEASE(bcast)
-    CG_RELEASE(allgather)
-    CG_RELEASE(reduce_scatter)
-    CG_RELEASE(reduce_scatter_block)
+    MCA_COLL_GPU_INTERCEPTED(CG_RELEASE)
 #undef CG_RELEASE
 }
 
@@ -61,40 +58,36 @@ void mca_coll_gpu_show_help(const char *topic, ...)
 
 /*
  * Save the function and module of the layer underneath for every collective we intercept.
- * Enable runs from the lowest priority up, so comm->c_coll holds exactly that layer now.
+ * Enable runs from the lowest priority up, so comm->c_coll holds exactly that layer now;
+ * Open MPI copies the module's functions into the communicator after enable, so a
+ * collective that has no layer underneath is left alone (its slot cleared here): the
+ * component still serves the others.
  */
 static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
                                       struct ompi_communicator_t *comm)
 {
-    mca_coll_gpu_module_t *m       = (mca_coll_gpu_module_t *)module;
-    const char            *missing = NULL;
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
 
     m->comm = comm;
 #define CG_SAVE(_name)                                                                    \
-    do {                                                                                  \
-        m->under._name         = MCA_COLL_GPU_COMM_TABLE(comm)->coll_##_name;             \
-        m->under._name##_module = MCA_COLL_GPU_COMM_TABLE(comm)->coll_##_name##_module;   \
-        if (m->under._name == NULL || m->under._name##_module == NULL) {                  \
-            m->under._name         = NULL;                                                \
-            m->under._name##_module = NULL;                                               \
-            if (missing == NULL) {                                                        \
-                missing = #_name;                                                         \
-            }                                                                             \
-        } else {                                                                          \
-            OBJ_RETAIN(m->under._name##_module);                                          \
-        }                                                                                 \
-    } while (0)
-    CG_SAVE(allreduce);
-    CG_SAVE(bcast);
-    CG_SAVE(allgather);
-    CG_SAVE(reduce_scatter);
-    CG_SAVE(reduce_scatter_block);
+    m->under._name          = MCA_COLL_GPU_COMM_TABLE(comm)->coll_##_name;                \
+    m->under._name##_module = MCA_COLL_GPU_COMM_TABLE(comm)->coll_##_name##_module;       \
+    if (m->under._name == NULL || m->under._name##_module == NULL) {                      \
+        m->under._name          = NULL;                                                   \
+        m->under._name##_module = NULL;                                                   \
+        m->super.coll_##_name   = NULL;                                                   \
+        cg_warn(CG_SUB_INIT, "%s: no component underneath provides " #_name               \
+                ": left to Open MPI, device buffers not handled", comm->c_name);          \
+    } else {                                                                              \
+        OBJ_RETAIN(m->under._name##_module);                                              \
+    }
+    MCA_COLL_GPU_INTERCEPTED(CG_SAVE)
 #undef CG_SAVE
 
-    if (missing != NULL) {
-        /* Without a layer underneath we could neither pass host buffers on nor stage. */
-        mca_coll_gpu_show_help_comm(comm, "missing underlying collective", comm->c_name, missing);
-        return OMPI_ERROR;
+    /* The fast paths exchange through the allgather underneath and agree on memory kinds
+     * through its allreduce: without them every device call is staged. */
+    if (m->under.allreduce == NULL || m->under.allgather == NULL) {
+        m->core_failed = 1;
     }
     cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "enabled on %s (cid %u, %d ranks)", comm->c_name,
            mca_coll_gpu_comm_id(comm), ompi_comm_size(comm));
@@ -131,11 +124,9 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     *priority = mca_coll_gpu_component.priority;
     m->super.coll_module_enable        = mca_coll_gpu_module_enable;
     m->super.coll_module_disable       = mca_coll_gpu_module_disable;
-    m->super.coll_allreduce            = mca_coll_gpu_allreduce;
-    m->super.coll_bcast                = mca_coll_gpu_bcast;
-    m->super.coll_allgather            = mca_coll_gpu_allgather;
-    m->super.coll_reduce_scatter       = mca_coll_gpu_reduce_scatter;
-    m->super.coll_reduce_scatter_block = mca_coll_gpu_reduce_scatter_block;
+#define CG_INSTALL(_name) m->super.coll_##_name = mca_coll_gpu_##_name;
+    MCA_COLL_GPU_INTERCEPTED(CG_INSTALL)
+#undef CG_INSTALL
     return &m->super;
 }
 

@@ -115,33 +115,49 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
 int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                           struct ompi_datatype_t *dtype, size_t count, int copy_in)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    ptrdiff_t gap;
+    size_t    span = mca_coll_gpu_span(dtype, count, &gap);
 
-    memset(b, 0, sizeof(*b));
-    b->user = user;
-    b->host = user;
-    b->span = mca_coll_gpu_span(dtype, count, &b->gap);
-    if (b->span == 0 || !(mca_coll_gpu_buffer_kind(user, b->span) & MCA_COLL_GPU_KIND_DEVICE)) {
+    if (span == 0 || !(mca_coll_gpu_buffer_kind(user, span) & MCA_COLL_GPU_KIND_DEVICE)) {
+        memset(b, 0, sizeof(*b));
+        b->user = user;
+        b->host = user;
         return OMPI_SUCCESS; /* host memory (or nothing): the layer underneath reads it */
     }
     /* Any device memory is staged (another GPU's, another context's too): the layer
      * underneath must never see a device pointer. */
-    if (st->arena_used + b->span > st->arena_size) {
+    return mca_coll_gpu_stage_device(st, b, user, gap, span, copy_in);
+}
+
+int mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
+                              ptrdiff_t gap, size_t span, int copy_in)
+{
+    memset(b, 0, sizeof(*b));
+    b->user = user;
+    b->host = user;
+    b->gap  = gap;
+    b->span = span;
+    if (st->arena_used + span > st->arena_size) {
         return OMPI_ERR_BAD_PARAM; /* the caller sized the arena wrong */
     }
     b->host_span = (char *)st->arena + st->arena_used;
-    b->host      = b->host_span - b->gap;
+    b->host      = b->host_span - gap;
     b->staged    = 1;
-    st->arena_used += CG_ALIGN_UP(b->span, MCA_COLL_GPU_STAGE_ALIGN);
-    if (st->broken) {
-        return OMPI_SUCCESS; /* zeros */
+    st->arena_used += CG_ALIGN_UP(span, MCA_COLL_GPU_STAGE_ALIGN);
+    return copy_in ? mca_coll_gpu_stage_copy_in(st, b) : OMPI_SUCCESS;
+}
+
+int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    if (!b->staged || st->broken) {
+        return OMPI_SUCCESS; /* zeros when broken */
     }
-    if (copy_in) {
-        cg_count(CG_CNT_STAGED_BYTES, b->span);
-        if (dev->ops->copy(dev, b->host_span, (char *)user + b->gap, b->span, st->module->stream) !=
-            CG_OK) {
-            return OMPI_ERROR;
-        }
+    cg_count(CG_CNT_STAGED_BYTES, b->span);
+    if (dev->ops->copy(dev, b->host_span, (char *)b->user + b->gap, b->span,
+                       st->module->stream) != CG_OK) {
+        return OMPI_ERROR;
     }
     return OMPI_SUCCESS;
 }

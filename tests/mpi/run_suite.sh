@@ -381,6 +381,38 @@ if [ "$device" = host ]; then
         { logs auto-no-gpu-verbose | grep -q "disqualified:" || fail "auto-no-gpu-verbose: no reason given at verbose 1"; }
 fi
 
+# 8b. Every other collective, and the nonblocking and persistent forms of all sixteen
+#     (staged): coll_coverage over predefined types and ops, derived types (gaps, a negative
+#     lower bound) with user ops (one not commutative), counts 0/1/7/1000, in place, roots
+#     other than 0, five communicators (single-rank ones included), requests completed with
+#     Wait, Test loops and the array forms, several in flight on three communicators and
+#     completed in any order, persistent ones started together; rank 0's log shows every
+#     call it made on device memory staged. Then ranks mixing host and device memory, one
+#     rank, the test's own references against Open MPI alone (host memory), and a device
+#     pointer of a nonblocking call without the component (it must crash: the stand-in
+#     sees what a GPU would).
+coverage=$builddir/tests/mpi/coll_coverage
+coverage_proof() { # NAME
+    local names n
+    names=$(sed -n 's/^coll_coverage: window end staged=//p' "$logdir/$1.log")
+    [ -n "$names" ] || { fail "$1: no window end line"; return 1; }
+    for n in ${names//,/ }; do
+        grep -q "INFO coll $n count=[0-9]* .*mem=device alg=staged" "$logdir/$1.0.vlog" ||
+            { fail "$1: no staged verbose line for $n"; return 1; }
+    done
+    if grep -q "mem=device alg=underlying" "$logdir/$1.0.vlog"; then
+        fail "$1: device memory passed to the layer underneath"
+        return 1
+    fi
+}
+run "coverage-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$coverage" --mem device &&
+    coverage_proof coverage-np4
+run "coverage-np1" 1 "${dev_mca[@]}" "$coverage" --mem device --counts 0,1,1000
+run "coverage-mixed-kinds-np3" 3 "${dev_mca[@]}" "$coverage" --mem mixed --counts 0,1,1000
+run "coverage-reference-np3" 3 --mca coll ^gpu "$coverage" --mem host --counts 1,7 --no-overlap
+run_dies "leak-off-nonblocking-np2" 2 --mca coll ^gpu "$coverage" --mem device --colls allreduce \
+    --modes nonblocking --counts 1000 --no-overlap
+
 # 9. ompi_info lists every parameter.
 runs=$((runs + 1))
 if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param coll gpu --level 9 >"$logdir/ompi_info.log" 2>&1 &&
@@ -399,6 +431,8 @@ fi
 # 10. The examples, as a user runs them.
 run "hello-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_hello" 100000 &&
     { grep -q "correct" "$logdir/hello-np4.log" || fail "hello-np4: no result line"; }
+run "overlap-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_overlap" 65536 8 &&
+    { grep -q "gradients correct" "$logdir/overlap-np4.log" || fail "overlap-np4: no result line"; }
 run "bench-np3" 3 "${dev_mca[@]}" "$builddir/coll_gpu_bench" -C allreduce -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 &&
     { grep -q "all results correct" "$logdir/bench-np3.log" || fail "bench-np3: results not correct"; }
 

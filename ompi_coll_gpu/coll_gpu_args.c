@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * One call of any collective, as its arguments: which bytes of its buffers this rank's
+ * part touches (and hence what staging copies in and out), the layer underneath's
+ * function for it in each mode, and its verbose line.
+ */
+#include "ompi_coll_gpu/coll_gpu_staged_calls.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static const char *const mca_coll_gpu_id_names[] = {
+    [MCA_COLL_GPU_ID_ALLREDUCE]            = "allreduce",
+    [MCA_COLL_GPU_ID_BCAST]                = "bcast",
+    [MCA_COLL_GPU_ID_ALLGATHER]            = "allgather",
+    [MCA_COLL_GPU_ID_REDUCE_SCATTER]       = "reduce_scatter",
+    [MCA_COLL_GPU_ID_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+    [MCA_COLL_GPU_ID_ALLGATHERV]           = "allgatherv",
+    [MCA_COLL_GPU_ID_ALLTOALL]             = "alltoall",
+    [MCA_COLL_GPU_ID_ALLTOALLV]            = "alltoallv",
+    [MCA_COLL_GPU_ID_ALLTOALLW]            = "alltoallw",
+    [MCA_COLL_GPU_ID_EXSCAN]               = "exscan",
+    [MCA_COLL_GPU_ID_GATHER]               = "gather",
+    [MCA_COLL_GPU_ID_GATHERV]              = "gatherv",
+    [MCA_COLL_GPU_ID_REDUCE]               = "reduce",
+    [MCA_COLL_GPU_ID_SCAN]                 = "scan",
+    [MCA_COLL_GPU_ID_SCATTER]              = "scatter",
+    [MCA_COLL_GPU_ID_SCATTERV]             = "scatterv",
+};
+
+/* ---- the bytes a call touches ------------------------------------------------------ */
+
+/* count elements of dtype from user: the memory span (see mca_coll_gpu_span). */
+static void mca_coll_gpu_region_elements(mca_coll_gpu_region_t *r, void *user,
+                                         struct ompi_datatype_t *dtype, size_t count,
+                                         size_t *data_bytes)
+{
+    size_t size = 0;
+
+    ompi_datatype_type_size(dtype, &size);
+    r->user     = user;
+    r->span     = mca_coll_gpu_span(dtype, count, &r->gap);
+    *data_bytes = size * count;
+}
+
+/* Blocks of counts[i] elements at displs[i] (in extents of dtype, or in bytes when every
+ * block has its own type, as in alltoallw): one span from the first byte of any block to
+ * the last. Empty blocks do not count. */
+static void mca_coll_gpu_region_blocks(mca_coll_gpu_region_t *r, void *user,
+                                       struct ompi_datatype_t *dtype,
+                                       struct ompi_datatype_t *const *dtypes, const int *counts,
+                                       const int *displs, int n, size_t *data_bytes)
+{
+    ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN;
+
+    *data_bytes = 0;
+    for (int i = 0; i < n; i++) {
+        struct ompi_datatype_t *type = dtypes != NULL ? dtypes[i] : dtype;
+        ptrdiff_t               gap, lb, extent, start;
+        size_t                  span, size = 0;
+
+        if (counts[i] <= 0 || (span = mca_coll_gpu_span(type, (size_t)counts[i], &gap)) == 0) {
+            continue;
+        }
+        if (dtypes != NULL) {
+            start = (ptrdiff_t)displs[i] + gap;
+        } else {
+            ompi_datatype_get_extent(type, &lb, &extent);
+            start = (ptrdiff_t)displs[i] * extent + gap;
+        }
+        lo = start < lo ? start : lo;
+        hi = start + (ptrdiff_t)span > hi ? start + (ptrdiff_t)span : hi;
+        ompi_datatype_type_size(type, &size);
+        *data_bytes += size * (size_t)counts[i];
+    }
+    r->user = user;
+    r->gap  = lo <= hi ? lo : 0;
+    r->span = lo <= hi ? (size_t)(hi - lo) : 0;
+}
+
+/* The region is read (reads), written (writes); bytes of the span that the data does not
+ * cover must survive, so a written region is read first unless the data fills it. */
+static int mca_coll_gpu_region_finish(mca_coll_gpu_region_t *r, size_t data_bytes, int reads,
+                                      int writes)
+{
+    r->copy_in  = reads || (writes && data_bytes != r->span);
+    r->copy_out = writes;
+    r->kind     = (r->span == 0 || r->user == MPI_IN_PLACE)
+                      ? 0 : mca_coll_gpu_buffer_kind((char *)r->user + r->gap, r->span);
+    return r->kind;
+}
+
+int mca_coll_gpu_describe(const mca_coll_gpu_args_t *a, mca_coll_gpu_region_t *send,
+                          mca_coll_gpu_region_t *recv)
+{
+    const int    rank = ompi_comm_rank(a->comm), size = ompi_comm_size(a->comm);
+    const int    in_place = (a->sbuf == MPI_IN_PLACE), is_root = (rank == a->root);
+    void        *sbuf = (void *)a->sbuf;
+    size_t       sbytes = 0, rbytes = 0, total = 0;
+    int          sreads = 1, rreads = in_place, rwrites = 1;
+
+    memset(send, 0, sizeof(*send));
+    memset(recv, 0, sizeof(*recv));
+    send->user = sbuf;
+    recv->user = a->rbuf;
+    switch (a->id) {
+    case MCA_COLL_GPU_ID_ALLREDUCE:
+    case MCA_COLL_GPU_ID_SCAN:
+    case MCA_COLL_GPU_ID_EXSCAN:
+        if (!in_place) {
+            mca_coll_gpu_region_elements(send, sbuf, a->dtype, (size_t)a->count, &sbytes);
+        }
+        mca_coll_gpu_region_elements(recv, a->rbuf, a->dtype, (size_t)a->count, &rbytes);
+        /* rank 0's exscan output is undefined: leave the application's bytes alone */
+        rwrites = !(a->id == MCA_COLL_GPU_ID_EXSCAN && rank == 0);
+        break;
+    case MCA_COLL_GPU_ID_BCAST:
+        mca_coll_gpu_region_elements(recv, a->rbuf, a->dtype, (size_t)a->count, &rbytes);
+        rreads  = is_root;
+        rwrites = !is_root;
+        break;
+    case MCA_COLL_GPU_ID_REDUCE:
+        if (!in_place) {
+            mca_coll_gpu_region_elements(send, sbuf, a->dtype, (size_t)a->count, &sbytes);
+        }
+        if (is_root) {
+            mca_coll_gpu_region_elements(recv, a->rbuf, a->dtype, (size_t)a->count, &rbytes);
+        }
+        break;
+    case MCA_COLL_GPU_ID_REDUCE_SCATTER:
+    case MCA_COLL_GPU_ID_REDUCE_SCATTER_BLOCK:
+        for (int i = 0; i < size; i++) {
+            total += a->rcounts != NULL ? (size_t)a->rcounts[i] : (size_t)a->rcount;
+        }
+        if (!in_place) {
+            mca_coll_gpu_region_elements(send, sbuf, a->dtype, total, &sbytes);
+        }
+        mca_coll_gpu_region_elements(recv, a->rbuf, a->dtype,
+                                     in_place ? total
+                                     : a->rcounts != NULL ? (size_t)a->rcounts[rank]
+                                                          : (size_t)a->rcount, &rbytes);
+        break;
+    case MCA_COLL_GPU_ID_ALLGATHER:
+    case MCA_COLL_GPU_ID_ALLTOALL:
+        if (!in_place) {
+            mca_coll_gpu_region_elements(send, sbuf, a->sdtype,
+                                         (size_t)a->scount * (a->id == MCA_COLL_GPU_ID_ALLTOALL
+                                                              ? (size_t)size : 1), &sbytes);
+        }
+        mca_coll_gpu_region_elements(recv, a->rbuf, a->rdtype, (size_t)a->rcount * (size_t)size,
+                                     &rbytes);
+        break;
+    case MCA_COLL_GPU_ID_ALLGATHERV:
+        if (!in_place) {
+            mca_coll_gpu_region_elements(send, sbuf, a->sdtype, (size_t)a->scount, &sbytes);
+        }
+        mca_coll_gpu_region_blocks(recv, a->rbuf, a->rdtype, NULL, a->rcounts, a->rdispls, size,
+                                   &rbytes);
+        break;
+    case MCA_COLL_GPU_ID_ALLTOALLV:
+    case MCA_COLL_GPU_ID_ALLTOALLW:
+        if (!in_place) {
+            mca_coll_gpu_region_blocks(send, sbuf, a->sdtype, a->sdtypes, a->scounts, a->sdispls,
+                                       size, &sbytes);
+        }
+        mca_coll_gpu_region_blocks(recv, a->rbuf, a->rdtype, a->rdtypes, a->rcounts, a->rdispls,
+                                   size, &rbytes);
+        break;
+    case MCA_COLL_GPU_ID_GATHER:
+    case MCA_COLL_GPU_ID_GATHERV:
+        if (!in_place) {
+            mca_coll_gpu_region_elements(send, sbuf, a->sdtype, (size_t)a->scount, &sbytes);
+        }
+        if (is_root && a->id == MCA_COLL_GPU_ID_GATHER) {
+            mca_coll_gpu_region_elements(recv, a->rbuf, a->rdtype,
+                                         (size_t)a->rcount * (size_t)size, &rbytes);
+        } else if (is_root) {
+            mca_coll_gpu_region_blocks(recv, a->rbuf, a->rdtype, NULL, a->rcounts, a->rdispls,
+                                       size, &rbytes);
+        }
+        break;
+    case MCA_COLL_GPU_ID_SCATTER:
+    case MCA_COLL_GPU_ID_SCATTERV:
+        if (is_root && a->id == MCA_COLL_GPU_ID_SCATTER) {
+            mca_coll_gpu_region_elements(send, sbuf, a->sdtype, (size_t)a->scount * (size_t)size,
+                                         &sbytes);
+        } else if (is_root) {
+            mca_coll_gpu_region_blocks(send, sbuf, a->sdtype, NULL, a->scounts, a->sdispls, size,
+                                       &sbytes);
+        }
+        if (a->rbuf != MPI_IN_PLACE) {
+            mca_coll_gpu_region_elements(recv, a->rbuf, a->rdtype, (size_t)a->rcount, &rbytes);
+        }
+        rreads = 0;
+        break;
+    }
+    return mca_coll_gpu_region_finish(send, sbytes, sreads, 0) |
+           mca_coll_gpu_region_finish(recv, rbytes, rreads, rwrites);
+}
+
+/* ---- staging both buffers ---------------------------------------------------------- */
+
+static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, const mca_coll_gpu_region_t *reg,
+                                     mca_coll_gpu_stage_t *b, int copy)
+{
+    if (!(reg->kind & MCA_COLL_GPU_KIND_DEVICE)) {
+        memset(b, 0, sizeof(*b));
+        b->user = reg->user;
+        b->host = reg->user; /* host memory, MPI_IN_PLACE, or nothing: passed on as it is */
+        return OMPI_SUCCESS;
+    }
+    return mca_coll_gpu_stage_device(st, b, reg->user, reg->gap, reg->span, copy && reg->copy_in);
+}
+
+int mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
+                               const mca_coll_gpu_region_t *send,
+                               const mca_coll_gpu_region_t *recv, mca_coll_gpu_stage_t *s,
+                               mca_coll_gpu_stage_t *r, int copy)
+{
+    size_t total = 0;
+    int    rc;
+
+    if (send->kind & MCA_COLL_GPU_KIND_DEVICE) {
+        total += CG_ALIGN_UP(send->span, 64);
+    }
+    if (recv->kind & MCA_COLL_GPU_KIND_DEVICE) {
+        total += CG_ALIGN_UP(recv->span, 64);
+    }
+    rc = mca_coll_gpu_staging_begin(st, m, total);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (OMPI_SUCCESS != (rc = mca_coll_gpu_stage_region(st, send, s, copy)) ||
+        OMPI_SUCCESS != (rc = mca_coll_gpu_stage_region(st, recv, r, copy)) ||
+        (copy && OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(st)))) {
+        return mca_coll_gpu_staging_end(st, rc);
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_gpu_app_wait(void)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    if (dev != NULL) {
+        (void)dev->ops->app_wait(dev, NULL); /* a failure shows in the copies that follow */
+    }
+}
+
+/* ---- the layer underneath ---------------------------------------------------------- */
+
+static int mca_coll_gpu_under_blocking(const mca_coll_gpu_underlying_t *u,
+                                       const mca_coll_gpu_args_t *a, const void *s, void *r)
+{
+    struct ompi_communicator_t *c = a->comm;
+
+    switch (a->id) {
+    case MCA_COLL_GPU_ID_ALLREDUCE:
+        return u->allreduce(s, r, a->count, a->dtype, a->op, c, u->allreduce_module);
+    case MCA_COLL_GPU_ID_BCAST:
+        return u->bcast(r, a->count, a->dtype, a->root, c, u->bcast_module);
+    case MCA_COLL_GPU_ID_ALLGATHER:
+        return u->allgather(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, c,
+                            u->allgather_module);
+    case MCA_COLL_GPU_ID_REDUCE_SCATTER:
+        return u->reduce_scatter(s, r, a->rcounts, a->dtype, a->op, c, u->reduce_scatter_module);
+    case MCA_COLL_GPU_ID_REDUCE_SCATTER_BLOCK:
+        return u->reduce_scatter_block(s, r, a->rcount, a->dtype, a->op, c,
+                                       u->reduce_scatter_block_module);
+    case MCA_COLL_GPU_ID_ALLGATHERV:
+        return u->allgatherv(s, a->scount, a->sdtype, r, a->rcounts, a->rdispls, a->rdtype, c,
+                             u->allgatherv_module);
+    case MCA_COLL_GPU_ID_ALLTOALL:
+        return u->alltoall(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, c,
+                           u->alltoall_module);
+    case MCA_COLL_GPU_ID_ALLTOALLV:
+        return u->alltoallv(s, a->scounts, a->sdispls, a->sdtype, r, a->rcounts, a->rdispls,
+                            a->rdtype, c, u->alltoallv_module);
+    case MCA_COLL_GPU_ID_ALLTOALLW:
+        return u->alltoallw(s, a->scounts, a->sdispls, a->sdtypes, r, a->rcounts, a->rdispls,
+                            a->rdtypes, c, u->alltoallw_module);
+    case MCA_COLL_GPU_ID_EXSCAN:
+        return u->exscan(s, r, a->count, a->dtype, a->op, c, u->exscan_module);
+    case MCA_COLL_GPU_ID_GATHER:
+        return u->gather(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, a->root, c,
+                         u->gather_module);
+    case MCA_COLL_GPU_ID_GATHERV:
+        return u->gatherv(s, a->scount, a->sdtype, r, a->rcounts, a->rdispls, a->rdtype, a->root,
+                          c, u->gatherv_module);
+    case MCA_COLL_GPU_ID_REDUCE:
+        return u->reduce(s, r, a->count, a->dtype, a->op, a->root, c, u->reduce_module);
+    case MCA_COLL_GPU_ID_SCAN:
+        return u->scan(s, r, a->count, a->dtype, a->op, c, u->scan_module);
+    case MCA_COLL_GPU_ID_SCATTER:
+        return u->scatter(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, a->root, c,
+                          u->scatter_module);
+    case MCA_COLL_GPU_ID_SCATTERV:
+        return u->scatterv(s, a->scounts, a->sdispls, a->sdtype, r, a->rcount, a->rdtype,
+                           a->root, c, u->scatterv_module);
+    }
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+static int mca_coll_gpu_under_nonblocking(const mca_coll_gpu_underlying_t *u,
+                                          const mca_coll_gpu_args_t *a, const void *s, void *r,
+                                          ompi_request_t **q)
+{
+    struct ompi_communicator_t *c = a->comm;
+
+    switch (a->id) {
+    case MCA_COLL_GPU_ID_ALLREDUCE:
+        return u->iallreduce(s, r, a->count, a->dtype, a->op, c, q, u->iallreduce_module);
+    case MCA_COLL_GPU_ID_BCAST:
+        return u->ibcast(r, a->count, a->dtype, a->root, c, q, u->ibcast_module);
+    case MCA_COLL_GPU_ID_ALLGATHER:
+        return u->iallgather(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, c, q,
+                             u->iallgather_module);
+    case MCA_COLL_GPU_ID_REDUCE_SCATTER:
+        return u->ireduce_scatter(s, r, a->rcounts, a->dtype, a->op, c, q,
+                                  u->ireduce_scatter_module);
+    case MCA_COLL_GPU_ID_REDUCE_SCATTER_BLOCK:
+        return u->ireduce_scatter_block(s, r, a->rcount, a->dtype, a->op, c, q,
+                                        u->ireduce_scatter_block_module);
+    case MCA_COLL_GPU_ID_ALLGATHERV:
+        return u->iallgatherv(s, a->scount, a->sdtype, r, a->rcounts, a->rdispls, a->rdtype, c,
+                              q, u->iallgatherv_module);
+    case MCA_COLL_GPU_ID_ALLTOALL:
+        return u->ialltoall(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, c, q,
+                            u->ialltoall_module);
+    case MCA_COLL_GPU_ID_ALLTOALLV:
+        return u->ialltoallv(s, a->scounts, a->sdispls, a->sdtype, r, a->rcounts, a->rdispls,
+                             a->rdtype, c, q, u->ialltoallv_module);
+    case MCA_COLL_GPU_ID_ALLTOALLW:
+        return u->ialltoallw(s, a->scounts, a->sdispls, a->sdtypes, r, a->rcounts, a->rdispls,
+                             a->rdtypes, c, q, u->ialltoallw_module);
+    case MCA_COLL_GPU_ID_EXSCAN:
+        return u->iexscan(s, r, a->count, a->dtype, a->op, c, q, u->iexscan_module);
+    case MCA_COLL_GPU_ID_GATHER:
+        return u->igather(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, a->root, c, q,
+                          u->igather_module);
+    case MCA_COLL_GPU_ID_GATHERV:
+        return u->igatherv(s, a->scount, a->sdtype, r, a->rcounts, a->rdispls, a->rdtype,
+                           a->root, c, q, u->igatherv_module);
+    case MCA_COLL_GPU_ID_REDUCE:
+        return u->ireduce(s, r, a->count, a->dtype, a->op, a->root, c, q, u->ireduce_module);
+    case MCA_COLL_GPU_ID_SCAN:
+        return u->iscan(s, r, a->count, a->dtype, a->op, c, q, u->iscan_module);
+    case MCA_COLL_GPU_ID_SCATTER:
+        return u->iscatter(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, a->root, c, q,
+                           u->iscatter_module);
+    case MCA_COLL_GPU_ID_SCATTERV:
+        return u->iscatterv(s, a->scounts, a->sdispls, a->sdtype, r, a->rcount, a->rdtype,
+                            a->root, c, q, u->iscatterv_module);
+    }
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+static int mca_coll_gpu_under_persistent(const mca_coll_gpu_underlying_t *u,
+                                         const mca_coll_gpu_args_t *a, const void *s, void *r,
+                                         ompi_request_t **q)
+{
+    struct ompi_communicator_t *c = a->comm;
+    struct ompi_info_t         *i = a->info;
+
+    switch (a->id) {
+    case MCA_COLL_GPU_ID_ALLREDUCE:
+        return u->allreduce_init(s, r, a->count, a->dtype, a->op, c, i, q,
+                                 u->allreduce_init_module);
+    case MCA_COLL_GPU_ID_BCAST:
+        return u->bcast_init(r, a->count, a->dtype, a->root, c, i, q, u->bcast_init_module);
+    case MCA_COLL_GPU_ID_ALLGATHER:
+        return u->allgather_init(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, c, i, q,
+                                 u->allgather_init_module);
+    case MCA_COLL_GPU_ID_REDUCE_SCATTER:
+        return u->reduce_scatter_init(s, r, a->rcounts, a->dtype, a->op, c, i, q,
+                                      u->reduce_scatter_init_module);
+    case MCA_COLL_GPU_ID_REDUCE_SCATTER_BLOCK:
+        return u->reduce_scatter_block_init(s, r, a->rcount, a->dtype, a->op, c, i, q,
+                                            u->reduce_scatter_block_init_module);
+    case MCA_COLL_GPU_ID_ALLGATHERV:
+        return u->allgatherv_init(s, a->scount, a->sdtype, r, a->rcounts, a->rdispls, a->rdtype,
+                                  c, i, q, u->allgatherv_init_module);
+    case MCA_COLL_GPU_ID_ALLTOALL:
+        return u->alltoall_init(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, c, i, q,
+                                u->alltoall_init_module);
+    case MCA_COLL_GPU_ID_ALLTOALLV:
+        return u->alltoallv_init(s, a->scounts, a->sdispls, a->sdtype, r, a->rcounts,
+                                 a->rdispls, a->rdtype, c, i, q, u->alltoallv_init_module);
+    case MCA_COLL_GPU_ID_ALLTOALLW:
+        return u->alltoallw_init(s, a->scounts, a->sdispls, a->sdtypes, r, a->rcounts,
+                                 a->rdispls, a->rdtypes, c, i, q, u->alltoallw_init_module);
+    case MCA_COLL_GPU_ID_EXSCAN:
+        return u->exscan_init(s, r, a->count, a->dtype, a->op, c, i, q, u->exscan_init_module);
+    case MCA_COLL_GPU_ID_GATHER:
+        return u->gather_init(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, a->root, c, i,
+                              q, u->gather_init_module);
+    case MCA_COLL_GPU_ID_GATHERV:
+        return u->gatherv_init(s, a->scount, a->sdtype, r, a->rcounts, a->rdispls, a->rdtype,
+                               a->root, c, i, q, u->gatherv_init_module);
+    case MCA_COLL_GPU_ID_REDUCE:
+        return u->reduce_init(s, r, a->count, a->dtype, a->op, a->root, c, i, q,
+                              u->reduce_init_module);
+    case MCA_COLL_GPU_ID_SCAN:
+        return u->scan_init(s, r, a->count, a->dtype, a->op, c, i, q, u->scan_init_module);
+    case MCA_COLL_GPU_ID_SCATTER:
+        return u->scatter_init(s, a->scount, a->sdtype, r, a->rcount, a->rdtype, a->root, c, i,
+                               q, u->scatter_init_module);
+    case MCA_COLL_GPU_ID_SCATTERV:
+        return u->scatterv_init(s, a->scounts, a->sdispls, a->sdtype, r, a->rcount, a->rdtype,
+                                a->root, c, i, q, u->scatterv_init_module);
+    }
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+int mca_coll_gpu_under_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                            const void *sbuf, void *rbuf, ompi_request_t **request)
+{
+    cg_count(CG_CNT_MPI_UNDER, 1);
+    switch (a->mode) {
+    case MCA_COLL_GPU_NONBLOCKING:
+        return mca_coll_gpu_under_nonblocking(&m->under, a, sbuf, rbuf, request);
+    case MCA_COLL_GPU_PERSISTENT:
+        return mca_coll_gpu_under_persistent(&m->under, a, sbuf, rbuf, request);
+    default:
+        return mca_coll_gpu_under_blocking(&m->under, a, sbuf, rbuf);
+    }
+}
+
+/* ---- the verbose line ---------------------------------------------------------------- */
+
+void mca_coll_gpu_log_args(const mca_coll_gpu_args_t *a, int kinds)
+{
+    static const char *const kind_names[4] = {"none", "host", "device", "mixed"};
+    static const char *const why[] = {
+        [MCA_COLL_GPU_BLOCKING]    = "no fast path for this collective",
+        [MCA_COLL_GPU_NONBLOCKING] = "nonblocking: staged",
+        [MCA_COLL_GPU_PERSISTENT]  = "persistent: staged",
+    };
+    struct ompi_datatype_t *dtype = a->dtype != NULL ? a->dtype
+                                    : a->rdtype != NULL ? a->rdtype : a->sdtype;
+    const int               device = (kinds & MCA_COLL_GPU_KIND_DEVICE) != 0;
+    cg_op_t                 op;
+
+    if (!cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
+        return;
+    }
+    op = a->op != NULL ? mca_coll_gpu_op_map(a->op) : CG_OP_NONE;
+    cg_log_emit(CG_LOG_CALL, CG_SUB_COLL, __FILE__, __LINE__,
+                "%s%s%s count=%d dtype=%s%s%s mem=%s alg=%s comm=%u np=%d why=%s",
+                a->mode == MCA_COLL_GPU_NONBLOCKING ? "i" : "", mca_coll_gpu_id_names[a->id],
+                a->mode == MCA_COLL_GPU_PERSISTENT ? "_init" : "",
+                a->dtype != NULL ? a->count : a->rdtype != NULL ? a->rcount : a->scount,
+                dtype != NULL ? dtype->name : "-", a->op != NULL ? " op=" : "",
+                a->op == NULL ? "" : op == CG_OP_NONE ? "user" : cg_op_name(op),
+                kind_names[kinds & 3], device ? "staged" : "underlying",
+                mca_coll_gpu_comm_id(a->comm), ompi_comm_size(a->comm),
+                device ? why[a->mode] : "no device buffers");
+}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * Persistent collectives (MPI 4.0 MPI_<Coll>_init; Open MPI 4.1: MPIX_<Coll>_init from
+ * <mpi-ext.h>) on device buffers: staged.
+ *
+ * Planned once, at init: this rank's device buffers get their places in a staging arena
+ * that the request keeps until it is freed, and the layer underneath's persistent
+ * collective is set up on those host places. Every start copies the inputs in (the start
+ * waits for that local copy) and starts the layer underneath's request; the request
+ * completes when that request has and the results are back on the device
+ * (coll_gpu_request.c). Host buffers go to the layer underneath untouched and the
+ * application gets its request.
+ */
+#include "ompi_coll_gpu/coll_gpu_staged_calls.h"
+
+/* MPI_Start, MPI_Startall: requests of this component only (Open MPI groups them). */
+static int mca_coll_gpu_persistent_start(size_t count, ompi_request_t **requests)
+{
+    int rc;
+
+    mca_coll_gpu_app_wait();
+    for (size_t i = 0; i < count; i++) {
+        mca_coll_gpu_request_t *req = (mca_coll_gpu_request_t *)requests[i];
+
+        if ((req->send_copy_in &&
+             OMPI_SUCCESS != (rc = mca_coll_gpu_stage_copy_in(&req->st, &req->send))) ||
+            (req->recv_copy_in &&
+             OMPI_SUCCESS != (rc = mca_coll_gpu_stage_copy_in(&req->st, &req->recv))) ||
+            OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&req->st))) {
+            return rc;
+        }
+        /* a request of the layer underneath that has nothing to do (OMPI_REQUEST_NOOP) is
+         * complete from the start */
+        if (req->under->req_type != OMPI_REQUEST_NOOP &&
+            OMPI_SUCCESS != (rc = req->under->req_start(1, &req->under))) {
+            return rc;
+        }
+        mca_coll_gpu_request_submit(req);
+    }
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_gpu_staged_init(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                             ompi_request_t **request)
+{
+    mca_coll_gpu_region_t   send, recv;
+    mca_coll_gpu_request_t *req;
+    int                     kinds, rc;
+
+    kinds = mca_coll_gpu_describe(a, &send, &recv);
+    mca_coll_gpu_log_args(a, kinds);
+    cg_count((kinds & MCA_COLL_GPU_KIND_DEVICE) ? CG_CNT_CALLS_STAGED : CG_CNT_CALLS_UNDER, 1);
+    if (!(kinds & MCA_COLL_GPU_KIND_DEVICE)) {
+        return mca_coll_gpu_under_call(m, a, a->sbuf, a->rbuf, request);
+    }
+    if ((req = mca_coll_gpu_request_new(m, a->comm, true)) == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* places in the arena now, the copies at every start */
+    rc = mca_coll_gpu_stage_regions(&req->st, m, &send, &recv, &req->send, &req->recv, 0);
+    if (OMPI_SUCCESS != rc) {
+        return mca_coll_gpu_request_abandon(req, rc);
+    }
+    rc = mca_coll_gpu_under_call(m, a, req->send.host, req->recv.host, &req->under);
+    if (OMPI_SUCCESS != rc) {
+        req->under = NULL;
+        return mca_coll_gpu_request_abandon(req, rc);
+    }
+    req->send_copy_in        = send.copy_in;
+    req->recv_copy_in        = recv.copy_in;
+    req->recv_copy_out       = recv.copy_out;
+    req->super.super.req_start     = mca_coll_gpu_persistent_start;
+    *request = &req->super.super;
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_gpu_allreduce_init(const void *sbuf, void *rbuf, int count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_ALLREDUCE, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                            struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_BCAST, .mode = MCA_COLL_GPU_PERSISTENT, .rbuf = buf, .count = count,
+        .dtype = dtype, .root = root, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_ALLGATHER, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype,
+        .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                     struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                     ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_REDUCE_SCATTER, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .rbuf = rbuf, .rcounts = rcounts, .dtype = dtype, .op = op, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
+                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                           struct ompi_communicator_t *comm,
+                                           struct ompi_info_t *info, ompi_request_t **request,
+                                           mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_REDUCE_SCATTER_BLOCK, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .rbuf = rbuf, .rcount = rcount, .dtype = dtype, .op = op, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_allgatherv_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                 void *rbuf, const int *rcounts, const int *displs,
+                                 struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                 struct ompi_info_t *info, ompi_request_t **request,
+                                 mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_ALLGATHERV, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs,
+        .rdtype = rdtype, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_ALLTOALL, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype,
+        .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_alltoallv_init(const void *sbuf, const int *scounts, const int *sdispls,
+                                struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                                const int *rdispls, struct ompi_datatype_t *rdtype,
+                                struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_ALLTOALLV, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf,
+        .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_alltoallw_init(const void *sbuf, const int *scounts, const int *sdispls,
+                                struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                const int *rcounts, const int *rdispls,
+                                struct ompi_datatype_t *const *rdtypes,
+                                struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_ALLTOALLW, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes, .rbuf = rbuf,
+        .rcounts = rcounts, .rdispls = rdispls, .rdtypes = rdtypes, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_exscan_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                             struct ompi_info_t *info, ompi_request_t **request,
+                             mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_EXSCAN, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf, .rbuf = rbuf,
+        .count = count, .dtype = dtype, .op = op, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_gather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                             struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_GATHER, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype,
+        .root = root, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_gatherv_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, const int *rcounts, const int *displs,
+                              struct ompi_datatype_t *rdtype, int root,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_GATHERV, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs,
+        .rdtype = rdtype, .root = root, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                             struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                             struct ompi_info_t *info, ompi_request_t **request,
+                             mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_REDUCE, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf, .rbuf = rbuf,
+        .count = count, .dtype = dtype, .op = op, .root = root, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_scan_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                           struct ompi_info_t *info, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_SCAN, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf, .rbuf = rbuf,
+        .count = count, .dtype = dtype, .op = op, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_scatter_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_SCATTER, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype,
+        .root = root, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
+
+int mca_coll_gpu_scatterv_init(const void *sbuf, const int *scounts, const int *displs,
+                               struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                               struct ompi_datatype_t *rdtype, int root,
+                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = {
+        .id = MCA_COLL_GPU_ID_SCATTERV, .mode = MCA_COLL_GPU_PERSISTENT, .sbuf = sbuf,
+        .scounts = scounts, .sdispls = displs, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount,
+        .rdtype = rdtype, .root = root, .comm = comm, .info = info};
+
+    return mca_coll_gpu_staged_init((mca_coll_gpu_module_t *)module, &a, request);
+}
