@@ -119,6 +119,8 @@ typedef enum {
     CG_CNT_STAGED_BYTES,   /* bytes copied between device memory and host staging */
     CG_CNT_IPC_EXPORTS,    /* buffers exported to the node's peers */
     CG_CNT_IPC_IMPORTS,    /* peers' allocations mapped (the IPC registry's misses) */
+    CG_CNT_CONTEXTS_MADE,  /* communicators' fast-path contexts made */
+    CG_CNT_CONTEXTS_KEPT,  /* contexts of freed communicators taken by a new one */
     CG_CNT_COUNT
 } cg_counter_t;
 

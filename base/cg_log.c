@@ -239,6 +239,9 @@ static const struct {
                               "Bytes copied between device memory and host staging"},
     [CG_CNT_IPC_EXPORTS]   = {"ipc_exports", "Buffers exported to the node's peers"},
     [CG_CNT_IPC_IMPORTS]   = {"ipc_imports", "Peers' allocations mapped (IPC registry misses)"},
+    [CG_CNT_CONTEXTS_MADE] = {"contexts_made", "Fast-path contexts of communicators made"},
+    [CG_CNT_CONTEXTS_KEPT] = {"contexts_kept", "Contexts of freed communicators taken by a new communicator "
+                                               "over the same processes (coll_gpu_context_keep)"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

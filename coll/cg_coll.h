@@ -263,13 +263,18 @@ typedef struct {
     cg_staging_mode_t staging;
     int         lanes;         /* inter-node lanes (helper threads with a UCX worker each)
                                   that run the network phases of chunks concurrently */
+    int         keep_max;      /* contexts of freed communicators kept for reuse (0: none) */
 } cg_comm_config_t;
 
 /* Collective over the communicator (through oob, which the context keeps: its ctx must
- * live as long as the context). On failure every rank gets an error. */
+ * live as long as the context). On failure every rank gets an error. With keep_max > 0 it
+ * first looks for a kept context (cg_comm_release) that every rank holds: one exchange. */
 cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
                            cg_comm_t **comm_out);
 void        cg_comm_destroy(cg_comm_t *comm);
+/* The communicator is gone: keep its context for a later communicator over the same
+ * processes in the same order (at most keep_max, the oldest destroyed), or destroy it. */
+void        cg_comm_release(cg_comm_t *comm, int keep_max);
 void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
 /* At the end of the process (after every context is gone): UCX and the topology. */
 void        cg_comm_process_cleanup(void);

@@ -24,6 +24,7 @@
 
 typedef struct {
     char                 host[64];
+    uint64_t             serial; /* contexts this process made before (rank 0's: the uid) */
     cg_intra_peer_info_t intra;
 } cg_rank_info_t;
 
@@ -41,6 +42,7 @@ static int             cg_process_topo_tried;
 static cg_ucx_t       *cg_process_ucx;
 static int             cg_process_ucx_tried;
 static cg_ucx_t       *cg_process_lane_ucx[CG_MAX_LANES]; /* [0]: cg_process_ucx */
+static uint64_t        cg_process_serial = 1;
 
 static const cg_topo_t *cg_topo_process(const char *topo_file)
 {
@@ -91,6 +93,7 @@ static cg_ucx_t *cg_ucx_process_lane(int m)
 
 void cg_comm_process_cleanup(void)
 {
+    cg_comm_keep_drain();
     cg_intra_cleanup();
     cg_inter_release_kept();
     cg_ipc_registry_cleanup();
@@ -334,6 +337,13 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
 
     memset(&mine, 0, sizeof(mine));
     memset(&result, 0, sizeof(result));
+    if (config->keep_max > 0) {
+        status = cg_comm_keep_take(oob, config, comm_out);
+        if (status != CG_ERR_NOT_FOUND) {
+            free(comm);
+            return status;
+        }
+    }
     if (comm == NULL) {
         return CG_ERR_NO_MEMORY;
     }
@@ -345,6 +355,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     infos      = calloc((size_t)config->size, sizeof(*infos));
     results    = calloc((size_t)config->size, sizeof(*results));
     gethostname(mine.host, sizeof(mine.host) - 1);
+    mine.serial = __atomic_fetch_add(&cg_process_serial, 1, __ATOMIC_RELAXED);
     status = (comm->node_of && comm->votes && infos && results) ? CG_OK : CG_ERR_NO_MEMORY;
     if (status == CG_OK) {
         status = cg_intra_prepare(dev, &intra_config, &comm->intra, &mine.intra);
@@ -375,6 +386,10 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         cg_comm_agree_lanes(comm, results);
         exchange = cg_comm_exchange_addresses(comm, oob);
     }
+    if (exchange == CG_OK) {
+        comm->uid[0] = infos[0].intra.proc_id;
+        comm->uid[1] = infos[0].serial;
+    }
     free(infos);
     if (exchange != CG_OK || !ok) {
         free(results);
@@ -398,6 +413,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
               comm->uniform ? "" : " (uneven)", comm->local_size, comm->local_rank,
               cg_topo_class_name(comm->topo.cls), comm->topo.reason,
               comm->topo.rail[comm->local_rank][0] ? comm->topo.rail[comm->local_rank] : "none", comm->num_lanes);
+    cg_count(CG_CNT_CONTEXTS_MADE, 1);
     *comm_out = comm;
     return CG_OK;
 }

@@ -191,6 +191,8 @@ typedef struct cg_dev_ops {
     /* Copy bytes between any two of: device memory, host memory, imported peer memory. */
     cg_status_t (*copy)(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                         cg_dev_stream_t *stream);
+    /* Set bytes of device memory to one byte value (one operation, however large). */
+    cg_status_t (*fill)(cg_dev_t *dev, void *dst, int byte, size_t bytes, cg_dev_stream_t *stream);
     cg_status_t (*reduce)(cg_dev_t *dev, const cg_reduce_args_t *args, cg_dev_stream_t *stream);
 
     /* Share memory with processes on the same node. export describes the allocation that

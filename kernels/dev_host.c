@@ -188,6 +188,29 @@ static cg_status_t cg_host_ll_abort_lines(cg_dev_t *dev, const cg_ll_args_t *arg
 }
 
 /* ---- copies and reductions ----------------------------------------------------------------- */
+static cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes,
+                                cg_dev_stream_t *stream)
+{
+    void       *d;
+    cg_status_t status;
+
+    if (cg_host_stream_drain(dev, stream) != CG_OK) {
+        return CG_ERR_TIMEOUT;
+    }
+    if (cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    if (bytes == 0) {
+        return CG_OK;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1);
+    status = cg_host_resolve(dev, dst, bytes, &d);
+    if (status == CG_OK) {
+        memset(d, byte, bytes);
+    }
+    return status;
+}
+
 static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                                 cg_dev_stream_t *stream)
 {
@@ -346,6 +369,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .event_record   = cg_host_event_record,
     .event_query    = cg_host_event_query,
     .copy           = cg_host_copy,
+    .fill           = cg_host_fill,
     .reduce         = cg_host_reduce,
     .ipc_export     = cg_host_ipc_export,
     .ipc_import     = cg_host_ipc_import,

@@ -88,6 +88,7 @@ typedef struct mca_coll_gpu_component_t {
     size_t ucx_chunk_size;
     int    ucx_depth;
     int    hier_lanes;
+    int    context_keep;
     int    ucx_staging;
     int    thread_multi;
     cg_planner_config_t planner;

@@ -64,6 +64,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .ucx_chunk_size    = 1u << 20,
     .ucx_depth         = 4,
     .hier_lanes        = 4,
+    .context_keep      = 4,
     .intra_sync        = 0,
     .timeout           = 0,
 };

@@ -30,7 +30,7 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
 {
     cg_dev_t *dev = mca_coll_gpu_component.dev;
 
-    cg_comm_destroy(m->core);
+    cg_comm_release(m->core, mca_coll_gpu_component.context_keep);
     cg_board_destroy(m->board);
     free(m->counts);
     if (m->stream != NULL && dev != NULL) {

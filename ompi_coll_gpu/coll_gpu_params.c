@@ -118,6 +118,13 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Inter-node lanes (1 to 8): each lane is a helper thread with a UCX worker of its own, "
      "and the network phases of that many chunks of a hier_ring call run at once, so their "
      "latencies overlap (1: one chunk at a time)"},
+    {"context_keep", INT, NULL, &CG_C->context_keep, OPAL_INFO_LVL_5, 0, EQ,
+     "Fast-path contexts of freed communicators kept (0 to 16; 0: none) for a later "
+     "communicator over the same processes in the same order, such as the next "
+     "MPI_Comm_dup of the same communicator: its first call then costs one small exchange "
+     "instead of a new context (device scratch, IPC mappings, UCX endpoints). A kept "
+     "context holds its device memory until it is reused, pushed out by newer ones, or "
+     "the process ends"},
     {"ucx_chunk_size", SIZE, NULL, &CG_C->ucx_chunk_size, OPAL_INFO_LVL_5, 0, EQ,
      "Inter-node staging: bytes per page-locked chunk when UCX cannot move device memory"},
     {"ucx_depth", INT, NULL, &CG_C->ucx_depth, OPAL_INFO_LVL_5, 0, EQ,

@@ -38,6 +38,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,
         .depth         = mca_coll_gpu_component.ucx_depth,
         .lanes         = mca_coll_gpu_component.hier_lanes,
+        .keep_max      = mca_coll_gpu_component.context_keep,
         .staging       = (cg_staging_mode_t)mca_coll_gpu_component.ucx_staging,
     };
     cg_status_t status;
@@ -109,6 +110,21 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  *          communicators spanning nodes do on every such call (ranks of other nodes are
  *          not on the board).
  * all_kinds: this rank's kinds in, the OR of every rank's out (not set for AGREED_HOST). */
+/* Is every rank of the communicator on this node (virtual nodes with coll_gpu_node_size)?
+ * Only then can the board serve its agreements: spanning nodes, none is made. */
+static int mca_coll_gpu_one_node(struct ompi_communicator_t *comm)
+{
+    const int size = ompi_comm_size(comm), node_size = mca_coll_gpu_component.node_size;
+
+    if (node_size > 0) {
+        return size <= node_size;
+    }
+    if (node_size < 0) {
+        return node_size == -1 || size == 1;
+    }
+    return !ompi_group_have_remote_peers(comm->c_local_group);
+}
+
 static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                                     int mine, int *all_kinds)
 {
@@ -133,9 +149,11 @@ static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_commun
     rc = mca_coll_gpu_agree_kinds(m, comm, mine, all_kinds);
     if (OMPI_SUCCESS == rc && mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AUTO &&
         m->board == NULL && !m->board_failed) {
-        /* every rank is here: make the board for the next calls */
+        /* every rank is here: make the board for the next calls (all ranks decide alike) */
         cg_oob_t oob = {mca_coll_gpu_oob_allgather, m};
-        if (cg_board_create(&oob, ompi_comm_rank(comm), ompi_comm_size(comm),
+        if (!mca_coll_gpu_one_node(comm)) {
+            m->board_failed = 1; /* no board: across nodes every such call agrees here */
+        } else if (cg_board_create(&oob, ompi_comm_rank(comm), ompi_comm_size(comm),
                             mca_coll_gpu_component.node_size, &m->board) != CG_OK) {
             m->board        = NULL;
             m->board_failed = 1;

@@ -17,7 +17,6 @@ static void cg_intra_reap(int force);
 cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_intra_t **g_out,
                              cg_intra_peer_info_t *info)
 {
-    static const uint8_t zeros[CG_INTRA_FLAG_BYTES];
     cg_intra_t          *group;
     cg_status_t          status;
     void                *ctl;
@@ -57,11 +56,10 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
         group->scratch[0] = NULL;
         return status;
     }
-    /* flags start at epoch 0, the LL inbox's lines at flag 0 (no call has that flag) */
-    for (size_t at = 0; at < CG_INTRA_FLAG_BYTES + group->ll_bytes && status == CG_OK;
-         at += sizeof(zeros)) {
-        status = dev->ops->copy(dev, group->scratch[0] + at, zeros, sizeof(zeros), group->stream);
-    }
+    /* flags start at epoch 0, the LL inbox's lines at flag 0 (no call has that flag): one
+     * fill, not a copy per page */
+    status = dev->ops->fill(dev, group->scratch[0], 0, CG_INTRA_FLAG_BYTES + group->ll_bytes,
+                            group->stream);
     status = status == CG_OK ? dev->ops->stream_sync(dev, group->stream) : status;
     if (status != CG_OK) {
         return status;

@@ -211,6 +211,19 @@ static cg_status_t cg_cuda_copy(cg_dev_t *dev, void *dst, const void *src, size_
                                                                stream->stream)));
 }
 
+static cg_status_t cg_cuda_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes,
+                                cg_dev_stream_t *stream)
+{
+    if (cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    if (bytes == 0) {
+        return CG_OK;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1);
+    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaMemsetAsync(dst, byte, bytes, stream->stream)));
+}
+
 static cg_status_t cg_cuda_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
                                   cg_dev_stream_t *stream)
 {
@@ -363,6 +376,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .event_record   = cg_cuda_event_record,
     .event_query    = cg_cuda_event_query,
     .copy           = cg_cuda_copy,
+    .fill           = cg_cuda_fill,
     .reduce         = cg_cuda_reduce,
     .ipc_export     = cg_cuda_ipc_export,
     .ipc_import     = cg_cuda_ipc_import,

@@ -18,7 +18,11 @@
  * create/free loop with the component on and with it off (--mca coll ^gpu, --mem host).
  *
  * usage: coll_soak [--mem device|pool|host] [--cycles N] [--warmup N] [--count N]
- *                  [--rss-kib K] [--watchdog S]
+ *                  [--rss-kib K] [--watchdog S] [--contexts kept|made|any]
+ *
+ * --contexts kept: every measured cycle must reuse the context of the communicator freed
+ * before it (MPI_T coll_gpu_contexts_kept +1, coll_gpu_contexts_made +0); made: every
+ * cycle makes a new one (coll_gpu_context_keep=0); any (default): not checked.
  */
 #include "examples/example_mem.h"
 
@@ -31,10 +35,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { SOAK_FDS, SOAK_THREADS, SOAK_SHM, SOAK_ENDPOINTS, SOAK_RSS_KIB, SOAK_NSAMPLES };
+enum { SOAK_FDS, SOAK_THREADS, SOAK_SHM, SOAK_ENDPOINTS, SOAK_RSS_KIB, SOAK_MADE, SOAK_KEPT, SOAK_NSAMPLES };
 static const char *const soak_names[SOAK_NSAMPLES] = {"file descriptors", "threads",
                                                      "/dev/shm segments", "UCX endpoints",
-                                                     "resident KiB"};
+                                                     "resident KiB", "contexts made",
+                                                     "contexts reused"};
 
 static int soak_rank;
 
@@ -85,39 +90,55 @@ static long soak_rss_kib(void)
     return kib;
 }
 
-/* The MPI_T performance variable coll_gpu_ucx_endpoints (-1: the component is not there). */
-static long soak_endpoints(void)
+/* A performance variable of the component (MPI_T), -1 when it has none. One session and
+ * one handle per variable for the whole run: a counter reads as its growth since its
+ * handle was made (the first sample), a level as what it is. */
+#define SOAK_MAX_PVARS 4
+static long soak_pvar(const char *pvar_name)
 {
-    char               name[256], desc[256];
-    int                n = 0;
-    long               value = -1;
-    MPI_T_pvar_session session;
-
-    MPI_T_pvar_get_num(&n);
-    for (int i = 0; i < n; i++) {
-        int               name_len = sizeof(name), desc_len = sizeof(desc), verbosity, var_class;
-        int               binding, readonly, continuous, atomic, count;
-        MPI_Datatype      dt;
-        MPI_T_enum        e;
+    static MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+    static struct {
+        const char       *name;
         MPI_T_pvar_handle handle;
-        unsigned long     v = 0;
-        if (MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &dt, &e, desc, &desc_len,
-                                &binding, &readonly, &continuous, &atomic) != MPI_SUCCESS ||
-            strcmp(name, "coll_gpu_ucx_endpoints") != 0) {
-            continue;
-        }
-        if (MPI_T_pvar_session_create(&session) == MPI_SUCCESS) {
-            if (MPI_T_pvar_handle_alloc(session, i, NULL, &handle, &count) == MPI_SUCCESS) {
-                if (MPI_T_pvar_read(session, handle, &v) == MPI_SUCCESS) {
-                    value = (long)v;
-                }
-                MPI_T_pvar_handle_free(session, &handle);
-            }
-            MPI_T_pvar_session_free(&session);
-        }
-        break;
+        int               found;
+    } pvars[SOAK_MAX_PVARS];
+    static int    num_pvars;
+    unsigned long value = 0;
+    int           slot  = 0;
+
+    while (slot < num_pvars && strcmp(pvars[slot].name, pvar_name) != 0) {
+        slot++;
     }
-    return value;
+    if (slot == num_pvars) { /* first sample: look it up */
+        char name[256], desc[256];
+        int  n = 0;
+        if (num_pvars == SOAK_MAX_PVARS ||
+            (session == MPI_T_PVAR_SESSION_NULL && MPI_T_pvar_session_create(&session) != MPI_SUCCESS)) {
+            return -1;
+        }
+        pvars[num_pvars].name  = pvar_name;
+        pvars[num_pvars].found = 0;
+        num_pvars++;
+        MPI_T_pvar_get_num(&n);
+        for (int i = 0; i < n; i++) {
+            int          name_len = sizeof(name), desc_len = sizeof(desc), verbosity, var_class;
+            int          binding, readonly, continuous, atomic, count;
+            MPI_Datatype dt;
+            MPI_T_enum   e;
+            if (MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &dt, &e, desc,
+                                    &desc_len, &binding, &readonly, &continuous,
+                                    &atomic) == MPI_SUCCESS &&
+                strcmp(name, pvar_name) == 0) {
+                pvars[slot].found = MPI_T_pvar_handle_alloc(session, i, NULL, &pvars[slot].handle,
+                                                            &count) == MPI_SUCCESS;
+                break;
+            }
+        }
+    }
+    if (!pvars[slot].found || MPI_T_pvar_read(session, pvars[slot].handle, &value) != MPI_SUCCESS) {
+        return -1;
+    }
+    return (long)value;
 }
 
 static void soak_sample(long *s)
@@ -128,8 +149,38 @@ static void soak_sample(long *s)
     s[SOAK_FDS]       = soak_count_dir("/proc/self/fd", NULL);
     s[SOAK_THREADS]   = soak_count_dir("/proc/self/task", NULL);
     s[SOAK_SHM]       = soak_count_dir("/dev/shm", pid);
-    s[SOAK_ENDPOINTS] = soak_endpoints();
+    s[SOAK_ENDPOINTS] = soak_pvar("coll_gpu_ucx_endpoints");
+    s[SOAK_MADE]      = soak_pvar("coll_gpu_contexts_made");
+    s[SOAK_KEPT]      = soak_pvar("coll_gpu_contexts_kept");
     s[SOAK_RSS_KIB]   = soak_rss_kib();
+}
+
+/* The same processes in the reverse order, after the loop freed communicators over them:
+ * a kept context does not fit (its ranks would be others), an allgather shows the order.
+ * Returns the wrong elements. */
+static long soak_reversed(em_kind_t kind, int size)
+{
+    MPI_Comm reversed;
+    int32_t *got  = malloc((size_t)size * sizeof(int32_t));
+    void    *buf  = em_alloc((size_t)size * sizeof(int32_t), kind);
+    int32_t  mine = 1000 + soak_rank;
+    long     wrong = 0;
+
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - soak_rank, &reversed);
+    em_to_dev((char *)buf + (size_t)(size - 1 - soak_rank) * sizeof(int32_t), &mine, sizeof(mine), kind);
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, 1, MPI_INT32_T, reversed);
+    em_to_host(got, buf, (size_t)size * sizeof(int32_t), kind);
+    for (int i = 0; i < size; i++) {
+        wrong += got[i] != 1000 + (size - 1 - i); /* rank i of reversed is world rank size-1-i */
+    }
+    MPI_Comm_free(&reversed);
+    em_free(buf, kind);
+    free(got);
+    if (wrong) {
+        fprintf(stderr, "coll_soak: FAIL rank %d: allgather on the reversed communicator: %ld wrong\n",
+                soak_rank, wrong);
+    }
+    return wrong;
 }
 
 /* Mean and worst of a per-rank mean and worst, over the ranks, on rank 0. */
@@ -149,7 +200,7 @@ static void soak_report(const char *what, double sum, double worst, long n)
 
 int main(int argc, char **argv)
 {
-    const char *mem = "device";
+    const char *mem = "device", *contexts = "any";
     long        cycles = 1000, warmup = 20, rss_kib = 8192, wrong = 0, failures = 0, all_failures = 0;
     size_t      count = 1000;
     int         size, watchdog = 0, provided;
@@ -167,6 +218,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--count") == 0) count = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "--rss-kib") == 0) rss_kib = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--watchdog") == 0) watchdog = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--contexts") == 0) contexts = argv[i + 1];
     }
     MPI_Init(&argc, &argv);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
@@ -217,6 +269,7 @@ int main(int argc, char **argv)
     elapsed = MPI_Wtime() - t0;
     MPI_Barrier(MPI_COMM_WORLD);
     soak_sample(at_end);
+    wrong += soak_reversed(kind, size);
 
     if (wrong) {
         fprintf(stderr, "coll_soak: FAIL rank %d: %ld wrong elements\n", soak_rank, wrong);
@@ -228,9 +281,25 @@ int main(int argc, char **argv)
          * grows with the cycles. Endpoints: none, ever (one per peer worker, shared). */
         static const long limits[SOAK_NSAMPLES] = {2, 1, 2, 0, 0};
         long limit = s == SOAK_RSS_KIB ? rss_kib : limits[s];
+        if (s == SOAK_MADE || s == SOAK_KEPT) {
+            continue; /* counters: checked below against --contexts */
+        }
         if (at_warmup[s] >= 0 && at_end[s] - at_warmup[s] > limit) {
             fprintf(stderr, "coll_soak: FAIL rank %d: %s grew from %ld to %ld over %ld cycles\n",
                     soak_rank, soak_names[s], at_warmup[s], at_end[s], cycles);
+            failures++;
+        }
+    }
+    if (strcmp(contexts, "any") != 0) {
+        /* kept: every cycle's communicator reuses the context of the one freed before it
+         * (coll_gpu_context_keep); made: every cycle makes a new one (keep 0) */
+        const int  kept   = strcmp(contexts, "kept") == 0;
+        const long made   = at_end[SOAK_MADE] - at_warmup[SOAK_MADE];
+        const long reused = at_end[SOAK_KEPT] - at_warmup[SOAK_KEPT];
+        if (made != (kept ? 0 : cycles) || reused != (kept ? cycles : 0)) {
+            fprintf(stderr, "coll_soak: FAIL rank %d: %ld contexts made and %ld reused in %ld cycles "
+                    "(expected %s)\n", soak_rank, made, reused, cycles,
+                    kept ? "none made, one reused per cycle" : "one made per cycle, none reused");
             failures++;
         }
     }

@@ -127,20 +127,25 @@ for np in 2 3 4 5 6 7 8 9; do
     done
 done
 
-# 2. The soak: dup, use, free, many times; nothing grows, nothing waits for peers.
+# 2. The soak: dup, use, free, many times; nothing grows, nothing waits for peers. Every
+#    cycle's communicator reuses the context of the one freed before it (MPI_T counters:
+#    none made, one reused per cycle); with coll_gpu_context_keep=0 every cycle makes and
+#    tears down a context of its own (fewer cycles: that is the slow way).
 soak_cycles=${CG_SOAK_CYCLES:-$([ "$mode" = full ] && echo 10000 || echo 300)}
-soak() { # name np [mpirun arguments...]
-    local name=$1 np=$2
-    shift 2
+soak() { # name np cycles contexts [mpirun arguments...]
+    local name=$1 np=$2 cycles=$3 contexts=$4
+    shift 4
     selected "$name" || return 0
-    run "$name" "$np" "$@" "$builddir/tests/mpi/coll_soak" --mem device --cycles "$soak_cycles" \
-        --watchdog $((run_timeout - 30)) &&
+    run "$name" "$np" "$@" "$builddir/tests/mpi/coll_soak" --mem device --cycles "$cycles" \
+        --contexts "$contexts" --watchdog $((run_timeout - 30)) &&
         { grep "coll_soak:" "$logdir/$name.log" | sed 's/^/    /'; } &&
         no_warning "$name" "did not close|did not tear down|in time"
 }
-soak soak-one-node-np4 4
-soak soak-nodes-np4 4 --mca coll_gpu_node_size 2
-soak soak-nodes-tcp-np4 4 -x UCX_TLS=tcp,self --mca coll_gpu_node_size -2
+soak soak-one-node-np4 4 "$soak_cycles" kept
+soak soak-nodes-np4 4 "$soak_cycles" kept --mca coll_gpu_node_size 2
+soak soak-nodes-tcp-np4 4 "$soak_cycles" kept -x UCX_TLS=tcp,self --mca coll_gpu_node_size -2
+soak soak-nodes-fresh-np4 4 $((soak_cycles < 100 ? soak_cycles : 100)) made \
+    --mca coll_gpu_context_keep 0 --mca coll_gpu_node_size 2
 
 # 3. Segments of killed processes: a run in the lenient host layer (its device memory is
 #    named shared memory, 16 MiB of scratch per rank) loses a rank to SIGKILL mid-run, and

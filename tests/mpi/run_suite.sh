@@ -418,7 +418,7 @@ runs=$((runs + 1))
 if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param coll gpu --level 9 >"$logdir/ompi_info.log" 2>&1 &&
     for p in priority verbose verbose_subsys verbose_file device node_size buffer_check staging_cache_max \
              scratch_size intra_sync copy_method timeout allreduce_one_shot_max topo_file \
-             rules_file net_bw net_latency hier_chunk_size hier_lanes ucx_chunk_size ucx_depth ucx_staging \
+             rules_file net_bw net_latency hier_chunk_size hier_lanes context_keep ucx_chunk_size ucx_depth ucx_staging \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm debug_fail debug_host_buffer_ranks debug_host_lenient; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
