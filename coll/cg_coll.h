@@ -267,14 +267,20 @@ typedef struct {
 } cg_comm_config_t;
 
 /* Collective over the communicator (through oob, which the context keeps: its ctx must
- * live as long as the context). On failure every rank gets an error. With keep_max > 0 it
- * first looks for a kept context (cg_comm_release) that every rank holds: one exchange. */
+ * live as long as the context). On failure every rank gets an error. */
 cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
                            cg_comm_t **comm_out);
 void        cg_comm_destroy(cg_comm_t *comm);
-/* The communicator is gone: keep its context for a later communicator over the same
- * processes in the same order (at most keep_max, the oldest destroyed), or destroy it. */
+/* Kept contexts (coll/cg_comm_keep.c). acquire: collective like create; with
+ * config->keep_max > 0 it first takes a kept context that every rank holds (one exchange),
+ * else creates one. release: the communicator is gone: keep its context for a later
+ * communicator over the same processes in the same order (at most keep_max, the oldest
+ * destroyed), or destroy it. drain: destroy every kept context (before
+ * cg_comm_process_cleanup). */
+cg_status_t cg_comm_acquire(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
+                            cg_comm_t **comm_out);
 void        cg_comm_release(cg_comm_t *comm, int keep_max);
+void        cg_comm_keep_drain(void);
 void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
 /* At the end of the process (after every context is gone): UCX and the topology. */
 void        cg_comm_process_cleanup(void);

@@ -93,7 +93,6 @@ static cg_ucx_t *cg_ucx_process_lane(int m)
 
 void cg_comm_process_cleanup(void)
 {
-    cg_comm_keep_drain();
     cg_intra_cleanup();
     cg_inter_release_kept();
     cg_ipc_registry_cleanup();
@@ -337,13 +336,6 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
 
     memset(&mine, 0, sizeof(mine));
     memset(&result, 0, sizeof(result));
-    if (config->keep_max > 0) {
-        status = cg_comm_keep_take(oob, config, comm_out);
-        if (status != CG_ERR_NOT_FOUND) {
-            free(comm);
-            return status;
-        }
-    }
     if (comm == NULL) {
         return CG_ERR_NO_MEMORY;
     }

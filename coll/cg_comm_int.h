@@ -42,12 +42,6 @@ struct cg_comm {
     uint64_t          uid[2];       /* the same on every rank: rank 0's process id and serial */
 };
 
-/* Kept contexts (coll/cg_comm_keep.c). take: collective, every rank gets the same answer:
- * a kept context that every rank holds, made ready for oob and config (CG_OK), or none
- * (CG_ERR_NOT_FOUND); drain: destroy every kept context (end of the process). */
-cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t *config,
-                              cg_comm_t **comm_out);
-void        cg_comm_keep_drain(void);
 
 /* Comm rank of node n's local rank l (wrapped around the node's size). */
 static inline int cg_comm_member(const cg_comm_t *comm, int n, int l)

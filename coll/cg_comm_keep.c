@@ -135,8 +135,10 @@ static int cg_keep_offered(const cg_keep_offer_t *offer, const uint64_t *uid)
     return 0;
 }
 
-cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t *config,
-                              cg_comm_t **comm_out)
+/* Collective: a kept context that every rank holds, made ready for oob and config (CG_OK),
+ * or none (CG_ERR_NOT_FOUND): every rank gets the same answer. */
+static cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t *config,
+                                     cg_comm_t **comm_out)
 {
     cg_comm_t       *mine[CG_KEEP_MAX], *chosen = NULL;
     cg_keep_offer_t  offer, *offers = malloc((size_t)config->size * sizeof(*offers));
@@ -184,6 +186,18 @@ cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t *confi
               (unsigned long long)uid[1], config->size);
     *comm_out = chosen;
     return CG_OK;
+}
+
+cg_status_t cg_comm_acquire(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
+                            cg_comm_t **comm_out)
+{
+    if (config->keep_max > 0) {
+        cg_status_t status = cg_comm_keep_take(oob, config, comm_out);
+        if (status != CG_ERR_NOT_FOUND) {
+            return status;
+        }
+    }
+    return cg_comm_create(dev, oob, config, comm_out);
 }
 
 void cg_comm_keep_drain(void)

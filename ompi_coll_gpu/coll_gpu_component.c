@@ -123,6 +123,7 @@ static int mca_coll_gpu_close(void)
 {
     mca_coll_gpu_requests_fini();
     mca_coll_gpu_staging_cache_release();
+    cg_comm_keep_drain(); /* kept contexts use UCX: first */
     cg_comm_process_cleanup();
     cg_rules_free(mca_coll_gpu_component.rules);
     mca_coll_gpu_component.rules = NULL;

@@ -46,7 +46,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
     if (m->core != NULL || m->core_failed) {
         return m->core;
     }
-    status = cg_comm_create(mca_coll_gpu_component.dev, &oob, &config, &m->core);
+    status = cg_comm_acquire(mca_coll_gpu_component.dev, &oob, &config, &m->core);
     if (status != CG_OK) {
         m->core        = NULL;
         m->core_failed = 1;
