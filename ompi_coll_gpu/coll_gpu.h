@@ -148,8 +148,13 @@ typedef struct mca_coll_gpu_module_t {
     uint64_t                   seq;     /* calls that needed an agreement (the same on every
                                            rank) */
     cg_board_t                *board;   /* the node's announcement board; NULL: none yet */
-    int                        board_failed;
+    int                        board_failed; /* or none wanted: the communicator spans nodes */
 } mca_coll_gpu_module_t;
+
+/* A communicator inside one node gets its announcement board (coll_gpu_buffer_check=auto)
+ * at its MCA_COLL_GPU_BOARD_AFTER-th call that needs an agreement: making and freeing a
+ * board costs about what that many agreements through the layer underneath cost. */
+#define MCA_COLL_GPU_BOARD_AFTER 8
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
 

@@ -105,10 +105,12 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  *   auto   on a communicator inside one node, in band: every rank writes its kinds on the
  *          node's board (one store); a rank with host buffers only then goes to the layer
  *          underneath at once (returns MCA_COLL_GPU_AGREED_HOST), a rank with device buffers
- *          reads every rank's kinds for this call. The board is made at the first call
- *          that needs an agreement, which agrees through the layer underneath, as
- *          communicators spanning nodes do on every such call (ranks of other nodes are
- *          not on the board).
+ *          reads every rank's kinds for this call. The board is made at the
+ *          MCA_COLL_GPU_BOARD_AFTER-th call that needs an agreement (the calls before
+ *          agree through the layer underneath, as communicators spanning nodes do on every
+ *          such call: ranks of other nodes are not on the board). Making and freeing a
+ *          board costs about what that many agreements cost, so a communicator used a few
+ *          times never pays for one (rent, then buy).
  * all_kinds: this rank's kinds in, the OR of every rank's out (not set for AGREED_HOST). */
 /* Is every rank of the communicator on this node (virtual nodes with coll_gpu_node_size)?
  * Only then can the board serve its agreements: spanning nodes, none is made. */
@@ -148,8 +150,9 @@ static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_commun
     }
     rc = mca_coll_gpu_agree_kinds(m, comm, mine, all_kinds);
     if (OMPI_SUCCESS == rc && mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AUTO &&
-        m->board == NULL && !m->board_failed) {
-        /* every rank is here: make the board for the next calls (all ranks decide alike) */
+        m->board == NULL && !m->board_failed && m->seq >= MCA_COLL_GPU_BOARD_AFTER) {
+        /* every rank is here: make the board for the next calls (all ranks decide alike:
+         * seq counts the same calls everywhere) */
         cg_oob_t oob = {mca_coll_gpu_oob_allgather, m};
         if (!mca_coll_gpu_one_node(comm)) {
             m->board_failed = 1; /* no board: across nodes every such call agrees here */

@@ -299,6 +299,26 @@ int main(int argc, char **argv)
             /* across nodes: the planner's choice; the agreement per call */
             {K_ALLREDUCE, "auto", 1000, 0, 0, 2, {"device allreduce 4 KB across nodes", {1, 0, 0, 0, N, N, X, X, X, X, X, X}, {0}}},
         };
+        /* The board (inside a node, coll_gpu_buffer_check=auto) comes at the 8th call that
+         * needs an agreement (MCA_COLL_GPU_BOARD_AFTER): each of the 8 calls agrees through
+         * the layer underneath (one allreduce), the 8th makes the board, the cases below
+         * then run with it. With --local nothing ever agrees. */
+        {
+            const unsigned long long want = local ? 0 : 8;
+            costs_read(before);
+            for (int i = 0; i < 8; i++) {
+                MPI_Allreduce(MPI_IN_PLACE, hbuf, 1, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+            }
+            costs_read(after);
+            if (after[C_AGREE] - before[C_AGREE] != want) {
+                failures++;
+                fprintf(stderr, "coll_costs: FAIL rank %d: the first 8 calls made %lld agreements "
+                        "underneath, expected %llu\n", rank,
+                        (long long)(after[C_AGREE] - before[C_AGREE]), want);
+            } else if (rank == 0) {
+                printf("%-34s %llu agreements underneath, then the board\n", "first 8 host calls", want);
+            }
+        }
         for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
             const int host_mem = cases[c].host_mem;
             em_kind_t k        = host_mem ? EM_HOST : kind;
