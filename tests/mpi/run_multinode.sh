@@ -9,9 +9,11 @@
 #                         with one or two layouts each (together every node size 1 to 4 and
 #                         -2 to -4, the 2+2+1, 2+2+2 and 2+2+2+1 included), on one
 #                         transport each (alternating shared memory and TCP), fewer types
-#                         (coll_layouts --quick); soaks of CG_SOAK_CYCLES (300) cycles.
+#                         (coll_layouts --quick).
 #                         full: every layout of every rank count on both transports, every
-#                         type, soaks of 10,000 cycles.
+#                         type.
+#                         Both: soaks of CG_SOAK_CYCLES (10,000) cycles with kept contexts,
+#                         100 with a new context per communicator.
 #
 #   sweep-*   layouts of 2 to 9 ranks in virtual nodes (coll_gpu_node_size N and -K, set
 #             through MPI_T inside one run per rank count) x the four collectives x auto and
@@ -131,7 +133,7 @@ done
 #    cycle's communicator reuses the context of the one freed before it (MPI_T counters:
 #    none made, one reused per cycle); with coll_gpu_context_keep=0 every cycle makes and
 #    tears down a context of its own (fewer cycles: that is the slow way).
-soak_cycles=${CG_SOAK_CYCLES:-$([ "$mode" = full ] && echo 10000 || echo 300)}
+soak_cycles=${CG_SOAK_CYCLES:-10000}
 soak() { # name np cycles contexts [mpirun arguments...]
     local name=$1 np=$2 cycles=$3 contexts=$4
     shift 4
