@@ -18,7 +18,11 @@
  * create/free loop with the component on and with it off (--mca coll ^gpu, --mem host).
  *
  * usage: coll_soak [--mem device|pool|host] [--cycles N] [--warmup N] [--count N]
- *                  [--rss-kib K] [--watchdog S] [--contexts kept|made|any]
+ *                  [--rss-kib K] [--watchdog S] [--contexts kept|made|any] [--seconds S]
+ *
+ * --seconds S: stop after the first hundred cycles that end past S seconds (every rank at
+ * the same cycle; the checks then cover the cycles done): a bound for loaded machines,
+ * never a failure.
  *
  * --contexts kept: every measured cycle must reuse the context of the communicator freed
  * before it (MPI_T coll_gpu_contexts_kept +1, coll_gpu_contexts_made +0); made: every
@@ -202,6 +206,7 @@ int main(int argc, char **argv)
 {
     const char *mem = "device", *contexts = "any";
     long        cycles = 1000, warmup = 20, rss_kib = 8192, wrong = 0, failures = 0, all_failures = 0;
+    double      max_seconds = 0;
     size_t      count = 1000;
     int         size, watchdog = 0, provided;
     long        at_warmup[SOAK_NSAMPLES], at_end[SOAK_NSAMPLES];
@@ -214,6 +219,7 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--mem") == 0) mem = argv[i + 1];
         else if (strcmp(argv[i], "--cycles") == 0) cycles = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--seconds") == 0) max_seconds = atof(argv[i + 1]);
         else if (strcmp(argv[i], "--warmup") == 0) warmup = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--count") == 0) count = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "--rss-kib") == 0) rss_kib = atol(argv[i + 1]);
@@ -264,6 +270,19 @@ int main(int argc, char **argv)
             t_dup += b - a, t_first += c - b, t_second += d - c, t_free += e - d;
             w_dup = b - a > w_dup ? b - a : w_dup, w_first = c - b > w_first ? c - b : w_first;
             w_second = d - c > w_second ? d - c : w_second, w_free = e - d > w_free ? e - d : w_free;
+        }
+        if (max_seconds > 0 && cycle >= warmup && (cycle - warmup) % 100 == 99) {
+            /* a bound, not a verdict: every rank stops after the same cycle */
+            double mine = MPI_Wtime() - t0, slowest;
+            MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            if (slowest > max_seconds && cycle + 1 < cycles + warmup) {
+                if (soak_rank == 0) {
+                    printf("coll_soak: %.0f s reached after %ld of %ld cycles: stopped there\n",
+                           slowest, cycle + 1 - warmup, cycles);
+                }
+                cycles = cycle + 1 - warmup;
+                break;
+            }
         }
     }
     elapsed = MPI_Wtime() - t0;

@@ -132,14 +132,15 @@ done
 # 2. The soak: dup, use, free, many times; nothing grows, nothing waits for peers. Every
 #    cycle's communicator reuses the context of the one freed before it (MPI_T counters:
 #    none made, one reused per cycle); with coll_gpu_context_keep=0 every cycle makes and
-#    tears down a context of its own (fewer cycles: that is the slow way).
+#    tears down a context of its own (fewer cycles: that is the slow way). A loaded machine
+#    stops a soak early at half the run's time limit (it says after how many cycles).
 soak_cycles=${CG_SOAK_CYCLES:-10000}
 soak() { # name np cycles contexts [mpirun arguments...]
     local name=$1 np=$2 cycles=$3 contexts=$4
     shift 4
     selected "$name" || return 0
     run "$name" "$np" "$@" "$builddir/tests/mpi/coll_soak" --mem device --cycles "$cycles" \
-        --contexts "$contexts" --watchdog $((run_timeout - 30)) &&
+        --contexts "$contexts" --seconds $((run_timeout / 2)) --watchdog $((run_timeout - 30)) &&
         { grep "coll_soak:" "$logdir/$name.log" | sed 's/^/    /'; } &&
         no_warning "$name" "did not close|did not tear down|in time"
 }
