@@ -173,13 +173,10 @@ static cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t
     }
     chosen->oob            = *oob;
     chosen->config.comm_id = config->comm_id;
-    for (int m = 0; m < CG_MAX_LANES; m++) {
+    for (int m = 0; m < CG_MAX_LANES; m++) { /* lane 0 is chosen->inter */
         if (chosen->lane[m] != NULL) {
             chosen->lane[m]->comm_id = (uint16_t)config->comm_id;
         }
-    }
-    if (chosen->inter != NULL) {
-        chosen->inter->comm_id = (uint16_t)config->comm_id;
     }
     cg_count(CG_CNT_CONTEXTS_KEPT, 1);
     cg_detail(CG_SUB_INIT, "context %016llx:%llu reused (%d ranks)", (unsigned long long)uid[0],

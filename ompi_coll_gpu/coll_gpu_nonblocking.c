@@ -24,26 +24,10 @@ int mca_coll_gpu_staged_start(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_
 {
     mca_coll_gpu_region_t   send, recv;
     mca_coll_gpu_request_t *req;
-    int                     kinds, rc;
+    int                     rc = mca_coll_gpu_request_stage(m, a, false, request, &req, &send, &recv);
 
-    kinds = mca_coll_gpu_describe(a, &send, &recv);
-    mca_coll_gpu_log_args(a, kinds);
-    cg_count((kinds & MCA_COLL_GPU_KIND_DEVICE) ? CG_CNT_CALLS_STAGED : CG_CNT_CALLS_UNDER, 1);
-    if (!(kinds & MCA_COLL_GPU_KIND_DEVICE)) {
-        return mca_coll_gpu_under_call(m, a, a->sbuf, a->rbuf, request);
-    }
-    if ((req = mca_coll_gpu_request_new(m, a->comm, false)) == NULL) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    mca_coll_gpu_app_wait();
-    rc = mca_coll_gpu_stage_regions(&req->st, m, &send, &recv, &req->send, &req->recv, 1);
-    if (OMPI_SUCCESS != rc) {
-        return mca_coll_gpu_request_abandon(req, rc);
-    }
-    rc = mca_coll_gpu_under_call(m, a, req->send.host, req->recv.host, &req->under);
-    if (OMPI_SUCCESS != rc) {
-        req->under = NULL;
-        return mca_coll_gpu_request_abandon(req, rc);
+    if (OMPI_SUCCESS != rc || req == NULL) {
+        return rc;
     }
     req->recv_copy_out = recv.copy_out;
     mca_coll_gpu_request_submit(req);

@@ -46,30 +46,15 @@ int mca_coll_gpu_staged_init(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
 {
     mca_coll_gpu_region_t   send, recv;
     mca_coll_gpu_request_t *req;
-    int                     kinds, rc;
-
-    kinds = mca_coll_gpu_describe(a, &send, &recv);
-    mca_coll_gpu_log_args(a, kinds);
-    cg_count((kinds & MCA_COLL_GPU_KIND_DEVICE) ? CG_CNT_CALLS_STAGED : CG_CNT_CALLS_UNDER, 1);
-    if (!(kinds & MCA_COLL_GPU_KIND_DEVICE)) {
-        return mca_coll_gpu_under_call(m, a, a->sbuf, a->rbuf, request);
-    }
-    if ((req = mca_coll_gpu_request_new(m, a->comm, true)) == NULL) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     /* places in the arena now, the copies at every start */
-    rc = mca_coll_gpu_stage_regions(&req->st, m, &send, &recv, &req->send, &req->recv, 0);
-    if (OMPI_SUCCESS != rc) {
-        return mca_coll_gpu_request_abandon(req, rc);
+    int rc = mca_coll_gpu_request_stage(m, a, true, request, &req, &send, &recv);
+
+    if (OMPI_SUCCESS != rc || req == NULL) {
+        return rc;
     }
-    rc = mca_coll_gpu_under_call(m, a, req->send.host, req->recv.host, &req->under);
-    if (OMPI_SUCCESS != rc) {
-        req->under = NULL;
-        return mca_coll_gpu_request_abandon(req, rc);
-    }
-    req->send_copy_in        = send.copy_in;
-    req->recv_copy_in        = recv.copy_in;
-    req->recv_copy_out       = recv.copy_out;
+    req->send_copy_in              = send.copy_in;
+    req->recv_copy_in              = recv.copy_in;
+    req->recv_copy_out             = recv.copy_out;
     req->super.super.req_start     = mca_coll_gpu_persistent_start;
     *request = &req->super.super;
     return OMPI_SUCCESS;

@@ -100,6 +100,40 @@ mca_coll_gpu_request_t *mca_coll_gpu_request_new(mca_coll_gpu_module_t *m,
     return req;
 }
 
+int mca_coll_gpu_request_stage(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                               bool persistent, ompi_request_t **request,
+                               mca_coll_gpu_request_t **req_out, mca_coll_gpu_region_t *send,
+                               mca_coll_gpu_region_t *recv)
+{
+    mca_coll_gpu_request_t *req;
+    int                     kinds, rc;
+
+    *req_out = NULL;
+    kinds    = mca_coll_gpu_describe(a, send, recv);
+    mca_coll_gpu_log_args(a, kinds);
+    cg_count((kinds & MCA_COLL_GPU_KIND_DEVICE) ? CG_CNT_CALLS_STAGED : CG_CNT_CALLS_UNDER, 1);
+    if (!(kinds & MCA_COLL_GPU_KIND_DEVICE)) {
+        return mca_coll_gpu_under_call(m, a, a->sbuf, a->rbuf, request);
+    }
+    if ((req = mca_coll_gpu_request_new(m, a->comm, persistent)) == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (!persistent) {
+        mca_coll_gpu_app_wait();
+    }
+    rc = mca_coll_gpu_stage_regions(&req->st, m, send, recv, &req->send, &req->recv, !persistent);
+    if (OMPI_SUCCESS != rc) {
+        return mca_coll_gpu_request_abandon(req, rc);
+    }
+    rc = mca_coll_gpu_under_call(m, a, req->send.host, req->recv.host, &req->under);
+    if (OMPI_SUCCESS != rc) {
+        req->under = NULL;
+        return mca_coll_gpu_request_abandon(req, rc);
+    }
+    *req_out = req;
+    return OMPI_SUCCESS;
+}
+
 /* Everything the request holds goes back; the request goes to the cache. */
 static void mca_coll_gpu_request_destroy(mca_coll_gpu_request_t *req)
 {

@@ -145,6 +145,16 @@ mca_coll_gpu_request_t *mca_coll_gpu_request_new(mca_coll_gpu_module_t *m,
 /* The layer underneath's request is running: the request is active until it and the copy
  * back have completed (progress). */
 void mca_coll_gpu_request_submit(mca_coll_gpu_request_t *req);
+/* The common start of a nonblocking or persistent call (a and persistent: its mode).
+ * Without device buffers the call goes to the layer underneath as it is (its request in
+ * *request, *req NULL). Otherwise *req is a new request of the component: the regions
+ * placed in staging (a nonblocking call's inputs copied in now, after the application's
+ * device work), the layer underneath's request made on the host copies; send and recv
+ * describe the regions (their copy steps). On failure *req is NULL. */
+int  mca_coll_gpu_request_stage(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                                bool persistent, ompi_request_t **request,
+                                mca_coll_gpu_request_t **req, mca_coll_gpu_region_t *send,
+                                mca_coll_gpu_region_t *recv);
 /* A request that never started (its setup failed): release it; returns rc. */
 int  mca_coll_gpu_request_abandon(mca_coll_gpu_request_t *req, int rc);
 /* Component close: stop the progress callback, free the unused requests. */
