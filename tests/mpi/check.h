@@ -54,6 +54,8 @@ extern const int       tc_num_ops;
 int tc_op_valid(const tc_type_t *t, int op_index);
 const tc_type_t *tc_type_by_name(const char *name);
 int tc_op_by_name(const char *name);
+/* Is name in the comma-separated list ("all": everything)? Command-line selections. */
+int tc_listed(const char *list, const char *name);
 
 /* Write element i of rank's input for (seed, op) into dst (one extent; padding is left). */
 void tc_gen(const tc_type_t *t, int op_index, uint64_t seed, int rank, size_t i, void *dst);

@@ -45,17 +45,6 @@ typedef struct {
     int    overlap;
 } cv_options_t;
 
-static int cv_listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n) {
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) {
-            return 1;
-        }
-    }
-    return strcmp(list, "all") == 0;
-}
-
 static MPI_Op cv_user_sum, cv_user_matmul;
 
 static void cv_run_matrix(tc_ctx_t *ctx, const cv_options_t *o, int all_variants, uint64_t *seed)
@@ -68,11 +57,11 @@ static void cv_run_matrix(tc_ctx_t *ctx, const cv_options_t *o, int all_variants
         const cv_variant_t *vars = coll->reduces ? cv_reduction_variants : cv_data_variants;
         const int           nvar = coll->reduces ? CV_NVAR(cv_reduction_variants)
                                                  : CV_NVAR(cv_data_variants);
-        if (!cv_listed(o->colls, coll->name)) {
+        if (!tc_listed(o->colls, coll->name)) {
             continue;
         }
         for (int mode = 0; mode < CV_NUM_MODES; mode++) {
-            if ((mode == CV_BLOCKING && coll->fast) || !cv_listed(o->modes, mode_names[mode])) {
+            if ((mode == CV_BLOCKING && coll->fast) || !tc_listed(o->modes, mode_names[mode])) {
                 continue; /* blocking with fast paths: coll_check */
             }
             for (int v = 0; v < nvar; v++) {

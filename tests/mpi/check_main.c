@@ -62,17 +62,6 @@ void tc_count(int coll, size_t local_bytes, em_kind_t kind)
     }
 }
 
-static int tc_listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n) {
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) {
-            return 1;
-        }
-    }
-    return strcmp(list, "all") == 0;
-}
-
 static int tc_reduction(int coll)
 {
     return coll == TC_ALLREDUCE || coll == TC_RS || coll == TC_RSB;

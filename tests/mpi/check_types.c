@@ -95,6 +95,17 @@ int tc_op_valid(const tc_type_t *t, int op)
     }
 }
 
+int tc_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n) {
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) {
+            return 1;
+        }
+    }
+    return strcmp(list, "all") == 0;
+}
+
 const tc_type_t *tc_type_by_name(const char *name)
 {
     for (int i = 0; i < tc_num_types; i++) {
