@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +260,14 @@ double cg_time_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cg_pace(cg_pace_t *pace)
+{
+    if (++pace->polls > CG_PACE_SPIN) {
+        sched_yield();
+    }
+    return pace->polls % CG_PACE_CHECK == 0;
 }
 
 cg_status_t cg_size_parse(const char *text, size_t *size_out)

@@ -92,6 +92,7 @@ static inline double cg_call_size(const cg_call_t *call)
 struct cg_plan {
     cg_alg_t alg;
     size_t   chunk_bytes; /* hier_ring: bytes of the message per pipeline chunk; 0: one */
+    int      node_ll;     /* hierarchical allreduce: the node's phase is one LL operation */
     char     reason[160];
 };
 

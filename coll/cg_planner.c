@@ -309,9 +309,34 @@ static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_
     cg_plan_note(plan->reason, len, "%s", why);
 }
 
+/* A hierarchical allreduce reduces inside the node first: as one LL operation when it fits
+ * the inbox and the model prefers it to one_shot for the node's part (the one-node choice;
+ * the same on every rank of a node: the same shape). */
+static void cg_plan_node_phase(const cg_planner_config_t *config, const cg_call_t *call,
+                               const cg_shape_t *shape, cg_plan_t *plan)
+{
+    const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
+    cg_cost_params_t     p;
+    double               size = cg_call_size(call);
+
+    plan->node_ll = 0;
+    if (info == NULL || info->scope != CG_SCOPE_HIER || call->coll != CG_COLL_ALLREDUCE ||
+        shape->local_size < 2 || call->bytes == 0 || call->bytes > shape->ll_capacity) {
+        return;
+    }
+    cg_plan_cost_params(config, shape, &p);
+    plan->node_ll = cg_cost_predict(&p, CG_ALG_LL, call->coll, size, 1, shape->local_size) <
+                    cg_cost_predict(&p, CG_ALG_ONE_SHOT, call->coll, size, 1, shape->local_size);
+    if (plan->node_ll && config->explain) {
+        size_t len = strlen(plan->reason);
+        cg_plan_note(plan->reason + len, sizeof(plan->reason) - len, "; node phase ll");
+    }
+}
+
 void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
                     const cg_shape_t *shape, cg_plan_t *plan)
 {
     cg_plan_select_alg(config, call, shape, plan);
     cg_plan_chunk(config, call, shape, plan);
+    cg_plan_node_phase(config, call, shape, plan);
 }

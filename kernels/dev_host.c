@@ -22,7 +22,6 @@
 #include "kernels/dev_host_int.h"
 
 #include <dlfcn.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,15 +64,12 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, i
 /* Finish the stream's pending work (bounded: a peer that never sends must not hang). */
 static cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    double   t0    = 0;
-    unsigned spins = 0;
-    int      done  = 0;
+    double    t0   = 0;
+    cg_pace_t pace = {0};
+    int       done = 0;
 
     while (cg_host_stream_poll(dev, stream, &done) == CG_OK && !done) {
-        if (++spins > 64) {
-            sched_yield();
-        }
-        if ((spins & 1023) == 0) {
+        if (cg_pace(&pace)) {
             t0 = t0 ? t0 : cg_time_now();
             if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
                 cg_error(CG_SUB_DEV, "an LL collective waited %d s for a peer: giving up",
@@ -295,8 +291,8 @@ static cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t va
 static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                      cg_dev_stream_t *stream)
 {
-    unsigned    spins = 0;
-    double      t0    = 0;
+    cg_pace_t   pace = {0};
+    double      t0   = 0;
     void       *view;
     cg_status_t status = cg_host_resolve(dev, flag, sizeof(*flag), &view);
 
@@ -307,10 +303,7 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
     /* The host layer waits on the calling thread; a peer that never writes (it died) must
      * not hang the process for ever: give up after CG_HOST_FLAG_TIMEOUT seconds. */
     while (__atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) < value) {
-        if (++spins > 64) {
-            sched_yield();
-        }
-        if ((spins & 4095) == 0) {
+        if (cg_pace(&pace)) {
             double now = cg_time_now();
             t0         = t0 ? t0 : now;
             if (now - t0 > CG_HOST_FLAG_TIMEOUT) {

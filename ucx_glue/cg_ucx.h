@@ -51,15 +51,17 @@ cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_l
 void        cg_ucx_ep_release(cg_ucx_t *ucx, cg_ucx_ep_t *ep);
 
 /* Nonblocking tagged operations. *req is NULL when the operation completed at once;
- * otherwise wait for it with cg_ucx_test. device: the buffer is CUDA memory. */
+ * otherwise progress the worker (cg_ucx_progress) until cg_ucx_test says it is done.
+ * device: the buffer is CUDA memory. */
 cg_status_t cg_ucx_isend(cg_ucx_t *ucx, cg_ucx_ep_t *ep, const void *buf, size_t len,
                          uint64_t tag, int device, void **req);
 cg_status_t cg_ucx_irecv(cg_ucx_t *ucx, void *buf, size_t len, uint64_t tag, uint64_t mask,
                          int device, void **req);
-/* Progress the worker once; *done when req finished (req is then released). An error of
- * the operation (a peer UCX cannot reach, a transport error) is CG_ERR_TRANSPORT. */
+/* *done when req finished (req is then released); does not progress the worker. An error
+ * of the operation (a peer UCX cannot reach, a transport error) is CG_ERR_TRANSPORT. */
 cg_status_t cg_ucx_test(cg_ucx_t *ucx, void *req, int *done);
-void        cg_ucx_progress(cg_ucx_t *ucx);
+/* Progress the worker once: how many events it handled (0: nothing moved, time to pace). */
+unsigned    cg_ucx_progress(cg_ucx_t *ucx);
 /* Cancel an operation that will not be waited for (an error path): it must not write into
  * memory that is released afterwards. Bounded: gives up after a second. */
 void        cg_ucx_cancel(cg_ucx_t *ucx, void *req);

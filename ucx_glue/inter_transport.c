@@ -4,7 +4,6 @@
 #include "ucx_glue/cg_ucx.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,7 +296,6 @@ static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0)
                  inter->config.timeout_s);
         return CG_ERR_TIMEOUT;
     }
-    sched_yield();
     return CG_OK;
 }
 
@@ -321,6 +319,7 @@ void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
     }
     do { /* bounded: a peer that cannot take it must not hold this rank */
         pending = 0;
+        cg_ucx_progress(inter->ucx);
         for (int i = 0; i < n; i++) {
             int done = 1;
             if (reqs[i] != NULL && (cg_ucx_test(inter->ucx, reqs[i], &done) != CG_OK || done)) {
@@ -339,12 +338,15 @@ void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
  * timeout (and cancel the rest). */
 static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n)
 {
-    unsigned    idle   = 0;
+    cg_pace_t   pace   = {0};
     double      t0     = 0;
     cg_status_t status = CG_OK;
 
     for (;;) {
         int pending = 0;
+        if (cg_ucx_progress(inter->ucx) > 0) {
+            pace.polls = 0;
+        }
         for (int i = 0; i < n; i++) {
             int done = 1;
             if (reqs[i] != NULL) {
@@ -360,7 +362,7 @@ static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n)
             cg_inter_cancel(inter, reqs, n);
             return status;
         }
-        if (++idle % 1024 == 0 && (status = cg_inter_idle(inter, &t0)) != CG_OK) {
+        if (cg_pace(&pace) && (status = cg_inter_idle(inter, &t0)) != CG_OK) {
             cg_inter_cancel(inter, reqs, n);
             return status;
         }
@@ -416,7 +418,7 @@ static cg_status_t cg_inter_staged(cg_inter_t *inter, int dst, const char *sbuf,
     cg_inter_flow_t s = {0}, r = {0};
     cg_ucx_ep_t    *ep = NULL;
     cg_status_t     status = CG_OK;
-    unsigned        idle = 0;
+    cg_pace_t       pace = {0};
     double          t0 = 0;
 
     s.bytes  = (dst >= 0) ? sbytes : 0;
@@ -479,8 +481,9 @@ static cg_status_t cg_inter_staged(cg_inter_t *inter, int dst, const char *sbuf,
                 r.state[k] = 0, r.done++, progressed = 1;
             }
         }
-        cg_ucx_progress(inter->ucx);
-        if (!progressed && ++idle % 1024 == 0) {
+        if (cg_ucx_progress(inter->ucx) > 0 || progressed) {
+            pace.polls = 0;
+        } else if (cg_pace(&pace)) {
             status = cg_inter_idle(inter, &t0);
         }
     }

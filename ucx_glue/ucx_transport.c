@@ -287,14 +287,17 @@ cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_l
 static ucs_status_t cg_ucx_wait_bounded(cg_ucx_t *ucx, ucs_status_ptr_t req, double seconds)
 {
     ucs_status_t status;
-    double       t0 = cg_time_now();
+    double       t0   = cg_time_now();
+    cg_pace_t    pace = {0};
 
     if (!UCS_PTR_IS_PTR(req)) {
         return UCS_PTR_STATUS(req);
     }
     while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS &&
            cg_time_now() - t0 < seconds) {
-        ucp_worker_progress(ucx->worker);
+        if (!ucp_worker_progress(ucx->worker)) {
+            (void)cg_pace(&pace);
+        }
     }
     ucp_request_free(req);
     return status;
@@ -337,8 +340,11 @@ cg_status_t cg_ucx_flush(cg_ucx_t *ucx)
     if (!UCS_PTR_IS_PTR(req)) {
         status = UCS_PTR_STATUS(req);
     } else {
+        cg_pace_t pace = {0};
         while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-            ucp_worker_progress(ucx->worker);
+            if (!ucp_worker_progress(ucx->worker)) {
+                (void)cg_pace(&pace);
+            }
         }
         ucp_request_free(req);
     }
@@ -402,7 +408,7 @@ cg_status_t cg_ucx_test(cg_ucx_t *ucx, void *req, int *done)
         *done = 1;
         return CG_OK;
     }
-    ucp_worker_progress(ucx->worker);
+    (void)ucx;
     status = ucp_request_check_status(req);
     if (status == UCS_INPROGRESS) {
         return CG_OK;
@@ -416,9 +422,9 @@ cg_status_t cg_ucx_test(cg_ucx_t *ucx, void *req, int *done)
     return CG_OK;
 }
 
-void cg_ucx_progress(cg_ucx_t *ucx)
+unsigned cg_ucx_progress(cg_ucx_t *ucx)
 {
-    ucp_worker_progress(ucx->worker);
+    return ucp_worker_progress(ucx->worker);
 }
 
 void cg_ucx_release(cg_ucx_t *ucx, void *req)

@@ -13,14 +13,14 @@ cg_status_t cg_allreduce_hier_leader_run(cg_comm_t *comm, const cg_plan_t *plan,
                                          const cg_call_t *call)
 {
     cg_inter_group_t leaders = {0};
-    cg_status_t      status  = cg_hier_rail(comm, 0, &leaders); /* local rank 0 of every node */
+    cg_status_t      status;
 
-    (void)plan;
-    if (status != CG_OK) {
-        return comm->local_size > 1 ? cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status))
-                                 : status;
+    /* the node's phase first; a leader that fails after it tells the other nodes and, in
+     * the last phase, its own */
+    status = cg_allreduce_node(comm, plan, call->sbuf, call->rbuf, call->count, call->dtype, call->op);
+    if (status == CG_OK && comm->local_rank == 0) {
+        status = cg_hier_rail(comm, 0, &leaders); /* local rank 0 of every node */
     }
-    status = cg_allreduce_node(comm, call->sbuf, call->rbuf, call->count, call->dtype, call->op);
     if (status == CG_OK && comm->local_rank == 0) {
         status = call->bytes <= comm->config.one_shot_max
                      ? cg_inter_allreduce_rd(comm->inter, &leaders, call->rbuf, call->count,

@@ -8,13 +8,18 @@
 
 #include <stdlib.h>
 
-cg_status_t cg_allreduce_node(cg_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                              cg_dtype_t dtype, cg_op_t op)
+cg_status_t cg_allreduce_node(cg_comm_t *comm, const cg_plan_t *plan, const void *sbuf, void *rbuf,
+                              size_t count, cg_dtype_t dtype, cg_op_t op)
 {
     const size_t bytes = count * cg_dtype_size(dtype);
 
     if (comm->local_size == 1) {
         return cg_hier_place(comm, sbuf, rbuf, bytes);
+    }
+    if (plan->node_ll) {
+        cg_ll_args_t args = {.coll = CG_LL_ALLREDUCE, .src = sbuf ? sbuf : rbuf, .dst = rbuf,
+                             .count = count, .dtype = dtype, .op = op};
+        return cg_intra_ll(comm->intra, &args);
     }
     return bytes <= comm->config.one_shot_max
                ? cg_allreduce_one_shot(comm->intra, sbuf, rbuf, count, dtype, op)
@@ -24,14 +29,14 @@ cg_status_t cg_allreduce_node(cg_comm_t *comm, const void *sbuf, void *rbuf, siz
 cg_status_t cg_allreduce_hier_rd_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
     cg_inter_group_t rail = {0};
-    cg_status_t      status = cg_hier_rail(comm, comm->local_rank, &rail);
+    cg_status_t      status;
 
-    (void)plan;
-    if (status != CG_OK) {
-        return comm->local_size > 1 ? cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status))
-                                 : status;
+    /* the node's phase first: a rank that fails after it fails in the inter-node phase,
+     * which tells the other nodes (its node's ranks are done with it) */
+    status = cg_allreduce_node(comm, plan, call->sbuf, call->rbuf, call->count, call->dtype, call->op);
+    if (status == CG_OK) {
+        status = cg_hier_rail(comm, comm->local_rank, &rail);
     }
-    status = cg_allreduce_node(comm, call->sbuf, call->rbuf, call->count, call->dtype, call->op);
     if (status == CG_OK) {
         status = call->bytes <= comm->config.one_shot_max
                      ? cg_inter_allreduce_rd(comm->inter, &rail, call->rbuf, call->count, call->dtype,

@@ -15,7 +15,6 @@
  */
 #include "coll/intra/intra.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,16 +209,12 @@ static int cg_board_poll(const cg_board_t *board, uint64_t seq, int *all_kinds)
 cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeout_s,
                              int *all_kinds)
 {
-    unsigned spins = 0;
-    double   t0    = 0;
+    cg_pace_t pace = {0};
+    double    t0   = 0;
 
     cg_count(CG_CNT_HOST_WAITS, 1);
     while (!cg_board_poll(board, seq, all_kinds)) {
-        if (++spins < 256) {
-            continue;
-        }
-        sched_yield();
-        if ((spins & 1023) != 0) {
+        if (!cg_pace(&pace)) {
             continue;
         }
         for (int i = 0; i < board->local_size; i++) {

@@ -9,7 +9,6 @@
  */
 #include "coll/intra/intra.h"
 
-#include <sched.h>
 
 size_t cg_intra_ll_capacity(const cg_intra_t *group)
 {
@@ -22,7 +21,7 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args)
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;
-    unsigned    polls = 0;
+    cg_pace_t   pace  = {0};
     double      t0    = 0;
     int         done  = 0;
 
@@ -33,13 +32,7 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args)
         if (done || status != CG_OK) {
             continue;
         }
-        /* a short spin, then give the core away at every poll: ranks that share cores (more
-         * ranks than cores, or a GPU's ranks beside a busy host) must not spin the peers
-         * they wait for off the CPU */
-        if (++polls > 64) {
-            sched_yield();
-        }
-        if (polls % 256 != 0) {
+        if (!cg_pace(&pace)) {
             continue;
         }
         if (cg_intra_peer_failed(group) || (status = cg_intra_watch(group, &t0)) != CG_OK) {

@@ -3,7 +3,6 @@
 /* Barriers of a local group, the zero-copy exchange of buffers, and copies on its stream. */
 #include "coll/intra/intra.h"
 
-#include <sched.h>
 #include <string.h>
 
 static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine);
@@ -82,18 +81,17 @@ static cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine)
     cg_count(CG_CNT_HOST_WAITS, 1);
     __atomic_store_n(&group->ctl[group->rank]->epoch, epoch, __ATOMIC_RELEASE);
     for (int p = 0; p < group->size; p++) {
-        unsigned spins = 0;
+        cg_pace_t pace = {0};
         while (p != group->rank && __atomic_load_n(&group->ctl[p]->epoch, __ATOMIC_ACQUIRE) < epoch) {
-            if (++spins < 256) {
+            if (!cg_pace(&pace)) {
                 continue;
             }
-            sched_yield();
-            if ((spins & 1023) == 0 && (status = cg_intra_watch(group, &t0)) != CG_OK) {
+            if ((status = cg_intra_watch(group, &t0)) != CG_OK) {
                 cg_intra_report(group, epoch);
                 return status;
             }
             /* a peer that failed may have left the call: never wait for it */
-            if ((spins & 255) == 0 && cg_intra_peer_failed(group)) {
+            if (cg_intra_peer_failed(group)) {
                 group->failed = 1;
                 return mine != CG_OK ? mine : CG_ERR_PEER;
             }
@@ -164,7 +162,7 @@ static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;
-    unsigned    polls = 0;
+    cg_pace_t   pace  = {0};
     double      t0    = 0;
     int         done  = 0;
 
@@ -185,10 +183,9 @@ static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
     status = dev->ops->event_record(dev, group->event, group->stream);
     while (status == CG_OK && !done) {
         status = dev->ops->event_query(dev, group->event, &done);
-        if (done || status != CG_OK || ++polls % 256 != 0) {
+        if (done || status != CG_OK || !cg_pace(&pace)) {
             continue;
         }
-        sched_yield();
         if (cg_intra_peer_failed(group)) {
             group->failed = 1;
             cg_intra_release_waits(group);

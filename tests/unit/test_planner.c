@@ -248,6 +248,47 @@ START_TEST(test_pipeline_chunks)
 }
 END_TEST
 
+/* A hierarchical allreduce's node phase runs as one LL operation where the one-node choice
+ * would be LL: small, fits the inbox, several ranks on the node; never for other rows. */
+START_TEST(test_node_phase)
+{
+    cg_planner_config_t c;
+    cg_plan_t           plan;
+    cg_shape_t          shape = nodes(4, 8, 1);
+    cg_call_t           call  = {.coll = CG_COLL_ALLREDUCE, .count = 2, .bytes = 8,
+                                 .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .comm_size = 32};
+
+    cg_planner_config_default(&c);
+    shape.ll_capacity = 64 << 10;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_HIER_RD);
+    ck_assert_int_eq(plan.node_ll, 1);
+    ck_assert_ptr_nonnull(strstr(plan.reason, "node phase ll"));
+    shape.ll_capacity = 4 << 20;
+    call.count = 1 << 20, call.bytes = 4 << 20; /* fits, but one_shot is cheaper */
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.node_ll, 0);
+    call.count = 2, call.bytes = 8;
+    shape.ll_capacity = 0; /* no LL on this device layer */
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.node_ll, 0);
+    shape = nodes(4, 1, 1); /* one rank per node: no node phase */
+    shape.ll_capacity = 64 << 10;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.node_ll, 0);
+    shape = nodes(1, 8, 1); /* one node: the ll row itself, not a node phase */
+    shape.ll_capacity = 64 << 10;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_LL);
+    ck_assert_int_eq(plan.node_ll, 0);
+    call.coll = CG_COLL_BCAST, call.dtype = CG_DT_NONE, call.op = CG_OP_NONE;
+    shape = nodes(4, 8, 1);
+    shape.ll_capacity = 64 << 10;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.node_ll, 0);
+}
+END_TEST
+
 /* A call that is not logged formats no reason (config.explain 0) and gets the same plan. */
 START_TEST(test_explain_off)
 {
@@ -277,6 +318,7 @@ START_TEST(test_explain_off)
                     cg_plan_select(&quiet, &call, &shape, &silent);
                     ck_assert_int_eq(said.alg, silent.alg);
                     ck_assert_uint_eq(said.chunk_bytes, silent.chunk_bytes);
+                    ck_assert_int_eq(said.node_ll, silent.node_ll);
                     ck_assert_msg(said.reason[0] != '\0', "no reason for %s %zu",
                                   cg_coll_name(colls[c]), bytes);
                     ck_assert_msg(silent.reason[0] == '\0', "formatted \"%s\"", silent.reason);
@@ -290,4 +332,5 @@ START_TEST(test_explain_off)
 END_TEST
 
 CG_UNIT_MAIN("planner", 30, test_multi_node_auto, test_forced_where_it_cannot_run, test_rules,
-             test_rules_errors, test_cost_model, test_pipeline_chunks, test_explain_off)
+             test_rules_errors, test_cost_model, test_pipeline_chunks, test_explain_off,
+             test_node_phase)
