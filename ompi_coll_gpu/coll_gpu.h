@@ -34,7 +34,11 @@ enum {
     MCA_COLL_GPU_KIND_DEVICE  = 2,
     MCA_COLL_GPU_KIND_NOFAST  = 4,
     MCA_COLL_GPU_KIND_RETIRED = 8,
-    MCA_COLL_GPU_KIND_BROKEN  = 16 /* device memory, but the device layer cannot open */
+    MCA_COLL_GPU_KIND_BROKEN  = 16, /* device memory, but the device layer cannot open */
+    /* agreed, not a buffer's kind: this rank does not assert host memory only on the
+     * communicator (mpi_assert_memory_alloc_kinds); clear after an agreement: every rank
+     * did */
+    MCA_COLL_GPU_KIND_UNASSERTED = 32
 };
 
 /* Layout of a call's buffers on one rank (mca_coll_gpu_route). */
@@ -149,6 +153,9 @@ typedef struct mca_coll_gpu_module_t {
                                            rank) */
     cg_board_t                *board;   /* the node's announcement board; NULL: none yet */
     int                        board_failed; /* or none wanted: the communicator spans nodes */
+    int                        host_asserted; /* this rank's info asserts host memory only */
+    int                        host_only; /* every rank asserted it (learnt at the first
+                                             agreement): no agreement any more */
 } mca_coll_gpu_module_t;
 
 /* A communicator inside one node gets its announcement board (coll_gpu_buffer_check=auto)
@@ -183,6 +190,9 @@ void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_c
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);
 int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
+/* Does the value of mpi_assert_memory_alloc_kinds (MPI 4.1) list host memory kinds only
+ * (system, mpi, cuda:host, cuda:managed)? */
+int  mca_coll_gpu_kinds_host_only(const char *kinds);
 int  mca_coll_gpu_agree_kinds(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                               int local_kinds, int *all_kinds);
 /* The fast-path context of the communicator, created collectively at the first call that

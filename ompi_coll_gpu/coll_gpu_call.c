@@ -99,6 +99,33 @@ int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
     return MCA_COLL_GPU_KIND_DEVICE;
 }
 
+int mca_coll_gpu_kinds_host_only(const char *kinds)
+{
+    static const char *const host_kinds[] = {"system", "mpi", "cuda:host", "cuda:managed"};
+    const char              *at    = kinds;
+    int                      listed = 0;
+
+    while (at != NULL && *at != '\0') {
+        size_t len = strcspn(at, ","), known = 0;
+        while (len > 0 && (*at == ' ' || *at == '\t')) {
+            at++, len--;
+        }
+        while (len > 0 && (at[len - 1] == ' ' || at[len - 1] == '\t')) {
+            len--;
+        }
+        for (size_t i = 0; len > 0 && i < CG_ARRAY_SIZE(host_kinds); i++) {
+            known |= strlen(host_kinds[i]) == len && strncmp(at, host_kinds[i], len) == 0;
+        }
+        if (len > 0 && !known) { /* cuda, cuda:device, or a kind this component does not know */
+            return 0;
+        }
+        listed += len > 0;
+        at += strcspn(at, ",");
+        at += *at == ',';
+    }
+    return listed > 0;
+}
+
 int mca_coll_gpu_agree_kinds(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                              int local_kinds, int *all_kinds)
 {

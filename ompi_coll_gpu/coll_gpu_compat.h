@@ -24,6 +24,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #if OMPI_MAJOR_VERSION == 4
 #define MCA_COLL_GPU_BASE_VERSION MCA_COLL_BASE_VERSION_2_0_0
@@ -124,5 +125,35 @@ OMPI_DECLSPEC extern opal_class_t ompi_coll_base_nbc_request_t_class;
 #else
 #define MCA_COLL_GPU_NBC_OBJS(req) ((req)->data.refcounted.objs)
 #endif
+
+/* The value of the communicator's info key key into value (len bytes with the NUL): 1 when
+ * the communicator has it (set at creation: MPI_Comm_dup_with_info, MPI_Comm_split_type,
+ * ...), else 0. */
+static inline int mca_coll_gpu_comm_info(struct ompi_communicator_t *comm, const char *key,
+                                         char *value, int len)
+{
+    opal_info_t *info = comm->super.s_info;
+    int          flag = 0;
+
+    if (info == NULL || len < 2) {
+        return 0;
+    }
+#if OMPI_MAJOR_VERSION == 4
+    if (OPAL_SUCCESS != opal_info_get(info, (char *)key, len - 1, value, &flag) || !flag) {
+        return 0;
+    }
+    value[len - 1] = '\0';
+#else
+    {
+        opal_cstring_t *string = NULL;
+        if (OPAL_SUCCESS != opal_info_get(info, key, &string, &flag) || !flag || string == NULL) {
+            return 0;
+        }
+        snprintf(value, (size_t)len, "%s", string->string);
+        OBJ_RELEASE(string);
+    }
+#endif
+    return 1;
+}
 
 #endif /* MCA_COLL_GPU_COMPAT_H */

@@ -24,6 +24,8 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->seq         = 0;
     m->board       = NULL;
     m->board_failed = 0;
+    m->host_asserted = 0;
+    m->host_only    = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
@@ -88,6 +90,15 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
      * through its allreduce: without them every device call is staged. */
     if (m->under.allreduce == NULL || m->under.allgather == NULL) {
         m->core_failed = 1;
+    }
+    /* MPI 4.1's assertion that the application uses these memory kinds only on this
+     * communicator: host kinds only, on every rank, spares host-buffer calls the agreement
+     * (learnt at the first one; coll_gpu_route.c) */
+    {
+        char kinds[256];
+        m->host_asserted = mca_coll_gpu_comm_info(comm, "mpi_assert_memory_alloc_kinds", kinds,
+                                                  (int)sizeof(kinds)) &&
+                           mca_coll_gpu_kinds_host_only(kinds);
     }
     cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "enabled on %s (cid %u, %d ranks)", comm->c_name,
            mca_coll_gpu_comm_id(comm), ompi_comm_size(comm));

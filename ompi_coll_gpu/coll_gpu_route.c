@@ -111,6 +111,12 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  *          such call: ranks of other nodes are not on the board). Making and freeing a
  *          board costs about what that many agreements cost, so a communicator used a few
  *          times never pays for one (rent, then buy).
+ * In agree and auto, the agreements through the layer underneath also carry whether the
+ * rank's communicator info asserts host memory only (mpi_assert_memory_alloc_kinds, MPI
+ * 4.1, e.g. "system"): once every rank did, the communicator never agrees again and each
+ * rank decides alone (host buffers underneath, device buffers staged: the two meet in the
+ * collective underneath), so host-buffer calls cost what Open MPI alone costs, across nodes
+ * too.
  * all_kinds: this rank's kinds in, the OR of every rank's out (not set for AGREED_HOST). */
 /* Is every rank of the communicator on this node (virtual nodes with coll_gpu_node_size)?
  * Only then can the board serve its agreements: spanning nodes, none is made. */
@@ -148,7 +154,12 @@ static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_commun
         status = cg_board_collect(m->board, m->seq, mca_coll_gpu_component.timeout, all_kinds);
         return mca_coll_gpu_status_to_mpi(status);
     }
-    rc = mca_coll_gpu_agree_kinds(m, comm, mine, all_kinds);
+    rc = mca_coll_gpu_agree_kinds(m, comm, mine | (m->host_asserted ? 0 : MCA_COLL_GPU_KIND_UNASSERTED),
+                                  all_kinds);
+    if (OMPI_SUCCESS == rc && m->under.allreduce != NULL && !(*all_kinds & MCA_COLL_GPU_KIND_UNASSERTED)) {
+        m->host_only = 1; /* every rank asserted host memory only: the last agreement */
+    }
+    *all_kinds &= ~MCA_COLL_GPU_KIND_UNASSERTED;
     if (OMPI_SUCCESS == rc && mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AUTO &&
         m->board == NULL && !m->board_failed && m->seq >= MCA_COLL_GPU_BOARD_AFTER) {
         /* every rank is here: make the board for the next calls (all ranks decide alike:
@@ -241,10 +252,16 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         planner.forced[c] = mca_coll_gpu_component.algorithm[c];
     }
     planner.explain = cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL);
-    if (!cg_plan_prefilter(&planner, call, &route->plan)) {
+    if (m->host_only || !cg_plan_prefilter(&planner, call, &route->plan)) {
+        /* decided here, alike on every rank: the collective underneath, on host copies for
+         * device buffers (those break the communicator's assertion, and still work) */
+        route->plan = (cg_plan_t){.alg = CG_ALG_STAGED};
         route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
                                                                : MCA_COLL_GPU_PATH_UNDER;
-        if (route->path == MCA_COLL_GPU_PATH_UNDER) {
+        if (m->host_only) {
+            mca_coll_gpu_route_why(route, "the communicator asserts host memory "
+                                          "(mpi_assert_memory_alloc_kinds)");
+        } else if (route->path == MCA_COLL_GPU_PATH_UNDER) {
             mca_coll_gpu_route_why(route, "no device buffers");
         }
         mca_coll_gpu_route_app_wait(route, call);

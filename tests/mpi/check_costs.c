@@ -186,6 +186,58 @@ static int costs_lagging_rank(void *dbuf, void *dsend, int32_t *host, em_kind_t 
     return bad;
 }
 
+/* One measured call on comm (after one warm-up when warm): its counter deltas checked. */
+static void costs_measure(const costs_case_t *k, int coll, MPI_Comm comm, void *buf, void *send,
+                          int32_t *host, em_kind_t kind, int warm)
+{
+    unsigned long long before[C_NUM], after[C_NUM], delta[C_NUM];
+    int                rank, bad;
+
+    MPI_Comm_rank(comm, &rank);
+    if (warm) {
+        bad = costs_call(coll, comm, buf, send, host, 16, kind, 0);
+    }
+    costs_read(before);
+    bad = costs_call(coll, comm, buf, send, host, 16, kind, 0);
+    costs_read(after);
+    for (int x = 0; x < C_NUM; x++) {
+        delta[x] = after[x] - before[x];
+    }
+    costs_check(k, delta, rank, bad != 0);
+}
+
+/* Communicators whose info asserts host memory only (mpi_assert_memory_alloc_kinds, MPI
+ * 4.1): when every rank asserts it, calls after the first agreement agree no more (across
+ * nodes too): host buffers go underneath at the cost of Open MPI alone, device buffers
+ * (against the assertion) are staged, and a mix of both still meets underneath with exact
+ * results. When one rank only asserts it, every call still agrees. */
+static void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend, int32_t *host,
+                           em_kind_t kind)
+{
+    const long X = -1;
+    const costs_case_t host_call = {"asserted: host allreduce", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0}, {0}};
+    const costs_case_t dev_call  = {"asserted: device allreduce", {0, 1, 0, 0, 1, 0, X, X, 0, 8 * 16, 0, 0}, {0}};
+    const costs_case_t mixed     = {"asserted: mixed host/device", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0}, {0}};
+    const costs_case_t partial   = {"asserted on rank 0 only", {0, 0, 1, 0, 2, 1, 0, 0, 0, 0, 0, 0}, {0}};
+    MPI_Info           info;
+    MPI_Comm           all, some;
+    int                rank;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_memory_alloc_kinds", "system, mpi");
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &all);
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, rank == 0 ? info : MPI_INFO_NULL, &some);
+    MPI_Info_free(&info);
+    costs_measure(&host_call, K_ALLREDUCE, all, hbuf, hsend, host, EM_HOST, 1);
+    costs_measure(&dev_call, K_ALLREDUCE, all, dbuf, dsend, host, kind, 0);
+    costs_measure(&mixed, K_ALLREDUCE, all, rank == 0 ? dbuf : (void *)hbuf,
+                  rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 0);
+    costs_measure(&partial, K_ALLREDUCE, some, hbuf, hsend, host, EM_HOST, 1);
+    MPI_Comm_free(&all);
+    MPI_Comm_free(&some);
+}
+
 static void costs_watchdog(int sig)
 {
     static const char msg[] = "coll_costs: watchdog: a call did not return (hang)\n";
@@ -350,6 +402,9 @@ int main(int argc, char **argv)
                 costs_check(&expect, delta, rank, bad != 0);
             }
             costs_force(cases[c].coll, "auto");
+        }
+        if (!local) {
+            costs_asserted(dbuf, dsend, hbuf, hsend, host, kind);
         }
         if (!nodes && size <= 4) { /* a slow rank through LL calls (bcast's root runs ahead) */
             int bad;
