@@ -44,6 +44,7 @@ typedef struct {
     int                 iters, warmup, agg, check, root, blocking, average, in_place, staged;
     int                 timeout_s;
     long long           floor_bytes; /* copy size of the floor measurement; -1: default, 0: none */
+    const char         *comm_info;   /* KEY=VALUE: measure on a dup of MPI_COMM_WORLD with it */
 } bench_opts_t;
 
 /* Parse the command line (the same on every rank). Returns 0, 1 for --help (usage in
@@ -59,6 +60,7 @@ typedef struct {
     size_t              send_elems, recv_elems, out_elems;
     em_kind_t           kind;
     void               *send, *recv;
+    MPI_Comm            comm;  /* the communicator under test */
 } bench_run_t;
 
 /* Set count and the element counts of the buffers for a message of bytes; returns the

@@ -90,23 +90,23 @@ int bench_call(bench_run_t *b)
     int                 rc;
 
     switch (o->coll) {
-    case BENCH_ALLREDUCE: rc = MPI_Allreduce(s, b->recv, c, dt, bench_mpi_op(o->op), MPI_COMM_WORLD); break;
-    case BENCH_BCAST: rc = MPI_Bcast(b->recv, c, dt, o->root, MPI_COMM_WORLD); break;
-    case BENCH_ALLGATHER: rc = MPI_Allgather(s, c, dt, b->recv, c, dt, MPI_COMM_WORLD); break;
+    case BENCH_ALLREDUCE: rc = MPI_Allreduce(s, b->recv, c, dt, bench_mpi_op(o->op), b->comm); break;
+    case BENCH_BCAST: rc = MPI_Bcast(b->recv, c, dt, o->root, b->comm); break;
+    case BENCH_ALLGATHER: rc = MPI_Allgather(s, c, dt, b->recv, c, dt, b->comm); break;
     case BENCH_REDUCE_SCATTER_BLOCK:
-        rc = MPI_Reduce_scatter_block(s, b->recv, c, dt, bench_mpi_op(o->op), MPI_COMM_WORLD);
+        rc = MPI_Reduce_scatter_block(s, b->recv, c, dt, bench_mpi_op(o->op), b->comm);
         break;
     default: {
         int *counts = malloc(sizeof(int) * (size_t)b->size);
         for (int r = 0; r < b->size; r++) {
             counts[r] = c;
         }
-        rc = MPI_Reduce_scatter(s, b->recv, counts, dt, bench_mpi_op(o->op), MPI_COMM_WORLD);
+        rc = MPI_Reduce_scatter(s, b->recv, counts, dt, bench_mpi_op(o->op), b->comm);
         free(counts);
     }
     }
     if (rc == MPI_SUCCESS && o->blocking) {
-        rc = MPI_Barrier(MPI_COMM_WORLD);
+        rc = MPI_Barrier(b->comm);
     }
     return rc;
 }

@@ -102,8 +102,8 @@ static void bench_quiet_barrier(void)
 /* Copy bandwidth of the device the node's ranks share (GB/s, read + write), measured by
  * the node's first rank alone while the others wait; the slowest node's. 0 when a node's
  * ranks use different devices or no floor was asked for. *per_node: ranks on this node.
- * Only MPI_COMM_WORLD is used: no communicator of the benchmark's own is created and
- * freed before the sweep. */
+ * Measured on MPI_COMM_WORLD: no communicator of the benchmark's own is created and freed
+ * before the sweep. */
 static double bench_copy_bw(const bench_opts_t *o, em_kind_t kind, int rank, int size, int *per_node)
 {
     char      *names = calloc((size_t)size, MPI_MAX_PROCESSOR_NAME);
@@ -218,6 +218,17 @@ int main(int argc, char **argv)
     }
     b.o     = &o;
     b.kind  = em_init(o.mem, em_local_rank(b.rank));
+    b.comm  = MPI_COMM_WORLD;
+    if (o.comm_info != NULL) { /* KEY=VALUE, checked by bench_parse */
+        MPI_Info info;
+        char     key[MPI_MAX_INFO_KEY + 1];
+        size_t   klen = (size_t)(strchr(o.comm_info, '=') - o.comm_info);
+        snprintf(key, sizeof(key), "%.*s", (int)klen, o.comm_info);
+        MPI_Info_create(&info);
+        MPI_Info_set(info, key, o.comm_info + klen + 1);
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &b.comm);
+        MPI_Info_free(&info);
+    }
     bench_mpit_init();
     rep.have_alg = bench_set_algorithm(o.coll_name, o.alg, b.rank == 0) == 0;
     if (!rep.have_alg && strcmp(o.alg, "auto") != 0) {
@@ -264,6 +275,9 @@ int main(int argc, char **argv)
     }
     rc = b.rank == 0 ? bench_report_close(&rep) : (rep.wrong ? 1 : 0);
     em_free(b.send, b.kind), em_free(b.recv, b.kind);
+    if (b.comm != MPI_COMM_WORLD) {
+        MPI_Comm_free(&b.comm);
+    }
     bench_mpit_finalize();
     MPI_Finalize();
     return rc;
