@@ -190,6 +190,10 @@ void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_c
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);
 int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
+/* Host buffers on a communicator whose every rank asserted host memory: 1 when the call
+ * goes straight underneath before a descriptor is made (counted; a logged call takes the
+ * whole route, for its line). */
+int  mca_coll_gpu_host_direct(struct mca_coll_gpu_module_t *m, int kinds, cg_coll_t coll);
 /* Does the value of mpi_assert_memory_alloc_kinds (MPI 4.1) list host memory kinds only
  * (system, mpi, cuda:host, cuda:managed)? */
 int  mca_coll_gpu_kinds_host_only(const char *kinds);

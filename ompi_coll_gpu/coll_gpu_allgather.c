@@ -60,6 +60,9 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
         kinds |= mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap));
         nofast |= !mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
     }
+    if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLGATHER)) {
+        return MCA_COLL_GPU_UNDER(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    }
     mca_coll_gpu_call_init(&call, CG_COLL_ALLGATHER, sbuf, rbuf, (size_t)rcount, rdtype, NULL,
                            comm);
     rc = mca_coll_gpu_route(m, comm, &call, kinds,

@@ -52,6 +52,9 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     int                    kinds, rc;
 
     kinds = mca_coll_gpu_buffer_kind(sbuf, span) | mca_coll_gpu_buffer_kind(rbuf, span);
+    if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLREDUCE)) {
+        return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    }
     mca_coll_gpu_call_init(&call, CG_COLL_ALLREDUCE, sbuf, rbuf, (size_t)count, dtype, op, comm);
     /* Predefined types (the only ones a fast path reduces) have a fixed layout, padding
      * included, that the device reductions respect: gaps only matter to a local copy. */

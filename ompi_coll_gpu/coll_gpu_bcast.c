@@ -43,6 +43,9 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     int                    kinds, rc;
 
     kinds = mca_coll_gpu_buffer_kind(buf, span);
+    if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_BCAST)) {
+        return MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm);
+    }
     mca_coll_gpu_call_init(&call, CG_COLL_BCAST, NULL, buf, (size_t)count, dtype, NULL, comm);
     call.root = root;
     rc = mca_coll_gpu_route(m, comm, &call, kinds,

@@ -91,6 +91,14 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
         kinds = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(dtype, total, &gap)) |
                 mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, own, &gap));
     }
+    if (mca_coll_gpu_host_direct(m, kinds, coll)) {
+        *call        = (cg_call_t){.coll = coll};
+        route->path  = MCA_COLL_GPU_PATH_UNDER;
+        route->kinds = kinds;
+        route->plan.alg       = CG_ALG_STAGED;
+        route->plan.reason[0] = '\0';
+        return OMPI_SUCCESS;
+    }
     mca_coll_gpu_call_init(call, coll, sbuf, rbuf, total, dtype, op, comm);
     call->counts = m->counts;
     /* predefined types only go fast (see mca_coll_gpu_allreduce): gaps matter to a local

@@ -315,6 +315,16 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     return OMPI_SUCCESS;
 }
 
+int mca_coll_gpu_host_direct(mca_coll_gpu_module_t *m, int kinds, cg_coll_t coll)
+{
+    if (!m->host_only || kinds != MCA_COLL_GPU_KIND_HOST || cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
+        return 0;
+    }
+    mca_coll_gpu_component.last_alg[coll] = "underlying";
+    cg_count(CG_CNT_CALLS_UNDER, 1);
+    return 1;
+}
+
 const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)
 {
     switch (route->path) {

@@ -230,6 +230,13 @@ static void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsen
     MPI_Comm_dup_with_info(MPI_COMM_WORLD, rank == 0 ? info : MPI_INFO_NULL, &some);
     MPI_Info_free(&info);
     costs_measure(&host_call, K_ALLREDUCE, all, hbuf, hsend, host, EM_HOST, 1);
+    for (int coll = K_BCAST; coll <= K_RSB; coll++) { /* each entry point's direct path */
+        costs_case_t k = host_call;
+        char         name[64];
+        snprintf(name, sizeof(name), "asserted: host %s", coll_names[coll]);
+        k.name = name;
+        costs_measure(&k, coll, all, hbuf, hsend, host, EM_HOST, 0);
+    }
     costs_measure(&dev_call, K_ALLREDUCE, all, dbuf, dsend, host, kind, 0);
     costs_measure(&mixed, K_ALLREDUCE, all, rank == 0 ? dbuf : (void *)hbuf,
                   rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 0);
