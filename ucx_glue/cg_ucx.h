@@ -44,8 +44,13 @@ const char *cg_ucx_describe(const cg_ucx_t *ucx);
 cg_status_t cg_ucx_address(cg_ucx_t *ucx, const void **addr, size_t *len);
 /* The endpoint to the worker at peer_addr: one per peer for the life of this worker,
  * shared by every communicator over that peer (closing one per communicator would disturb
- * the others' transfers and wait on peers). A failed one is replaced. */
-cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len,
+ * the others' transfers and wait on peers). A failed one is replaced. same_host: the peer
+ * runs on this host (virtual nodes): no UCX peer failure handling, so that UCX may carry
+ * the messages through shared memory (its shared-memory transports cannot tell a failed
+ * peer and are refused with it); the caller watches the peer's pid instead. Peers on
+ * other hosts get UCX's peer failure handling. The same peer must always be given the
+ * same same_host. */
+cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len, int same_host,
                              cg_ucx_ep_t **ep_out);
 /* A communicator is done with it: it stays open for others (closed with the worker). */
 void        cg_ucx_ep_release(cg_ucx_t *ucx, cg_ucx_ep_t *ep);

@@ -261,7 +261,8 @@ static cg_status_t cg_inter_ep(cg_inter_t *inter, int peer, cg_ucx_ep_t **ep)
         uint64_t    len;
         cg_status_t status;
         memcpy(&len, addr, sizeof(len)); /* each entry: its length, then the address */
-        status = cg_ucx_ep_create(inter->ucx, addr + sizeof(uint64_t), (size_t)len, &inter->eps[peer]);
+        status = cg_ucx_ep_create(inter->ucx, addr + sizeof(uint64_t), (size_t)len,
+                                  inter->pids[peer] > 0, &inter->eps[peer]);
         if (status != CG_OK) {
             inter->eps[peer] = NULL;
             return status;
@@ -280,13 +281,22 @@ static void cg_inter_cancel(cg_inter_t *inter, void **reqs, int n)
     }
 }
 
-/* Every so often while a wait makes no progress: the timeout, and aborts from ranks whose
- * collective failed (they will never send what is awaited). */
-static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0)
+/* Every so often while a wait makes no progress: the timeout, aborts from ranks whose
+ * collective failed (they will never send what is awaited), and the peers dst and src when
+ * they run on this host (their endpoints have no UCX failure handling: their pids tell). */
+static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0, int dst, int src)
 {
-    double now = cg_time_now();
+    const int peers[2] = {dst, src};
+    double    now      = cg_time_now();
 
     *t0 = *t0 ? *t0 : now;
+    for (int i = 0; i < 2; i++) {
+        const int pid = peers[i] >= 0 ? inter->pids[peers[i]] : 0;
+        if (pid > 0 && !cg_process_alive(pid)) {
+            cg_error(CG_SUB_UCX, "rank %d (pid %d) died", peers[i], pid);
+            return CG_ERR_PEER_DEAD;
+        }
+    }
     if (cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), CG_INTER_ABORT_MASK, 0)) {
         cg_error(CG_SUB_UCX, "a rank on another node failed this collective: giving up");
         return CG_ERR_PEER;
@@ -336,7 +346,7 @@ void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
 
 /* Wait for n requests, progressing UCX; give up on a transport error, an abort or the
  * timeout (and cancel the rest). */
-static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n)
+static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n, int dst, int src)
 {
     cg_pace_t   pace   = {0};
     double      t0     = 0;
@@ -362,7 +372,7 @@ static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n)
             cg_inter_cancel(inter, reqs, n);
             return status;
         }
-        if (cg_pace(&pace) && (status = cg_inter_idle(inter, &t0)) != CG_OK) {
+        if (cg_pace(&pace) && (status = cg_inter_idle(inter, &t0, dst, src)) != CG_OK) {
             cg_inter_cancel(inter, reqs, n);
             return status;
         }
@@ -389,7 +399,7 @@ static cg_status_t cg_inter_direct(cg_inter_t *inter, int dst, const void *sbuf,
         cg_inter_cancel(inter, reqs, 2);
         return status;
     }
-    return cg_inter_wait(inter, reqs, 2);
+    return cg_inter_wait(inter, reqs, 2, dst, src);
 }
 
 /* One direction of the staged pipeline: chunk i of the message, its slot and its state. */
@@ -484,7 +494,7 @@ static cg_status_t cg_inter_staged(cg_inter_t *inter, int dst, const char *sbuf,
         if (cg_ucx_progress(inter->ucx) > 0 || progressed) {
             pace.polls = 0;
         } else if (cg_pace(&pace)) {
-            status = cg_inter_idle(inter, &t0);
+            status = cg_inter_idle(inter, &t0, dst, src);
         }
     }
     if (status != CG_OK) { /* nothing may land in the chunks after this */

@@ -42,10 +42,11 @@ cg_status_t cg_ucx_address(cg_ucx_t *ucx, const void **addr, size_t *len)
     return CG_ERR_UNSUPPORTED;
 }
 
-cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len,
+cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len, int same_host,
                              cg_ucx_ep_t **ep_out)
 {
     (void)ucx;
+    (void)same_host;
     (void)peer_addr;
     (void)addr_len;
     (void)ep_out;

@@ -216,7 +216,7 @@ static void cg_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 }
 
 static cg_status_t cg_ucx_ep_open(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len,
-                                  cg_ucx_ep_t **ep_out)
+                                  int same_host, cg_ucx_ep_t **ep_out)
 {
     ucp_ep_params_t params = {0};
     ucs_status_t    status;
@@ -231,7 +231,7 @@ static cg_status_t cg_ucx_ep_open(cg_ucx_t *ucx, const void *peer_addr, size_t a
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
     params.address         = peer_addr;
-    params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_mode        = same_host ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
     params.err_handler.cb  = cg_ucx_ep_error;
     params.err_handler.arg = endpoint;
     status                 = ucp_ep_create(ucx->worker, &params, &endpoint->ep);
@@ -247,7 +247,7 @@ static cg_status_t cg_ucx_ep_open(cg_ucx_t *ucx, const void *peer_addr, size_t a
     return CG_OK;
 }
 
-cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len,
+cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_len, int same_host,
                              cg_ucx_ep_t **ep_out)
 {
     cg_ucx_ep_t **link, *stale = NULL;
@@ -269,7 +269,7 @@ cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_l
             break;
         }
     }
-    status = cg_ucx_ep_open(ucx, peer_addr, addr_len, ep_out);
+    status = cg_ucx_ep_open(ucx, peer_addr, addr_len, same_host, ep_out);
     if (status == CG_OK) {
         (*ep_out)->users = 1;
         (*ep_out)->next  = ucx->eps;
