@@ -281,21 +281,32 @@ static void cg_inter_cancel(cg_inter_t *inter, void **reqs, int n)
     }
 }
 
+/* Did dst or src (comm ranks, -1: none) die? Known only for peers on this host (their pid);
+ * said once, here. */
+static int cg_inter_peer_died(const cg_inter_t *inter, int dst, int src)
+{
+    const int peers[2] = {dst, src};
+
+    for (int i = 0; i < 2; i++) {
+        const int pid = peers[i] >= 0 ? inter->pids[peers[i]] : 0;
+        if (pid > 0 && !cg_process_alive(pid)) {
+            cg_error(CG_SUB_UCX, "rank %d (pid %d) died", peers[i], pid);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Every so often while a wait makes no progress: the timeout, aborts from ranks whose
  * collective failed (they will never send what is awaited), and the peers dst and src when
  * they run on this host (their endpoints have no UCX failure handling: their pids tell). */
 static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0, int dst, int src)
 {
-    const int peers[2] = {dst, src};
-    double    now      = cg_time_now();
+    double now = cg_time_now();
 
     *t0 = *t0 ? *t0 : now;
-    for (int i = 0; i < 2; i++) {
-        const int pid = peers[i] >= 0 ? inter->pids[peers[i]] : 0;
-        if (pid > 0 && !cg_process_alive(pid)) {
-            cg_error(CG_SUB_UCX, "rank %d (pid %d) died", peers[i], pid);
-            return CG_ERR_PEER_DEAD;
-        }
+    if (cg_inter_peer_died(inter, dst, src)) {
+        return CG_ERR_PEER_DEAD;
     }
     if (cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), CG_INTER_ABORT_MASK, 0)) {
         cg_error(CG_SUB_UCX, "a rank on another node failed this collective: giving up");
@@ -513,17 +524,11 @@ cg_status_t cg_inter_sendrecv(cg_inter_t *inter, int dst, const void *sbuf, size
 /* A transport error with dst or src: a dead peer only when its pid is known to be gone. */
 static cg_status_t cg_inter_verdict(const cg_inter_t *inter, cg_status_t status, int dst, int src)
 {
-    const int peers[2] = {dst, src};
-
     if (status != CG_ERR_TRANSPORT) {
         return status;
     }
-    for (int i = 0; i < 2; i++) {
-        int pid = peers[i] >= 0 ? inter->pids[peers[i]] : 0;
-        if (pid > 0 && !cg_process_alive(pid)) {
-            cg_error(CG_SUB_UCX, "rank %d (pid %d) died", peers[i], pid);
-            return CG_ERR_PEER_DEAD;
-        }
+    if (cg_inter_peer_died(inter, dst, src)) {
+        return CG_ERR_PEER_DEAD;
     }
     cg_error(CG_SUB_UCX, "a transfer with rank %d / %d failed; %s", dst, src,
              (dst < 0 || inter->pids[dst] > 0) && (src < 0 || inter->pids[src] > 0)

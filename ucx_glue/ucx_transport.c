@@ -3,6 +3,7 @@
 /* UCP context, worker, endpoints and tagged operations. */
 #include "ucx_glue/cg_ucx.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,20 +335,9 @@ void cg_ucx_ep_release(cg_ucx_t *ucx, cg_ucx_ep_t *endpoint)
 cg_status_t cg_ucx_flush(cg_ucx_t *ucx)
 {
     ucp_request_param_t params = {0};
-    ucs_status_ptr_t    req    = ucp_worker_flush_nbx(ucx->worker, &params);
-    ucs_status_t        status;
+    ucs_status_t        status = cg_ucx_wait_bounded(ucx, ucp_worker_flush_nbx(ucx->worker, &params),
+                                                     INFINITY); /* until it completes */
 
-    if (!UCS_PTR_IS_PTR(req)) {
-        status = UCS_PTR_STATUS(req);
-    } else {
-        cg_pace_t pace = {0};
-        while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-            if (!ucp_worker_progress(ucx->worker)) {
-                (void)cg_pace(&pace);
-            }
-        }
-        ucp_request_free(req);
-    }
     if (status != UCS_OK) {
         cg_error(CG_SUB_UCX, "flushing the worker failed: %s", ucs_status_string(status));
     }
