@@ -66,7 +66,9 @@ static double cg_cost_local(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t c
     }
     switch (alg) {
     case CG_ALG_ONE_SHOT: return a + cg_cost_bw(S * L, b);                 /* read every input */
-    case CG_ALG_TWO_SHOT: return 3 * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
+    /* zero copy, buffers already shared (register once): the barrier that publishes them,
+     * the one at the end */
+    case CG_ALG_TWO_SHOT: return 2 * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     case CG_ALG_RING:     return 2.0 * (L - 1) * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     case CG_ALG_DIRECT:
         if (coll == CG_COLL_BCAST) { /* the root writes the message into every peer */

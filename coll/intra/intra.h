@@ -47,6 +47,21 @@ typedef struct {
 
 typedef struct cg_ipc_mapping cg_ipc_mapping_t;
 
+/* The group's table of known buffers (intra_publish.c): user buffers that every rank of the
+ * group has exported or mapped in an earlier call that succeeded everywhere. Every rank
+ * keeps the same table (it changes only where every rank has seen the same handles and the
+ * same outcome), so a call whose published buffers are all known needs no second barrier
+ * and no export or import. */
+#define CG_INTRA_KNOWN_MAX 32
+
+typedef struct {
+    int               owner;    /* group rank that exported it */
+    uint64_t          last_use; /* the group's publish count when last used */
+    cg_ipc_mapping_t *mapping;  /* a peer's buffer, mapped and held here; NULL: this rank's */
+    cg_ipc_handle_t   handle;   /* buffer id (0: a free entry), base, size; this rank's: the
+                                   whole export, published again as it is */
+} cg_intra_known_t;
+
 /* What each rank tells the others when the group is set up. */
 typedef struct {
     uint64_t        proc_id; /* the process (cg_process_id), the IPC registry's peer key */
@@ -93,7 +108,11 @@ typedef struct cg_intra {
     int              ring[CG_INTRA_MAX];    /* ring order (group ranks), from the topology */
     int              ring_pos;              /* this rank's place in it */
     cg_ipc_mapping_t *pins[2 * CG_INTRA_MAX]; /* peers' user buffers this call uses */
+    int              pin_owner[2 * CG_INTRA_MAX]; /* whose buffer each pin maps (group rank) */
+    uint64_t         pin_ids[2 * CG_INTRA_MAX];   /* and its buffer id */
     int              num_pins;
+    cg_intra_known_t known[CG_INTRA_KNOWN_MAX]; /* buffers every rank already shares */
+    uint64_t         publishes;             /* zero-copy exchanges (the table's clock) */
     int              failed;                /* a barrier failed: the group is unusable */
     struct cg_intra *next_pending;          /* torn down, waiting for its peers to close */
 } cg_intra_t;
@@ -142,12 +161,20 @@ cg_status_t cg_intra_watch(cg_intra_t *group, double *t0);
 /* Wait for this rank's stream, watching for peers that failed or died; the end of a call:
  * releases the peers' buffers that cg_intra_publish mapped for it. */
 cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine);
-/* Zero copy: export in/out (NULL: not needed from this rank), exchange, map the peers'.
+/* Host barrier whatever the group's mode (for data the host reads: published handles). */
+cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine);
+/* The call's pins on peers' buffers go back (the mappings stay cached). */
+void        cg_intra_unpin(cg_intra_t *group);
+
+/* ---- zero copy (intra_publish.c) ------------------------------------------------------- */
+/* Export in/out (NULL: not needed from this rank), exchange, map the peers'.
  * status: this rank's status so far, carried by the first barrier.
  * *all_ok tells whether every rank could export what it was asked for and map what it
  * needs of its peers; when it is 0 the caller runs its copy variant (an import that fails
- * degrades the call, it does not fail it). Status and *all_ok are the same on every rank
- * (two host barriers: one for the handles, one for the mappings). */
+ * degrades the call, it does not fail it). Status and *all_ok are the same on every rank.
+ * One host barrier when every buffer published is in the group's table of known buffers
+ * (no export, no import: register once); otherwise a second one for the mappings, after
+ * which the new buffers join the table. */
 cg_status_t cg_intra_publish(cg_intra_t *group, cg_status_t status, const void *in, size_t in_bytes,
                              void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
                              int *all_ok);
@@ -164,6 +191,9 @@ cg_status_t cg_intra_copy(cg_intra_t *group, void *dst, const void *src, size_t 
  * the padding bytes of pair types untouched. */
 cg_status_t cg_intra_copy_typed(cg_intra_t *group, void *dst, const void *src, size_t count,
                                 cg_dtype_t dtype);
+
+/* At the group's release: the table's holds on peers' mappings go back. */
+void        cg_intra_known_clear(cg_intra_t *group);
 
 /* ---- the LL collective (intra_ll.c) ---------------------------------------------------- */
 /* Bytes of payload one rank may send one peer in an LL call (0: no LL on this group). */
@@ -207,6 +237,12 @@ cg_status_t cg_ipc_acquire(cg_dev_t *dev, uint64_t peer, const cg_ipc_handle_t *
 /* Give a pin back; close_now: unmap at once when nobody else uses it (a peer's scratch,
  * freed with its communicator), otherwise it stays cached for later calls. */
 void        cg_ipc_release(cg_ipc_mapping_t *pin, int close_now);
+/* A table of known buffers keeps a mapping open between calls (no purge closes it; only a
+ * stale one, of memory the peer freed, is closed, and its record stays until unheld). */
+void        cg_ipc_hold(cg_ipc_mapping_t *mapping);
+void        cg_ipc_unhold(cg_ipc_mapping_t *mapping);
+/* Where a held mapping is, here; NULL once closed as stale. */
+char       *cg_ipc_local(cg_ipc_mapping_t *mapping);
 /* At the end of the process: close every mapping. */
 void        cg_ipc_registry_cleanup(void);
 void        cg_ipc_stats(cg_ipc_cache_stats_t *stats);

@@ -363,6 +363,7 @@ static void cg_intra_release(cg_intra_t *group)
     for (int i = 0; i < group->num_pins; i++) {
         cg_ipc_release(group->pins[i], 0);
     }
+    cg_intra_known_clear(group);
     for (int p = 0; p < CG_INTRA_MAX; p++) {
         int own = (group->size == 0) ? (p == 0) : (p == group->rank);
         if (own && group->scratch[p] != NULL) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
-/* Barriers of a local group, the zero-copy exchange of buffers, and copies on its stream. */
+/* Barriers of a local group and copies on its stream. */
 #include "coll/intra/intra.h"
 
 #include <string.h>
@@ -68,8 +68,7 @@ cg_status_t cg_intra_watch(cg_intra_t *group, double *t0)
     return CG_OK;
 }
 
-/* Host barrier whatever the mode (for data the host reads: published handles). */
-static cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine)
+cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine)
 {
     const uint64_t epoch = ++group->host_epoch;
     cg_status_t    status;
@@ -142,7 +141,7 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine)
 }
 
 /* The call is over: the peers' buffers it mapped stay cached, unpinned. */
-static void cg_intra_unpin(cg_intra_t *group)
+void cg_intra_unpin(cg_intra_t *group)
 {
     for (int i = 0; i < group->num_pins; i++) {
         cg_ipc_release(group->pins[i], 0);
@@ -196,95 +195,6 @@ static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
     if (status != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
     }
-    return status;
-}
-
-static cg_status_t cg_intra_export(cg_intra_t *group, const void *buf, size_t bytes,
-                                   cg_ipc_handle_t *handle, int *ok)
-{
-    cg_status_t status;
-
-    memset(handle, 0, sizeof(*handle));
-    if (buf == NULL || bytes == 0) {
-        return CG_OK;
-    }
-    status = group->dev->ops->ipc_export(group->dev, buf, bytes, handle);
-    if (status == CG_OK) {
-        cg_count(CG_CNT_IPC_EXPORTS, 1);
-    }
-    if (status == CG_ERR_UNSUPPORTED) {
-        *ok = 0; /* not shareable memory: everyone runs the copy variant */
-        memset(handle, 0, sizeof(*handle));
-        return CG_OK;
-    }
-    return status;
-}
-
-/* Map peer p's published handle; a failure only clears *mapped (the call degrades). */
-static void cg_intra_map_peer(cg_intra_t *group, int p, const cg_ipc_handle_t *handle, char **ptr,
-                              int *mapped)
-{
-    cg_status_t status;
-
-    *ptr = NULL;
-    if (handle->buffer_id == 0 || !*mapped) {
-        return;
-    }
-    status = cg_ipc_acquire(group->dev, group->proc_ids[p], handle, ptr, &group->pins[group->num_pins]);
-    if (status == CG_OK) {
-        group->num_pins++;
-        return;
-    }
-    cg_warn(CG_SUB_IPC, "cannot map a buffer of local rank %d (%s): this call copies through "
-            "scratch memory instead", p, cg_status_string(status));
-    *ptr    = NULL;
-    *mapped = 0;
-}
-
-cg_status_t cg_intra_publish(cg_intra_t *group, cg_status_t status, const void *in, size_t in_bytes,
-                             void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
-                             int *all_ok)
-{
-    cg_intra_ctl_t *mine = group->ctl[group->rank];
-    int             ok = 1, mapped = 1;
-
-    *all_ok = 0;
-    if (status == CG_OK) {
-        status = cg_intra_export(group, in, in_bytes, &mine->in, &ok);
-    }
-    if (status == CG_OK) {
-        status = cg_intra_export(group, out, out_bytes, &mine->out, &ok);
-    }
-    mine->meta_ok = (uint32_t)ok;
-    status        = cg_intra_host_barrier(group, status);
-    if (status != CG_OK) {
-        return status;
-    }
-    for (int p = 0; p < group->size; p++) {
-        ok &= (int)group->ctl[p]->meta_ok;
-    }
-    if (!ok) {
-        return CG_OK;
-    }
-    for (int p = 0; p < group->size; p++) {
-        if (p == group->rank) {
-            peer_in[p]  = (char *)in;
-            peer_out[p] = out;
-            continue;
-        }
-        cg_intra_map_peer(group, p, &group->ctl[p]->in, &peer_in[p], &mapped);
-        cg_intra_map_peer(group, p, &group->ctl[p]->out, &peer_out[p], &mapped);
-    }
-    /* Every rank must know that every rank mapped its peers before anyone writes. */
-    mine->map_ok = (uint32_t)mapped;
-    status       = cg_intra_host_barrier(group, status);
-    for (int p = 0; p < group->size && status == CG_OK; p++) {
-        mapped &= (int)group->ctl[p]->map_ok;
-    }
-    if (status != CG_OK || !mapped) {
-        cg_intra_unpin(group);
-    }
-    *all_ok = (status == CG_OK && mapped);
     return status;
 }
 

@@ -14,6 +14,12 @@
  * mapping of the process, as UCX's cuda_ipc cache does. A mapping in use by a call is
  * pinned and never closed under it; each peer keeps at most CG_IPC_MAX_PER_PEER unpinned
  * mappings (least recently used goes first).
+ *
+ * A local group's table of known buffers (intra_publish.c) holds the mappings it lists, so
+ * that no purge closes them between calls. Only a stale mapping (the peer's allocation was
+ * freed: another of its allocations overlaps it) is closed under a hold: it is unlinked and
+ * marked dead, and its record goes when the last holder lets go (the buffer id is never
+ * published again, so no table looks it up).
  */
 #include "coll/intra/intra.h"
 
@@ -29,7 +35,9 @@ struct cg_ipc_mapping {
     uint64_t               base; /* the peer's address of the allocation */
     uint64_t               size;
     char                  *local; /* where it is mapped here */
-    unsigned               pins;
+    unsigned               pins;  /* calls using it now */
+    unsigned               holds; /* groups' tables of known buffers listing it */
+    int                    dead;  /* closed and unlinked: freed when pins and holds are 0 */
     uint64_t               last_use;
     struct cg_ipc_mapping *next;
 };
@@ -42,7 +50,8 @@ static struct {
     cg_ipc_cache_stats_t stats;
 } cg_ipc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Unlink *link from the list and close its mapping. Lock held. */
+/* Unlink *link from the list and close its mapping; the record goes now unless a table
+ * still holds it (then it is dead until the last hold is given back). Lock held. */
 static void cg_ipc_drop(cg_ipc_mapping_t **link)
 {
     cg_ipc_mapping_t *m = *link;
@@ -50,16 +59,22 @@ static void cg_ipc_drop(cg_ipc_mapping_t **link)
     *link = m->next;
     cg_ipc.dev->ops->ipc_close(cg_ipc.dev, m->local);
     cg_ipc.stats.evictions++;
-    free(m);
+    m->local = NULL;
+    m->dead  = 1;
+    if (m->holds == 0) {
+        free(m);
+    }
 }
 
-/* Close the unpinned mappings for which drop(m) says so; returns how many. Lock held. */
-static int cg_ipc_drop_if(int (*drop)(const cg_ipc_mapping_t *m, const void *arg), const void *arg)
+/* Close the unpinned mappings for which drop(m) says so; held ones only if held_too (stale
+ * ones). Returns how many. Lock held. */
+static int cg_ipc_drop_if(int (*drop)(const cg_ipc_mapping_t *m, const void *arg), const void *arg,
+                          int held_too)
 {
     int n = 0;
 
     for (cg_ipc_mapping_t **link = &cg_ipc.mappings; *link != NULL;) {
-        if ((*link)->pins == 0 && drop(*link, arg)) {
+        if ((*link)->pins == 0 && ((*link)->holds == 0 || held_too) && drop(*link, arg)) {
             cg_ipc_drop(link);
             n++;
         } else {
@@ -101,7 +116,7 @@ static void cg_ipc_limit_peer(uint64_t peer)
     int                count = 0;
 
     for (cg_ipc_mapping_t **link = &cg_ipc.mappings; *link != NULL; link = &(*link)->next) {
-        if ((*link)->peer == peer && (*link)->pins == 0) {
+        if ((*link)->peer == peer && (*link)->pins == 0 && (*link)->holds == 0) {
             count++;
             if (lru == NULL || (*link)->last_use < (*lru)->last_use) {
                 lru = link;
@@ -120,13 +135,13 @@ static cg_status_t cg_ipc_open(const cg_ipc_match_t *key, void **local)
     cg_status_t status = cg_ipc.dev->ops->ipc_import(cg_ipc.dev, key->handle, local);
 
     if (status == CG_ERR_ALREADY_MAPPED) {
-        int purged = cg_ipc_drop_if(cg_ipc_of_peer, key);
+        int purged = cg_ipc_drop_if(cg_ipc_of_peer, key, 0);
         cg_ipc.stats.retries++;
         cg_debug(CG_SUB_IPC, "already mapped: purged %d mappings of the peer, retrying", purged);
         status = cg_ipc.dev->ops->ipc_import(cg_ipc.dev, key->handle, local);
     }
     if (status == CG_ERR_ALREADY_MAPPED) {
-        int purged = cg_ipc_drop_if(cg_ipc_any, NULL);
+        int purged = cg_ipc_drop_if(cg_ipc_any, NULL, 0);
         cg_ipc.stats.retries++;
         cg_debug(CG_SUB_IPC, "still already mapped: purged %d mappings, retrying", purged);
         status = cg_ipc.dev->ops->ipc_import(cg_ipc.dev, key->handle, local);
@@ -164,7 +179,7 @@ cg_status_t cg_ipc_acquire(cg_dev_t *dev, uint64_t peer, const cg_ipc_handle_t *
             return CG_OK;
         }
     }
-    if (cg_ipc_drop_if(cg_ipc_overlaps, &key) > 0) {
+    if (cg_ipc_drop_if(cg_ipc_overlaps, &key, 1) > 0) {
         cg_debug(CG_SUB_IPC, "peer %#lx reused [%#lx, +%lu): stale mappings closed",
                  (unsigned long)peer, (unsigned long)handle->base, (unsigned long)handle->size);
     }
@@ -176,8 +191,9 @@ cg_status_t cg_ipc_acquire(cg_dev_t *dev, uint64_t peer, const cg_ipc_handle_t *
         pthread_mutex_unlock(&cg_ipc.lock);
         return status;
     }
-    *m = (cg_ipc_mapping_t){peer, handle->buffer_id, handle->base, handle->size, local, 1,
-                            cg_ipc.clock, cg_ipc.mappings};
+    *m = (cg_ipc_mapping_t){.peer = peer, .buffer_id = handle->buffer_id, .base = handle->base,
+                            .size = handle->size, .local = local, .pins = 1,
+                            .last_use = cg_ipc.clock, .next = cg_ipc.mappings};
     cg_ipc.mappings = m;
     cg_ipc.stats.misses++;
     cg_count(CG_CNT_IPC_IMPORTS, 1);
@@ -193,7 +209,7 @@ void cg_ipc_release(cg_ipc_mapping_t *pin, int close_now)
         return;
     }
     pthread_mutex_lock(&cg_ipc.lock);
-    if (pin->pins > 0 && --pin->pins == 0 && close_now) {
+    if (pin->pins > 0 && --pin->pins == 0 && close_now && pin->holds == 0 && !pin->dead) {
         for (cg_ipc_mapping_t **link = &cg_ipc.mappings; *link != NULL; link = &(*link)->next) {
             if (*link == pin) {
                 cg_ipc_drop(link);
@@ -202,6 +218,35 @@ void cg_ipc_release(cg_ipc_mapping_t *pin, int close_now)
         }
     }
     pthread_mutex_unlock(&cg_ipc.lock);
+}
+
+void cg_ipc_hold(cg_ipc_mapping_t *mapping)
+{
+    pthread_mutex_lock(&cg_ipc.lock);
+    mapping->holds++;
+    pthread_mutex_unlock(&cg_ipc.lock);
+}
+
+void cg_ipc_unhold(cg_ipc_mapping_t *mapping)
+{
+    if (mapping == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&cg_ipc.lock);
+    if (mapping->holds > 0 && --mapping->holds == 0 && mapping->dead && mapping->pins == 0) {
+        free(mapping);
+    }
+    pthread_mutex_unlock(&cg_ipc.lock);
+}
+
+char *cg_ipc_local(cg_ipc_mapping_t *mapping)
+{
+    char *local;
+
+    pthread_mutex_lock(&cg_ipc.lock);
+    local = mapping->local; /* NULL once dead */
+    pthread_mutex_unlock(&cg_ipc.lock);
+    return local;
 }
 
 void cg_ipc_registry_cleanup(void)

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CV_POISON 0xA5
 
@@ -463,14 +464,21 @@ void cv_run(cv_call_t *k)
     cv_release(k);
 }
 
+/* One write of the whole line: stderr is unbuffered, and pieces written one by one came
+ * back from mpirun with another line of the run between them. */
 void cv_print_staged_names(void)
 {
-    fprintf(stderr, "coll_coverage: window end staged=");
-    for (int i = 0; i < cv_num_staged_names; i++) {
-        fprintf(stderr, "%s%s", i ? "," : "", cv_staged_names[i]);
+    char   line[4000];
+    size_t at = (size_t)snprintf(line, sizeof(line), "coll_coverage: window end staged=");
+
+    for (int i = 0; i < cv_num_staged_names && at < sizeof(line); i++) {
+        at += (size_t)snprintf(line + at, sizeof(line) - at, "%s%s", i ? "," : "", cv_staged_names[i]);
     }
-    fprintf(stderr, "\n");
-    fflush(stderr);
+    if (at >= sizeof(line) - 1) {
+        at = sizeof(line) - 2;
+    }
+    line[at++] = '\n';
+    (void)!write(STDERR_FILENO, line, at);
 }
 
 void cv_layouts_free(void)

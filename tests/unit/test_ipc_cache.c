@@ -183,6 +183,47 @@ START_TEST(test_close_now_and_lru)
 }
 END_TEST
 
+/* A group's table of known buffers holds its mappings: no purge and no LRU closes them
+ * between calls; a stale one (the peer reused the range) is closed under the hold, and
+ * its record goes with the last hold. */
+START_TEST(test_held_by_known_buffers)
+{
+    cg_ipc_cache_stats_t st;
+    cg_ipc_mapping_t    *held, *pin;
+    cg_ipc_handle_t      a = handle(7, 1, 0x10000, 4096, 0), b = handle(7, 2, 0x90000, 4096, 0);
+    cg_ipc_handle_t      reused = handle(7, 3, 0x10000, 8192, 0);
+    char                *p;
+
+    reset();
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &a, &p, &held), CG_OK);
+    cg_ipc_hold(held);
+    cg_ipc_release(held, 1); /* held: stays open although its last call asked to close */
+    ck_assert_int_eq(fake_closes, 0);
+    ck_assert_ptr_eq(cg_ipc_local(held), p);
+    fake_refuse_once = 1; /* "already mapped": the purges leave the held mapping alone */
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &b, &p, &pin), CG_OK);
+    cg_ipc_release(pin, 0);
+    ck_assert_int_eq(fake_closes, 0);
+    for (uint64_t i = 0; i < 70; i++) { /* nor does the per-peer limit */
+        cg_ipc_handle_t h = handle(7, 100 + i, 0x1000000 + i * 0x10000, 4096, 0);
+        ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &h, &p, &pin), CG_OK);
+        cg_ipc_release(pin, 0);
+    }
+    ck_assert_ptr_nonnull(cg_ipc_local(held));
+    /* the peer freed a and allocated over its range: a is stale, closed under the hold */
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &reused, &p, &pin), CG_OK);
+    ck_assert_ptr_null(cg_ipc_local(held));
+    cg_ipc_release(pin, 0);
+    /* the new allocation is found again: the dead record is out of the registry */
+    ck_assert_int_eq(cg_ipc_acquire(&fake_dev, 7, &reused, &p, &pin), CG_OK);
+    cg_ipc_stats(&st);
+    ck_assert_uint_eq(st.hits, 1);
+    cg_ipc_release(pin, 0);
+    cg_ipc_unhold(held); /* the last hold: the dead record goes (valgrind: no leak) */
+    reset();
+}
+END_TEST
+
 START_TEST(test_bad_handles)
 {
     cg_ipc_mapping_t *pin;
@@ -197,4 +238,5 @@ START_TEST(test_bad_handles)
 END_TEST
 
 CG_UNIT_MAIN("ipc_cache", 0, test_shared_by_communicators, test_freed_and_reused,
-             test_already_mapped_retry, test_close_now_and_lru, test_bad_handles)
+             test_already_mapped_retry, test_close_now_and_lru, test_held_by_known_buffers,
+             test_bad_handles)
