@@ -106,6 +106,8 @@ typedef struct {
     double stage_bw_gbs;   /* device <-> host staging for the network; 0: not needed */
     int    lanes;          /* network phases of chunks in flight at once (>= 1) */
     int    shared_gpu;     /* one memory for the node's ranks (a shared GPU, the host) */
+    double copy_alpha_us;  /* staged path: a copy between device and host, synchronised */
+    double copy_bw_gbs;    /* staged path: its copies' bandwidth */
 } cg_cost_params_t;
 
 /* ---- the algorithm registry (cg_registry.c) -----------------------------------------
@@ -182,7 +184,8 @@ typedef struct {
     int               forced[CG_COLL_COUNT]; /* CG_ALG_AUTO or the algorithm a user forced */
     size_t            one_shot_max;          /* allreduce: largest message for one-shot (bytes) */
     const cg_rules_t *rules;                 /* NULL: none */
-    double            net_alpha_us;          /* 0: the model's default */
+    double            net_alpha_us;          /* 0: measured (several nodes), else the default */
+    double            copy_alpha_us;         /* 0: measured (several nodes), else the default */
     double            net_bw_gbs;            /* 0: the model's default */
     size_t            hier_chunk_bytes;      /* hier_ring pipeline chunk; 0: the model's */
     int               explain;               /* 1: plan->reason says why (tools, verbose);
@@ -204,6 +207,8 @@ typedef struct {
     int lanes;       /* inter-node lanes (network phases of chunks run concurrently) */
     size_t ll_capacity; /* bytes one rank may send a peer in an LL call (0: no LL) */
     cg_topo_class_t topo_class; /* how the GPUs of this node are connected */
+    double copy_us;     /* several nodes: measured copy to host and back (0: not measured) */
+    double under_us;    /* and one small collective underneath (0: not measured) */
 } cg_shape_t;
 
 /* Cost model: defaults for a node class; predicted seconds of alg for a call of bytes
@@ -223,6 +228,15 @@ double cg_cost_busbw_factor(cg_coll_t coll, int nranks);
  * knows identically (no buffers, no topology). When not, plan says staged and why.
  */
 int  cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call, cg_plan_t *plan);
+/* Across nodes, before the ranks agree on their memory kinds: is the staged path (host
+ * copies and the collective underneath, which a rank with host buffers pairs with by
+ * calling that collective itself) predicted faster than the best hierarchical algorithm
+ * plus the agreement it needs? Decided only from what every rank knows alike (the shape's
+ * sizes and measurements, the call, the configuration; not the ranks' health), so that
+ * every rank skips the agreement together. Never when an algorithm is forced or a rule
+ * other than staged matches. */
+int  cg_plan_staged_first(const cg_planner_config_t *config, const cg_call_t *call,
+                          const cg_shape_t *shape);
 /* With the communicator's shape: the algorithm that runs, and why. */
 void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
                     const cg_shape_t *shape, cg_plan_t *plan);

@@ -330,6 +330,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
                                       config->copy};
     cg_rank_info_t    mine, *infos = NULL;
     cg_rank_result_t  result, *results = NULL;
+    double           *measured = NULL;
     cg_comm_t        *comm = calloc(1, sizeof(*comm));
     cg_status_t       status, exchange;
     int               ok, leader = -1;
@@ -346,9 +347,10 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     comm->votes   = calloc((size_t)config->size, sizeof(int));
     infos      = calloc((size_t)config->size, sizeof(*infos));
     results    = calloc((size_t)config->size, sizeof(*results));
+    measured   = calloc((size_t)config->size * CG_COMM_MEASURES, sizeof(double));
     gethostname(mine.host, sizeof(mine.host) - 1);
     mine.serial = __atomic_fetch_add(&cg_process_serial, 1, __ATOMIC_RELAXED);
-    status = (comm->node_of && comm->votes && infos && results) ? CG_OK : CG_ERR_NO_MEMORY;
+    status = (comm->node_of && comm->votes && infos && results && measured) ? CG_OK : CG_ERR_NO_MEMORY;
     if (status == CG_OK) {
         status = cg_intra_prepare(dev, &intra_config, &comm->intra, &mine.intra);
     }
@@ -378,11 +380,15 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         cg_comm_agree_lanes(comm, results);
         exchange = cg_comm_exchange_addresses(comm, oob);
     }
+    if (exchange == CG_OK && ok) {
+        exchange = cg_comm_measure(comm, oob, measured);
+    }
     if (exchange == CG_OK) {
         comm->uid[0] = infos[0].intra.proc_id;
         comm->uid[1] = infos[0].serial;
     }
     free(infos);
+    free(measured);
     if (exchange != CG_OK || !ok) {
         free(results);
         cg_warn(CG_SUB_INIT, "fast-path setup failed on some rank (here: %s): staged path",

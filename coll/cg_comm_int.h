@@ -30,6 +30,9 @@ struct cg_comm {
     cg_topo_summary_t topo;         /* this node's, as its first rank computed it */
     cg_topo_class_t   model_class;  /* the slowest node's class (for the planner's model) */
     int               model_staged; /* some rank stages its network data through the host */
+    /* several nodes, measured at setup (cg_comm_measure.c), the slowest rank's; 0: not */
+    double            copy_us;      /* a small copy device <-> host, synchronised */
+    double            under_us;     /* one small collective underneath */
     void             *work;         /* device memory for the hierarchical algorithms */
     size_t            work_bytes;
     void             *result;       /* device memory: padded types' results (cg_comm_run.c) */
@@ -53,6 +56,12 @@ cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work);
 /* Device memory for the result of a call whose user buffer must not be written whole (the
  * padding of pair types), grown on demand; distinct from the work memory. */
 cg_status_t cg_comm_result(cg_comm_t *comm, size_t bytes, void **result);
+/* At setup, once every rank is connected, across nodes: measure what the planner's model
+ * needs (the staged path's copies, one small collective underneath). Every rank makes the
+ * same exchanges; the results are the slowest rank's, the same everywhere. all: room for
+ * CG_COMM_MEASURES doubles per rank. */
+#define CG_COMM_MEASURES 2
+cg_status_t cg_comm_measure(cg_comm_t *comm, const cg_oob_t *oob, double *all);
 
 /* The cost functions of the registry's rows (cg_cost.c): cg_alg_cost_fn_t. */
 #define CG_COST_FN(_name)                                                                  \

@@ -26,6 +26,8 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
     p->stage_bw_gbs   = 0.0;   /* UCX moves device memory (GPUDirect RDMA) */
     p->intra_alpha_us = 8.0;   /* one barrier of the local group, host synchronised */
     p->lanes          = 4;     /* coll_gpu_hier_lanes' default */
+    p->copy_alpha_us  = 8.0;   /* cudaMemcpy of a few bytes and its synchronisation */
+    p->copy_bw_gbs    = 20.0;  /* PCIe */
     switch (cls) {
     case CG_TOPO_CLASS_NVSWITCH:       p->intra_bw_gbs = 370.0; break; /* H100 NV18, achieved */
     case CG_TOPO_CLASS_NVLINK_PARTIAL: p->intra_bw_gbs = 40.0; break;
@@ -34,8 +36,10 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
         p->intra_bw_gbs = 2000.0 / CG_MAX(local_size, 1);
         p->shared_gpu   = 1;
         break;
-    case CG_TOPO_CLASS_HOST:
+    case CG_TOPO_CLASS_HOST: /* the host device layer on the 2-core CI machine: virtual
+                                nodes exchange through shared memory */
         p->intra_bw_gbs = 4.0, p->intra_alpha_us = 3.0;
+        p->copy_alpha_us = 0.5, p->copy_bw_gbs = 4.0, p->net_bw_gbs = 3.0;
         break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
@@ -286,7 +290,8 @@ CG_COST_FN(staged)
     const double an = p->net_alpha_us * 1e-6;
 
     (void)coll;
-    return cg_cost_no_chunk(chunk_bytes) + cg_cost_bw(2.0 * bytes, 20.0) + cg_cost_log2(P) * an +
+    return cg_cost_no_chunk(chunk_bytes) + 2 * p->copy_alpha_us * 1e-6 +
+           cg_cost_bw(2.0 * bytes, p->copy_bw_gbs) + cg_cost_log2(P) * an +
            cg_cost_bw(2.0 * bytes * (P - 1) / P, CG_MIN(p->net_bw_gbs, 10.0));
 }
 

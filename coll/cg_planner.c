@@ -9,6 +9,7 @@
  */
 #include "coll/cg_coll.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
@@ -153,6 +154,16 @@ static void cg_plan_cost_params(const cg_planner_config_t *config, const cg_shap
     if (shape->inter_staged) {
         p->stage_bw_gbs = 20.0; /* pipelined PCIe copies through page-locked memory */
     }
+    /* measured when the context was made (several nodes): a small collective underneath
+     * (about log2(ranks) messages) and the staged path's copies */
+    if (config->net_alpha_us <= 0 && shape->under_us > 0) {
+        p->net_alpha_us = shape->under_us / CG_MAX(1.0, ceil(log2((double)shape->size)));
+    }
+    if (config->copy_alpha_us > 0) {
+        p->copy_alpha_us = config->copy_alpha_us;
+    } else if (shape->copy_us > 0) {
+        p->copy_alpha_us = shape->copy_us;
+    }
 }
 
 /* The algorithm auto picks on one node, from the size and how its GPUs are connected:
@@ -171,10 +182,17 @@ static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_c
         call->bytes > config->one_shot_max) {
         cg_plan_note(why, len, "topology %s: ring along the NVLink pairs", cls);
         alg = CG_ALG_RING;
-    } else if (call->coll == CG_COLL_ALLREDUCE) {
+    } else if (call->coll == CG_COLL_ALLREDUCE && config->one_shot_max > 0) {
         alg = call->bytes <= config->one_shot_max ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT;
         cg_plan_note(why, len, "topology %s, %zu bytes %s one-shot limit %zu", cls, call->bytes,
                  alg == CG_ALG_ONE_SHOT ? "<=" : ">", config->one_shot_max);
+    } else if (call->coll == CG_COLL_ALLREDUCE) { /* one_shot_max 0: the model decides */
+        double one = cg_cost_predict(&p, CG_ALG_ONE_SHOT, call->coll, (double)call->bytes, 1,
+                                     shape->local_size);
+        double two = cg_cost_predict(&p, CG_ALG_TWO_SHOT, call->coll, (double)call->bytes, 1,
+                                     shape->local_size);
+        alg = one <= two ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT;
+        cg_plan_note(why, len, "topology %s, one node: model %.1f us", cls, CG_MIN(one, two) * 1e6);
     } else if (call->coll == CG_COLL_BCAST) { /* the root's links, or every GPU's */
         double direct = cg_cost_predict(&p, CG_ALG_DIRECT, call->coll, (double)call->bytes, 1,
                                         shape->local_size);
@@ -231,6 +249,50 @@ static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_c
                  best_t * 1e6);
     }
     return best;
+}
+
+int cg_plan_staged_first(const cg_planner_config_t *config, const cg_call_t *call,
+                         const cg_shape_t *shape)
+{
+    const double         size = cg_call_size(call);
+    cg_shape_t           alike = *shape;
+    cg_cost_params_t     p;
+    const cg_alg_info_t *rows;
+    double               best = -1, agree;
+    int                  nrows;
+
+    if (shape->num_nodes < 2 || config->forced[call->coll] != CG_ALG_AUTO) {
+        return 0;
+    }
+    for (int i = 0; i < cg_rules_count(config->rules); i++) {
+        const cg_rule_t *r = cg_rules_get(config->rules, i);
+        if (cg_rule_matches(r, call->coll, (size_t)size, shape->num_nodes)) {
+            if (r->alg != CG_ALG_AUTO) {
+                return r->alg == CG_ALG_STAGED;
+            }
+            break;
+        }
+    }
+    alike.intra_ok = alike.inter_ok = 1; /* health may differ between ranks */
+    alike.local_size = shape->max_local;
+    cg_plan_cost_params(config, &alike, &p);
+    rows = cg_alg_table(&nrows);
+    for (int i = 0; i < nrows; i++) {
+        double t;
+        if (rows[i].coll != call->coll || rows[i].scope != CG_SCOPE_HIER ||
+            !cg_plan_applicable(call, &alike, rows[i].alg, NULL, 0)) {
+            continue;
+        }
+        t    = rows[i].cost(&p, call->coll, size, alike.num_nodes, alike.local_size, NULL);
+        best = (best < 0 || t < best) ? t : best;
+    }
+    if (best < 0) {
+        return 1; /* no hierarchical algorithm: the agreement would end in staged anyway */
+    }
+    /* one small allreduce underneath (the measured collective, when measured) */
+    agree = CG_MAX(1.0, ceil(log2((double)shape->size))) * p.net_alpha_us * 1e-6;
+    return cg_cost_predict(&p, CG_ALG_STAGED, call->coll, size, alike.num_nodes,
+                           alike.local_size) <= best + agree;
 }
 
 /* hier_ring overlaps its phases chunk by chunk: the chunk size a user set, or the model's. */

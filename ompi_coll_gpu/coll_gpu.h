@@ -89,6 +89,7 @@ typedef struct mca_coll_gpu_component_t {
     cg_rules_t *rules;
     double net_bw;
     double net_latency;
+    double copy_latency;
     size_t ucx_chunk_size;
     int    ucx_depth;
     int    hier_lanes;

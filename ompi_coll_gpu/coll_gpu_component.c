@@ -206,6 +206,7 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
     }
     mca_coll_gpu_component.planner.net_bw_gbs   = mca_coll_gpu_component.net_bw;
     mca_coll_gpu_component.planner.net_alpha_us = mca_coll_gpu_component.net_latency;
+    mca_coll_gpu_component.planner.copy_alpha_us = mca_coll_gpu_component.copy_latency;
     switch (mca_coll_gpu_component.device_mode) {
     case MCA_COLL_GPU_DEVICE_HOST:
         if (mca_coll_gpu_parse_rank_list(mca_coll_gpu_component.debug_host_buffer_ranks) !=

@@ -96,8 +96,9 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Seconds a fast-path collective waits for its peers before it fails with an error "
      "(0: no limit; peers that died are detected either way)"},
     {"allreduce_one_shot_max", SIZE, NULL, &CG_C->planner.one_shot_max, OPAL_INFO_LVL_5, SET,
-     EQ, "Largest allreduce (bytes) that auto runs with the one-shot algorithm; larger ones "
-     "run two-shot"},
+     EQ, "Largest allreduce (bytes) that auto runs with the one-shot algorithm on one node; "
+     "larger ones run two-shot (0: the cost model decides; hierarchical algorithms then "
+     "take 64 KiB as their small-message limit)"},
     {"topo_file", STR, NULL, &CG_C->topo_file, OPAL_INFO_LVL_4, 0, RO,
      "hwloc XML topology to use instead of the machine's (like NCCL_TOPO_FILE): every "
      "topology decision can be reproduced. With coll_gpu_device=host, local rank i plays "
@@ -108,7 +109,13 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"net_bw", DBL, NULL, &CG_C->net_bw, OPAL_INFO_LVL_5, 0, EQ,
      "Cost model: bandwidth of one NIC in GB/s per direction (0: 48, a 400 Gb/s NIC)"},
     {"net_latency", DBL, NULL, &CG_C->net_latency, OPAL_INFO_LVL_5, 0, EQ,
-     "Cost model: latency of one message between nodes in microseconds (0: 5)"},
+     "Cost model: latency of one message between nodes in microseconds (0: measured when a "
+     "communicator spanning nodes gets its fast-path context, from one small collective of "
+     "the layer underneath; 5 until then)"},
+    {"copy_latency", DBL, NULL, &CG_C->copy_latency, OPAL_INFO_LVL_5, 0, EQ,
+     "Cost model: one small synchronous copy between device and host memory in "
+     "microseconds, what the staged path pays twice (0: measured with the network's "
+     "latency; 8 until then, 0.5 on the host device layer)"},
     {"hier_chunk_size", SIZE, NULL, &CG_C->planner.hier_chunk_bytes, OPAL_INFO_LVL_5, SET, EQ,
      "Hierarchical hier_ring algorithms cut a message into chunks of this many bytes (of "
      "the whole message) and overlap the intra-node phases of one chunk with the network "

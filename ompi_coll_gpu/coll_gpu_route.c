@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Hierarchical algorithms: the largest small message (one-shot node phase, recursive
+ * doubling between nodes) when coll_gpu_allreduce_one_shot_max leaves it to the model. */
+#define MCA_COLL_GPU_HIER_SMALL (64u << 10)
+
 /* Exchange through the layer underneath (host memory, MPI_BYTE) on the module's
  * communicator; the context keeps it for exchanges during later calls. */
 static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
@@ -34,7 +38,8 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .topo_file     = mca_coll_gpu_component.topo_file,
         .comm_id       = mca_coll_gpu_comm_id(comm),
         .thread_multi  = mca_coll_gpu_component.thread_multi,
-        .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max,
+        .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max > 0
+                             ? mca_coll_gpu_component.planner.one_shot_max : MCA_COLL_GPU_HIER_SMALL,
         .chunk_bytes   = mca_coll_gpu_component.ucx_chunk_size,
         .depth         = mca_coll_gpu_component.ucx_depth,
         .lanes         = mca_coll_gpu_component.hier_lanes,
@@ -117,6 +122,11 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  * rank decides alone (host buffers underneath, device buffers staged: the two meet in the
  * collective underneath), so host-buffer calls cost what Open MPI alone costs, across nodes
  * too.
+ * Across nodes, once the communicator has its context: a call for which the staged path is
+ * predicted faster than the agreement plus the best fast path (small messages: the
+ * agreement alone costs what the staged path's collective costs) skips the agreement
+ * (cg_plan_staged_first, decided alike on every rank): device buffers are staged and host
+ * buffers go underneath, and both meet in the collective underneath.
  * all_kinds: this rank's kinds in, the OR of every rank's out (not set for AGREED_HOST). */
 /* Is every rank of the communicator on this node (virtual nodes with coll_gpu_node_size)?
  * Only then can the board serve its agreements: spanning nodes, none is made. */
@@ -267,6 +277,19 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         mca_coll_gpu_route_app_wait(route, call);
         mca_coll_gpu_route_count(route);
         return OMPI_SUCCESS;
+    }
+    if (m->core != NULL) { /* across nodes, small: staged with no agreement (see above) */
+        cg_comm_shape(m->core, &shape);
+        if (cg_plan_staged_first(&planner, call, &shape)) {
+            route->plan = (cg_plan_t){.alg = CG_ALG_STAGED};
+            route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
+                                                                   : MCA_COLL_GPU_PATH_UNDER;
+            mca_coll_gpu_route_why(route, "several nodes: the staged path is predicted faster "
+                                          "than an agreement and a fast path");
+            mca_coll_gpu_route_app_wait(route, call);
+            mca_coll_gpu_route_count(route);
+            return OMPI_SUCCESS;
+        }
     }
     if (layout & MCA_COLL_GPU_LAYOUT_NOFAST) {
         all |= MCA_COLL_GPU_KIND_NOFAST;

@@ -14,7 +14,9 @@
 # A build is a build directory (its .libs holds mca_coll_gpu.so); the benchmark binary is
 # AFTER_BUILD's (only the component differs between the two). Timings on a shared or
 # loaded machine are noisy: compare ratios measured in one run, never absolute times across
-# runs. CG_SWEEP_NPS (default "2 4"), CG_SWEEP_COLLS (default the four) narrow it.
+# runs. CG_SWEEP_NPS (default "2 4"), CG_SWEEP_COLLS (default the four) narrow it;
+# CG_SWEEP_MCA adds mpirun arguments to every run (e.g. "--mca coll_gpu_node_size 2": two
+# virtual nodes of 2 at np 4).
 set -euo pipefail
 out=${1:?usage: host-sweep.sh OUT AFTER_BUILD [BEFORE_BUILD]}
 after=$(cd "${2:?}" && pwd)
@@ -22,6 +24,7 @@ before=${3:+$(cd "$3" && pwd)}
 ompi_dir=${CG_OMPI_COMPONENT_DIR:-$(dirname "$(find /usr/lib -name mca_coll_tuned.so -path '*openmpi*' | head -n 1)")}
 nps=${CG_SWEEP_NPS:-2 4}
 colls=${CG_SWEEP_COLLS:-allreduce bcast allgather reduce_scatter}
+sweep_mca=${CG_SWEEP_MCA:-}
 bench=$after/coll_gpu_bench
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -32,7 +35,7 @@ run() { # label build np csv bench-args... (extra mpirun arguments in $extra)
     shift 4
     # shellcheck disable=SC2086
     OMPI_MCA_mca_base_component_path="$ompi_dir:$build/.libs" \
-        timeout -k 10 900 mpirun -np "$np" "${mpi[@]}" ${extra:-} "$bench" "$@" --csv "$csv" >"$csv.log" 2>&1 ||
+        timeout -k 10 900 mpirun -np "$np" "${mpi[@]}" $sweep_mca ${extra:-} "$bench" "$@" --csv "$csv" >"$csv.log" 2>&1 ||
         echo "host-sweep: $label failed (exit $?): $csv.log" >&2
 }
 

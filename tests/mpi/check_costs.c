@@ -357,8 +357,13 @@ int main(int argc, char **argv)
             {K_RSB, "direct", big / 4, 0, 0, 0, {"device reduce_scatter_block direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             /* staged: the collective underneath, the input and the output through host memory */
             {K_ALLREDUCE, "staged", 1, 0, 0, 1, {"device allreduce 4 B staged", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0}, {0}}},
-            /* across nodes: the planner's choice; the agreement per call */
-            {K_ALLREDUCE, "auto", 1000, 0, 0, 2, {"device allreduce 4 KB across nodes", {1, 0, 0, 0, N, N, X, X, X, X, X, X}, {0}}},
+            /* across nodes (the suite pins the model's latencies): a small call is staged
+             * with no agreement, the staged path being faster than the agreement alone;
+             * host buffers then go underneath with no agreement either; a large call
+             * agrees and runs the planner's fast path */
+            {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0}, {0}}},
+            {K_ALLREDUCE, "auto", 1, 1, 0, 2, {"host allreduce 4 B across nodes", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0}, {0}}},
+            {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, X, X, X, 0, X, X}, {0}}},
         };
         /* The board (inside a node, coll_gpu_buffer_check=auto) comes at the 8th call that
          * needs an agreement (MCA_COLL_GPU_BOARD_AFTER): each of the 8 calls agrees through
@@ -411,6 +416,11 @@ int main(int argc, char **argv)
                 costs_check(&expect, delta, rank, bad != 0);
             }
             costs_force(cases[c].coll, "auto");
+        }
+        if (nodes) { /* small, across nodes, ranks mixing kinds: no agreement, exact */
+            const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0}, {0}};
+            costs_measure(&mixed, K_ALLREDUCE, MPI_COMM_WORLD, rank == 0 ? dbuf : (void *)hbuf,
+                          rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 1);
         }
         if (!local) {
             costs_asserted(dbuf, dsend, hbuf, hsend, host, kind);

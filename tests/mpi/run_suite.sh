@@ -214,13 +214,16 @@ run "zero-copy-forced-two-shot-np7" 7 "${dev_mca[@]}" --mca coll_gpu_allreduce_a
 # 4b. What one call costs, from the component's counters (MPI_T performance variables):
 #     no MPI call on warm fast paths, one device operation and two host waits for a small
 #     call (one without the in-band agreement), nothing but the call underneath for host
-#     buffers, zero copy without scratch traffic; the agreement per call across nodes.
+#     buffers, zero copy without scratch traffic; across nodes a small call staged with no
+#     agreement and a large one with its agreement (the model's latencies pinned, so that
+#     the choice does not follow what the setup measured on a loaded machine).
 costs=$builddir/tests/mpi/coll_costs
 run "costs-np2" 2 "${dev_mca[@]}" "$costs" --mem device
 run "costs-pool-np4" 4 "${dev_mca[@]}" "$costs" --mem pool
 run "costs-np3" 3 "${dev_mca[@]}" "$costs" --mem device
 run "costs-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local "$costs" --mem device --local
-run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 "$costs" --mem device --nodes
+run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_net_latency 5 \
+    --mca coll_gpu_copy_latency 0.5 "$costs" --mem device --nodes
 
 # 5. Topology files: the planner's choice follows the node shape (on the host layer, local
 #    rank i plays GPU i of the file): a ring along NVLink pairs, staged without P2P.
@@ -289,8 +292,11 @@ nodes_forced reduce_scatter hier_leader 8 3
 nodes_forced reduce_scatter_block hier_leader 5 2
 # nodes whose ranks are not consecutive (dealt in turn, as --map-by node places them):
 # 3+3+2 ranks, so auto runs the any-layout algorithms, packing the leaders' data by node;
-# exportable memory, so that the intra phases run zero copy too
-run "nodes-cyclic-np8" 8 "${dev_mca[@]}" --mca coll_gpu_node_size -3 --mca coll_gpu_verbose 2 \
+# exportable memory, so that the intra phases run zero copy too. coll_gpu_copy_latency 1000
+# tells the model that staging costs a millisecond, so that auto takes the hierarchical
+# algorithms at every size instead of staging the small calls (what this run tests).
+slow_staging=(--mca coll_gpu_copy_latency 1000)
+run "nodes-cyclic-np8" 8 "${dev_mca[@]}" --mca coll_gpu_node_size -3 --mca coll_gpu_verbose 2 "${slow_staging[@]}" \
     "$check" --mem device --comms world,reversed --counts 1,7,1000 --large 100003 --no-derived &&
     proof nodes-cyclic-np8 "hier_leader,hier_tree,staged" hier_leader
 # hier_ring cut into many chunks whose phases overlap (lane threads run the network phases
@@ -334,6 +340,10 @@ if [ "$device" = host ]; then
         "$check" --mem host --counts 0,1,7,1000 --large 100003 --no-derived
 fi
 # coll_gpu_buffer_check=local trusts uniform buffers: no agreement round, same results.
+# across two nodes (before any communicator has a context: every call agrees, then stages;
+# coll_costs --nodes mixes kinds on a communicator that has one, with no agreement)
+run "nodes-mixed-kinds-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
+    "$check" --mem mixed --comms world,reversed --counts 1,7,1000 --large 100003 --no-derived
 run "buffer-check-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local \
     "$check" --mem "$mem" "${forced_args[@]}"
 
@@ -356,7 +366,7 @@ fail_run fail-nodes-ring-np6 6 2 4 --mca coll_gpu_node_size 2 --mca coll_gpu_all
 fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_node_size 2 \
     --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 \
     --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
-fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3
+fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3 "${slow_staging[@]}"
 
 # 8. The component switched off, or stepping aside: results still correct on host memory,
 #    no coll:gpu line. Device memory without the component reaches Open MPI (built

@@ -289,6 +289,74 @@ START_TEST(test_node_phase)
 }
 END_TEST
 
+/* Across nodes, before any agreement: small calls are staged (the agreement alone costs
+ * what the staged collective costs), large ones are not; the measured latencies move the
+ * crossover; never on one node, with a forced algorithm or a rule other than staged; the
+ * ranks' health does not enter (it may differ between ranks). */
+static int staged_first(const cg_planner_config_t *config, cg_coll_t coll, size_t bytes, cg_shape_t shape)
+{
+    cg_call_t call = {.coll = coll, .count = bytes / 4, .bytes = bytes, .dtype = CG_DT_FLOAT,
+                      .op = CG_OP_SUM, .comm_size = shape.size};
+    if (coll == CG_COLL_BCAST || coll == CG_COLL_ALLGATHER) {
+        call.dtype = CG_DT_NONE, call.op = CG_OP_NONE;
+    }
+    return cg_plan_staged_first(config, &call, &shape);
+}
+
+START_TEST(test_staged_first)
+{
+    static const cg_coll_t colls[] = {CG_COLL_ALLREDUCE, CG_COLL_BCAST, CG_COLL_ALLGATHER,
+                                      CG_COLL_REDUCE_SCATTER_BLOCK};
+    cg_planner_config_t    c;
+    cg_rules_t            *rules = NULL;
+    char                   error[300];
+    cg_shape_t             shape = nodes(4, 8, 1), sick, slow_copies, host = nodes(2, 2, 1);
+    size_t                 cross = 0;
+
+    cg_planner_config_default(&c);
+    for (size_t i = 0; i < CG_ARRAY_SIZE(colls); i++) {
+        ck_assert_msg(staged_first(&c, colls[i], 8, shape), "%s 8 B", cg_coll_name(colls[i]));
+        ck_assert_msg(!staged_first(&c, colls[i], 256u << 20, shape), "%s 256 MiB",
+                      cg_coll_name(colls[i]));
+    }
+    ck_assert(!staged_first(&c, CG_COLL_ALLREDUCE, 8, nodes(1, 8, 1))); /* one node */
+    sick          = shape;
+    sick.inter_ok = 0, sick.intra_ok = 0;
+    for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 2) {
+        ck_assert_int_eq(staged_first(&c, CG_COLL_ALLREDUCE, bytes, shape),
+                         staged_first(&c, CG_COLL_ALLREDUCE, bytes, sick));
+        cross = (!cross && !staged_first(&c, CG_COLL_ALLREDUCE, bytes, shape)) ? bytes : cross;
+    }
+    ck_assert(cross > 8 && cross < (64u << 20)); /* one crossover, then never staged */
+    for (size_t bytes = cross; bytes <= (64u << 20); bytes *= 2) {
+        ck_assert(!staged_first(&c, CG_COLL_ALLREDUCE, bytes, shape));
+    }
+    /* slow copies (measured) push the crossover down */
+    slow_copies         = shape;
+    slow_copies.copy_us = 200;
+    ck_assert(!staged_first(&c, CG_COLL_ALLREDUCE, cross / 2, slow_copies));
+    /* the host device layer's virtual nodes: staged below a few KiB, hier above 64 KiB */
+    host.topo_class = CG_TOPO_CLASS_HOST;
+    host.copy_us = 0.3, host.under_us = 5;
+    ck_assert(staged_first(&c, CG_COLL_ALLREDUCE, 512, host));
+    ck_assert(!staged_first(&c, CG_COLL_ALLREDUCE, 256u << 10, host));
+    /* forced, or a rule: the agreement and the planner decide; a staged rule: staged */
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_HIER_RD;
+    ck_assert(!staged_first(&c, CG_COLL_ALLREDUCE, 8, shape));
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_AUTO;
+    const char *path = write_rules("allreduce 0 64k 2 * hier_rd\n"
+                                   "bcast * * * * staged\n"
+                                   "allgather * * * * auto\n");
+    ck_assert_int_eq(cg_rules_load(path, &rules, error, sizeof(error)), CG_OK);
+    unlink(path);
+    c.rules = rules;
+    ck_assert(!staged_first(&c, CG_COLL_ALLREDUCE, 8, shape));
+    ck_assert(staged_first(&c, CG_COLL_BCAST, 256u << 20, shape));
+    ck_assert(staged_first(&c, CG_COLL_ALLGATHER, 8, shape)); /* auto: the model */
+    cg_rules_free(rules);
+}
+END_TEST
+
 /* A call that is not logged formats no reason (config.explain 0) and gets the same plan. */
 START_TEST(test_explain_off)
 {
@@ -333,4 +401,4 @@ END_TEST
 
 CG_UNIT_MAIN("planner", 30, test_multi_node_auto, test_forced_where_it_cannot_run, test_rules,
              test_rules_errors, test_cost_model, test_pipeline_chunks, test_explain_off,
-             test_node_phase)
+             test_node_phase, test_staged_first)
