@@ -241,6 +241,21 @@ int  cg_plan_staged_first(const cg_planner_config_t *config, const cg_call_t *ca
 void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
                     const cg_shape_t *shape, cg_plan_t *plan);
 
+/* The last plan of one collective: a call with the same inputs (configuration, shape, and
+ * the call but its buffers) gets it without running the model again. */
+typedef struct {
+    int                 valid;
+    cg_planner_config_t config;
+    cg_shape_t          shape;
+    cg_call_t           call; /* buffers not compared */
+    cg_plan_t           plan;
+} cg_plan_memo_t;
+
+/* cg_plan_select through memo. Calls with a block per rank (reduce_scatter's counts) and
+ * explained plans (verbose) are planned afresh. */
+void cg_plan_select_memo(cg_plan_memo_t *memo, const cg_planner_config_t *config,
+                         const cg_call_t *call, const cg_shape_t *shape, cg_plan_t *plan);
+
 #define CG_MAX_LANES 8
 
 /* ---- per-communicator context -------------------------------------------------------- */

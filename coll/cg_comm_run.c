@@ -5,9 +5,11 @@
 #include "coll/cg_comm_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape)
 {
+    memset(shape, 0, sizeof(*shape)); /* padding too: shapes are compared whole */
     shape->size       = comm->config.size;
     shape->num_nodes  = comm->num_nodes;
     shape->local_size = comm->local_size;
@@ -47,8 +49,8 @@ static cg_status_t cg_comm_hier_done(cg_comm_t *comm, cg_status_t status)
 {
     const int lanes = CG_MAX(comm->num_lanes, 1);
 
-    for (int m = 0; status == CG_OK && m < lanes; m++) {
-        status = cg_ucx_flush((m == 0 ? comm->inter : comm->lane[m])->ucx);
+    for (int m = 0; status == CG_OK && m < lanes; m++) { /* the lanes this call used */
+        status = cg_inter_flush(m == 0 ? comm->inter : comm->lane[m]);
     }
     if (status != CG_OK) {
         int *others = malloc((size_t)comm->config.size * sizeof(int)), n = 0;

@@ -395,6 +395,31 @@ static void cg_plan_node_phase(const cg_planner_config_t *config, const cg_call_
     }
 }
 
+void cg_plan_select_memo(cg_plan_memo_t *memo, const cg_planner_config_t *config,
+                         const cg_call_t *call, const cg_shape_t *shape, cg_plan_t *plan)
+{
+    const cg_call_t *last = &memo->call;
+
+    if (config->explain || call->counts != NULL) {
+        cg_plan_select(config, call, shape, plan);
+        return;
+    }
+    if (memo->valid && last->coll == call->coll && last->count == call->count &&
+        last->bytes == call->bytes && last->dtype == call->dtype && last->op == call->op &&
+        last->comm_size == call->comm_size &&
+        memcmp(&memo->config, config, sizeof(*config)) == 0 &&
+        memcmp(&memo->shape, shape, sizeof(*shape)) == 0) {
+        *plan = memo->plan;
+        return;
+    }
+    cg_plan_select(config, call, shape, plan);
+    memo->valid  = 1;
+    memo->config = *config;
+    memo->shape  = *shape;
+    memo->call   = *call;
+    memo->plan   = *plan;
+}
+
 void cg_plan_select(const cg_planner_config_t *config, const cg_call_t *call,
                     const cg_shape_t *shape, cg_plan_t *plan)
 {

@@ -10,6 +10,7 @@
 #include "coll/cg_comm_int.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
 
+#include <pthread.h>
 #include <stddef.h>
 
 #define ONE_NODE CG_NEEDS_ONE_NODE
@@ -119,14 +120,25 @@ const cg_alg_info_t *cg_alg_table(int *count)
     return cg_alg_rows;
 }
 
-const cg_alg_info_t *cg_alg_info(cg_coll_t coll, cg_alg_t alg)
+/* Row of (coll, alg) + 1, 0: none; built at the first lookup (every call looks up its row:
+ * one load instead of a walk of the table). */
+static unsigned char cg_alg_index[CG_COLL_COUNT][CG_ALG_COUNT];
+static pthread_once_t cg_alg_index_once = PTHREAD_ONCE_INIT;
+
+static void cg_alg_index_build(void)
 {
     for (size_t i = 0; i < CG_ARRAY_SIZE(cg_alg_rows); i++) {
-        if (cg_alg_rows[i].coll == coll && cg_alg_rows[i].alg == alg) {
-            return &cg_alg_rows[i];
-        }
+        cg_alg_index[cg_alg_rows[i].coll][cg_alg_rows[i].alg] = (unsigned char)(i + 1);
     }
-    return NULL;
+}
+
+const cg_alg_info_t *cg_alg_info(cg_coll_t coll, cg_alg_t alg)
+{
+    if (coll < 0 || coll >= CG_COLL_COUNT || alg < 0 || alg >= CG_ALG_COUNT) {
+        return NULL;
+    }
+    pthread_once(&cg_alg_index_once, cg_alg_index_build);
+    return cg_alg_index[coll][alg] ? &cg_alg_rows[cg_alg_index[coll][alg] - 1] : NULL;
 }
 
 const char *cg_coll_name(cg_coll_t coll)

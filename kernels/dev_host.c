@@ -34,6 +34,7 @@
 struct cg_dev_stream {
     int          pending; /* an LL collective waits for its peers' lines */
     cg_ll_args_t ll;
+    uint64_t    *ll_slots[CG_DEV_MAX_FANIN]; /* its inbox slots, resolved once */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
@@ -51,7 +52,7 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, i
     if (stream == NULL || !stream->pending) {
         return CG_OK;
     }
-    status = cg_host_ll_poll(dev, &stream->ll, done);
+    status = cg_host_ll_poll(dev, &stream->ll, stream->ll_slots, done);
     if (*done) {
         stream->pending = 0;
         if (status != CG_OK && stream->failed == CG_OK) {
@@ -169,6 +170,7 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
     }
     stream->ll      = *args;
     stream->pending = 1;
+    memset(stream->ll_slots, 0, sizeof(stream->ll_slots));
     if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
         memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
         memcpy(stream->displs, args->displs, (size_t)args->size * sizeof(size_t));

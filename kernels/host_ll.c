@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CG_LL_DECODE_SMALL 256 /* bytes per peer decoded on the stack */
+
 static size_t cg_ll_lines(size_t bytes)
 {
     return (bytes + 3) / 4;
@@ -84,6 +86,7 @@ static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
 {
     const size_t     elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
     char            *decoded[CG_DEV_MAX_FANIN] = {NULL};
+    uint32_t         small[CG_DEV_MAX_FANIN][CG_LL_DECODE_SMALL / 4]; /* no malloc when small */
     size_t           out_bytes = cg_ll_recv_bytes(args, args->coll == CG_LL_BCAST ? args->root : 0);
     cg_reduce_args_t reduce = {.dtype = args->dtype, .op = args->op, .nsrc = 0, .ndst = 1};
     cg_status_t      status = CG_OK;
@@ -101,7 +104,7 @@ static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
         if (bytes == 0) {
             continue;
         }
-        decoded[p] = malloc(CG_ALIGN_UP(bytes, 4));
+        decoded[p] = bytes <= CG_LL_DECODE_SMALL ? (char *)small[p] : malloc(CG_ALIGN_UP(bytes, 4));
         if (decoded[p] == NULL) {
             status = CG_ERR_NO_MEMORY;
             break;
@@ -133,22 +136,23 @@ static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
         }
     }
     for (int p = 0; p < args->size; p++) {
-        free(decoded[p]);
+        if (decoded[p] != (char *)small[p]) {
+            free(decoded[p]);
+        }
     }
     return status;
 }
 
-cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, int *done)
+cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t *slots[], int *done)
 {
-    uint64_t   *slots[CG_DEV_MAX_FANIN] = {NULL};
     int         aborted = 0;
     cg_status_t status;
 
     *done = 0;
     for (int p = 0; p < args->size; p++) { /* every peer: at least its empty line */
         size_t lines = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
-        status = cg_ll_slot(dev, args, args->rank, p, lines, &slots[p]);
-        if (status != CG_OK) {
+        if (slots[p] == NULL &&
+            (status = cg_ll_slot(dev, args, args->rank, p, lines, &slots[p])) != CG_OK) {
             *done = 1;
             return status;
         }

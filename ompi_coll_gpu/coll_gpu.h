@@ -157,6 +157,7 @@ typedef struct mca_coll_gpu_module_t {
     int                        host_asserted; /* this rank's info asserts host memory only */
     int                        host_only; /* every rank asserted it (learnt at the first
                                              agreement): no agreement any more */
+    cg_plan_memo_t             plans[CG_COLL_COUNT]; /* the last plan of each collective */
 } mca_coll_gpu_module_t;
 
 /* A communicator inside one node gets its announcement board (coll_gpu_buffer_check=auto)

@@ -26,6 +26,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->board_failed = 0;
     m->host_asserted = 0;
     m->host_only    = 0;
+    memset(m->plans, 0, sizeof(m->plans));
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)

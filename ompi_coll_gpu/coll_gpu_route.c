@@ -327,7 +327,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         mca_coll_gpu_route_why(route, "no fast-path context");
     } else {
         cg_comm_shape(core, &shape);
-        cg_plan_select(&planner, call, &shape, &route->plan);
+        cg_plan_select_memo(&m->plans[call->coll], &planner, call, &shape, &route->plan);
         if (route->plan.alg != CG_ALG_STAGED) {
             route->path = MCA_COLL_GPU_PATH_FAST;
         }

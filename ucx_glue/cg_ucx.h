@@ -137,6 +137,7 @@ typedef struct cg_inter {
     void            *tmp;         /* device memory for received blocks */
     size_t           tmp_bytes;
     int              failed;
+    int              used;        /* exchanged since the last flush (cg_inter_flush) */
 } cg_inter_t;
 
 /* ---- transport (inter_transport.c) ----------------------------------------------------- */
@@ -164,6 +165,10 @@ cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size
  * their waits give up with CG_ERR_PEER, and they tell others in turn. Waits at most
  * seconds for the messages to leave (those still in flight go on without being tracked). */
 void        cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds);
+/* The end of a call: complete remotely what this transport's exchanges left (eager data in
+ * a transport's buffer, a rendezvous acknowledgement), so that no peer needs this rank's
+ * progress after the call. Nothing to do, no flush, when it exchanged nothing. */
+cg_status_t cg_inter_flush(cg_inter_t *inter);
 /* Device scratch of at least bytes for received blocks. */
 cg_status_t cg_inter_tmp(cg_inter_t *inter, size_t bytes, void **tmp);
 

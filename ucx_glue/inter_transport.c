@@ -545,6 +545,7 @@ cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size
     if (inter->failed) {
         return CG_ERR_PEER;
     }
+    inter->used = 1;
     status = inter->staged ? cg_inter_staged(inter, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep)
                        : cg_inter_direct(inter, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep);
     if (status == CG_OK && inter->staged && src >= 0 && rbytes > 0) {
@@ -555,4 +556,13 @@ cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size
         status        = cg_inter_verdict(inter, status, dst, src);
     }
     return status;
+}
+
+cg_status_t cg_inter_flush(cg_inter_t *inter)
+{
+    if (!inter->used) {
+        return CG_OK;
+    }
+    inter->used = 0;
+    return cg_ucx_flush(inter->ucx);
 }

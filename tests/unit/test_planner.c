@@ -357,6 +357,51 @@ START_TEST(test_staged_first)
 }
 END_TEST
 
+/* The memo of the last plan: the same inputs give the same plan; a forced algorithm set at
+ * run time, another size, another shape, per-rank counts or an explained call plan afresh. */
+START_TEST(test_plan_memo)
+{
+    cg_planner_config_t c;
+    cg_plan_memo_t      memo;
+    cg_plan_t           plan, fresh;
+    cg_shape_t          one = nodes(1, 8, 1), two = nodes(2, 4, 1);
+    cg_call_t           call = {.coll = CG_COLL_ALLREDUCE, .count = 1 << 18, .bytes = 1 << 20,
+                                .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .comm_size = 8};
+    size_t              counts[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+    memset(&memo, 0, sizeof(memo));
+    cg_planner_config_default(&c);
+    c.explain = 0;
+    one.ll_capacity = two.ll_capacity = 4096;
+    cg_plan_select_memo(&memo, &c, &call, &one, &plan);
+    cg_plan_select(&c, &call, &one, &fresh);
+    ck_assert_int_eq(plan.alg, fresh.alg);
+    ck_assert_int_eq(memo.valid, 1);
+    cg_plan_select_memo(&memo, &c, &call, &one, &plan);
+    ck_assert_int_eq(plan.alg, fresh.alg);
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_ONE_SHOT; /* MPI_T, between two calls */
+    cg_plan_select_memo(&memo, &c, &call, &one, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_ONE_SHOT);
+    c.forced[CG_COLL_ALLREDUCE] = CG_ALG_AUTO;
+    cg_plan_select_memo(&memo, &c, &call, &two, &plan);
+    cg_plan_select(&c, &call, &two, &fresh);
+    ck_assert_int_eq(plan.alg, fresh.alg);
+    ck_assert_int_ne(plan.alg, CG_ALG_ONE_SHOT);
+    call.count = 2, call.bytes = 8;
+    cg_plan_select_memo(&memo, &c, &call, &one, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_LL);
+    call.coll   = CG_COLL_REDUCE_SCATTER, call.counts = counts, call.count = 36, call.bytes = 144;
+    memo.valid  = 0;
+    cg_plan_select_memo(&memo, &c, &call, &one, &plan);
+    ck_assert_int_eq(memo.valid, 0); /* counts: never memoised */
+    c.explain = 1;
+    call.coll = CG_COLL_ALLREDUCE, call.counts = NULL, call.count = 2, call.bytes = 8;
+    cg_plan_select_memo(&memo, &c, &call, &one, &plan);
+    ck_assert_int_eq(memo.valid, 0);
+    ck_assert(plan.reason[0] != '\0');
+}
+END_TEST
+
 /* A call that is not logged formats no reason (config.explain 0) and gets the same plan. */
 START_TEST(test_explain_off)
 {
@@ -401,4 +446,4 @@ END_TEST
 
 CG_UNIT_MAIN("planner", 30, test_multi_node_auto, test_forced_where_it_cannot_run, test_rules,
              test_rules_errors, test_cost_model, test_pipeline_chunks, test_explain_off,
-             test_node_phase, test_staged_first)
+             test_node_phase, test_staged_first, test_plan_memo)
