@@ -108,6 +108,7 @@ typedef struct {
     int    shared_gpu;     /* one memory for the node's ranks (a shared GPU, the host) */
     double copy_alpha_us;  /* staged path: a copy between device and host, synchronised */
     double copy_bw_gbs;    /* staged path: its copies' bandwidth */
+    double under_bw_gbs;   /* staged path: the collective underneath (host memory) */
 } cg_cost_params_t;
 
 /* ---- the algorithm registry (cg_registry.c) -----------------------------------------

@@ -28,6 +28,7 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
     p->lanes          = 4;     /* coll_gpu_hier_lanes' default */
     p->copy_alpha_us  = 8.0;   /* cudaMemcpy of a few bytes and its synchronisation */
     p->copy_bw_gbs    = 20.0;  /* PCIe */
+    p->under_bw_gbs   = 10.0;  /* an MPI collective on host memory, at most */
     switch (cls) {
     case CG_TOPO_CLASS_NVSWITCH:       p->intra_bw_gbs = 370.0; break; /* H100 NV18, achieved */
     case CG_TOPO_CLASS_NVLINK_PARTIAL: p->intra_bw_gbs = 40.0; break;
@@ -36,10 +37,10 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
         p->intra_bw_gbs = 2000.0 / CG_MAX(local_size, 1);
         p->shared_gpu   = 1;
         break;
-    case CG_TOPO_CLASS_HOST: /* the host device layer on the 2-core CI machine: virtual
-                                nodes exchange through shared memory */
+    case CG_TOPO_CLASS_HOST: /* the host device layer (the staged path's copies are
+                                memcpy of the simulated GPU's memory) */
         p->intra_bw_gbs = 4.0, p->intra_alpha_us = 3.0;
-        p->copy_alpha_us = 0.5, p->copy_bw_gbs = 4.0, p->net_bw_gbs = 3.0;
+        p->copy_alpha_us = 0.5, p->copy_bw_gbs = 4.0, p->under_bw_gbs = 3.0;
         break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
@@ -292,7 +293,7 @@ CG_COST_FN(staged)
     (void)coll;
     return cg_cost_no_chunk(chunk_bytes) + 2 * p->copy_alpha_us * 1e-6 +
            cg_cost_bw(2.0 * bytes, p->copy_bw_gbs) + cg_cost_log2(P) * an +
-           cg_cost_bw(2.0 * bytes * (P - 1) / P, CG_MIN(p->net_bw_gbs, 10.0));
+           cg_cost_bw(2.0 * bytes * (P - 1) / P, CG_MIN(p->net_bw_gbs, p->under_bw_gbs));
 }
 
 /* nccl-tests' bus bandwidth factor of a collective over n ranks. */
