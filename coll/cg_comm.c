@@ -381,7 +381,11 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         exchange = cg_comm_exchange_addresses(comm, oob);
     }
     if (exchange == CG_OK && ok) {
-        exchange = cg_comm_measure(comm, oob, measured);
+        void *probe = NULL;
+        if (comm->num_nodes > 1 && cg_comm_work(comm, sizeof(uint64_t), &probe) != CG_OK) {
+            probe = NULL; /* the copy is not measured (every rank learns it) */
+        }
+        exchange = cg_comm_measure(comm, oob, measured, probe);
     }
     if (exchange == CG_OK) {
         comm->uid[0] = infos[0].intra.proc_id;

@@ -59,9 +59,10 @@ cg_status_t cg_comm_result(cg_comm_t *comm, size_t bytes, void **result);
 /* At setup, once every rank is connected, across nodes: measure what the planner's model
  * needs (the staged path's copies, one small collective underneath). Every rank makes the
  * same exchanges; the results are the slowest rank's, the same everywhere. all: room for
- * CG_COMM_MEASURES doubles per rank. */
+ * CG_COMM_MEASURES doubles per rank; device: 8 bytes of device memory (NULL: none, the
+ * copy is not measured). */
 #define CG_COMM_MEASURES 2
-cg_status_t cg_comm_measure(cg_comm_t *comm, const cg_oob_t *oob, double *all);
+cg_status_t cg_comm_measure(cg_comm_t *comm, const cg_oob_t *oob, double *all, void *device);
 
 /* The cost functions of the registry's rows (cg_cost.c): cg_alg_cost_fn_t. */
 #define CG_COST_FN(_name)                                                                  \

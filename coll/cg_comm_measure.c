@@ -18,13 +18,12 @@
 
 #define CG_MEASURE_TRIES 3
 
-static double cg_measure_copy(cg_comm_t *comm)
+static double cg_measure_copy(cg_comm_t *comm, void *device)
 {
     uint64_t probe = 1, back = 0;
-    void    *device = NULL;
-    double   best   = -1;
+    double   best  = -1;
 
-    if (comm->inter == NULL || cg_comm_work(comm, sizeof(probe), &device) != CG_OK) {
+    if (comm->inter == NULL || device == NULL) {
         return -1;
     }
     for (int i = 0; i < CG_MEASURE_TRIES; i++) {
@@ -55,7 +54,7 @@ static cg_status_t cg_measure_under(cg_comm_t *comm, const cg_oob_t *oob, double
     return status;
 }
 
-cg_status_t cg_comm_measure(cg_comm_t *comm, const cg_oob_t *oob, double *all)
+cg_status_t cg_comm_measure(cg_comm_t *comm, const cg_oob_t *oob, double *all, void *device)
 {
     double      mine[CG_COMM_MEASURES] = {-1, -1};
     double      most[CG_COMM_MEASURES] = {0, 0};
@@ -65,7 +64,7 @@ cg_status_t cg_comm_measure(cg_comm_t *comm, const cg_oob_t *oob, double *all)
     if (comm->num_nodes < 2) {
         return CG_OK; /* nothing the one-node planner uses */
     }
-    mine[0] = cg_measure_copy(comm);
+    mine[0] = cg_measure_copy(comm, device);
     status  = cg_measure_under(comm, oob, all, &mine[1]);
     if (status == CG_OK) {
         status = oob->allgather(oob->ctx, mine, all, sizeof(mine));

@@ -96,8 +96,15 @@ good bcast-root2-np4 4 'll|direct|scatter_allgather' "$(b)" -C broadcast -r 2 -d
 good allgather-inplace-np3 3 'll|direct' "$(b)" -C allgather -d uint32 --in-place 1 -b 12 -e 600K -f 16 -n 1 -w 1 -m 2
 good reduce-scatter-np4 4 'll|direct' "$(b)" -C reduce_scatter -d uint64 -b 32 -e 1M -f 32 -n 1 -w 1 --mem device
 good reduce-scatter-block-inplace-np3 3 'll|direct' "$(b)" -C reduce_scatter_block -d double -o max --in-place 1 -b 24 -e 96K -f 8 -n 1 -w 1
-# two virtual nodes: the hierarchical algorithms over UCX
-good allreduce-2nodes-np4 4 'hier_[a-z]+' --mca coll_gpu_node_size 2 "$(b)" -b 8 -e 1M -f 64 -n 1 -w 1
+# two virtual nodes: small calls staged with no agreement (the model's pinned latencies
+# make the choice the same on a loaded machine), larger ones by the hierarchical
+# algorithms over UCX
+good allreduce-2nodes-np4 4 'staged|hier_[a-z]+' --mca coll_gpu_node_size 2 --mca coll_gpu_net_latency 5 \
+    --mca coll_gpu_copy_latency 0.5 "$(b)" -b 8 -e 1M -f 64 -n 1 -w 1 &&
+    { awk '$1 == 8 && $7 == "staged" { found = 1 } END { exit !found }' "$work/allreduce-2nodes-np4.out" ||
+      fail "allreduce-2nodes-np4: 8 bytes not staged"; }
+good allreduce-2nodes-hier-np4 4 'hier_[a-z]+' --mca coll_gpu_node_size 2 --mca coll_gpu_copy_latency 1000 \
+    "$(b)" -b 8 -e 1M -f 64 -n 1 -w 1
 # the component switched off: the collective underneath, no staged column, still correct
 # (host memory: device memory would reach Open MPI, which cannot read it)
 good allreduce-off-np2 2 '-' --mca coll ^gpu "$(b)" -b 8 -e 64K -f 64 -n 1 -w 0 --mem host
