@@ -38,8 +38,9 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
         p->shared_gpu   = 1;
         break;
     case CG_TOPO_CLASS_HOST: /* the host device layer (the staged path's copies are
-                                memcpy of the simulated GPU's memory) */
-        p->intra_bw_gbs = 4.0, p->intra_alpha_us = 3.0;
+                                memcpy of the simulated GPU's memory; a barrier of two
+                                ranks about a microsecond, so that LL stops before 512 B) */
+        p->intra_bw_gbs = 4.0, p->intra_alpha_us = 1.0;
         p->copy_alpha_us = 0.5, p->copy_bw_gbs = 4.0, p->under_bw_gbs = 3.0;
         break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
