@@ -39,7 +39,7 @@ static double cg_measure_copy(cg_comm_t *comm, void *device)
 }
 
 /* Every rank calls it the same number of times (several nodes: the same on every rank). */
-static cg_status_t cg_measure_under(cg_comm_t *comm, const cg_oob_t *oob, double *all, double *best)
+static cg_status_t cg_measure_under(const cg_oob_t *oob, double *all, double *best)
 {
     const uint64_t probe = 1;
     cg_status_t    status = CG_OK;
@@ -65,7 +65,7 @@ cg_status_t cg_comm_measure(cg_comm_t *comm, const cg_oob_t *oob, double *all, v
         return CG_OK; /* nothing the one-node planner uses */
     }
     mine[0] = cg_measure_copy(comm, device);
-    status  = cg_measure_under(comm, oob, all, &mine[1]);
+    status  = cg_measure_under(oob, all, &mine[1]);
     if (status == CG_OK) {
         status = oob->allgather(oob->ctx, mine, all, sizeof(mine));
     }

@@ -217,30 +217,43 @@ static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_c
     return alg;
 }
 
-/* Several nodes: the fastest applicable algorithm by the cost model. */
-static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_call_t *call,
-                                   const cg_shape_t *shape, char *why, size_t len)
+/* The fastest applicable hierarchical row by the model (the first of equals, in table
+ * order); CG_ALG_STAGED when none applies. *seconds: its prediction. */
+static cg_alg_t cg_plan_best_hier(const cg_cost_params_t *p, const cg_call_t *call,
+                                  const cg_shape_t *shape, double *seconds)
 {
     const cg_alg_info_t *rows;
-    cg_cost_params_t     p;
     cg_alg_t             best = CG_ALG_STAGED;
-    double               best_t = 0, t;
     int                  nrows;
 
-    cg_plan_cost_params(config, shape, &p);
-    rows = cg_alg_table(&nrows);
-    for (int i = 0; i < nrows; i++) { /* the applicable hierarchical rows, in table order */
+    *seconds = 0;
+    rows     = cg_alg_table(&nrows);
+    for (int i = 0; i < nrows; i++) {
+        double t;
         if (rows[i].coll != call->coll || rows[i].scope != CG_SCOPE_HIER ||
             !cg_plan_applicable(call, shape, rows[i].alg, NULL, 0)) {
             continue;
         }
-        t = rows[i].cost(&p, call->coll, cg_call_size(call), shape->num_nodes, shape->local_size,
+        t = rows[i].cost(p, call->coll, cg_call_size(call), shape->num_nodes, shape->local_size,
                          NULL);
-        if (best == CG_ALG_STAGED || t < best_t) {
-            best   = rows[i].alg;
-            best_t = t;
+        if (best == CG_ALG_STAGED || t < *seconds) {
+            best     = rows[i].alg;
+            *seconds = t;
         }
     }
+    return best;
+}
+
+/* Several nodes: the fastest applicable algorithm by the cost model. */
+static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_call_t *call,
+                                   const cg_shape_t *shape, char *why, size_t len)
+{
+    cg_cost_params_t p;
+    cg_alg_t         best;
+    double           best_t;
+
+    cg_plan_cost_params(config, shape, &p);
+    best = cg_plan_best_hier(&p, call, shape, &best_t);
     if (best == CG_ALG_STAGED) {
         cg_plan_note(why, len, "%d nodes: %s", shape->num_nodes, shape->inter_ok ?
                  "no algorithm for uneven ranks per node" : "no inter-node transport (UCX)");
@@ -254,12 +267,10 @@ static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_c
 int cg_plan_staged_first(const cg_planner_config_t *config, const cg_call_t *call,
                          const cg_shape_t *shape)
 {
-    const double         size = cg_call_size(call);
-    cg_shape_t           alike = *shape;
-    cg_cost_params_t     p;
-    const cg_alg_info_t *rows;
-    double               best = -1, agree;
-    int                  nrows;
+    const double     size = cg_call_size(call);
+    cg_shape_t       alike = *shape;
+    cg_cost_params_t p;
+    double           best, agree;
 
     if (shape->num_nodes < 2 || config->forced[call->coll] != CG_ALG_AUTO) {
         return 0;
@@ -276,17 +287,7 @@ int cg_plan_staged_first(const cg_planner_config_t *config, const cg_call_t *cal
     alike.intra_ok = alike.inter_ok = 1; /* health may differ between ranks */
     alike.local_size = shape->max_local;
     cg_plan_cost_params(config, &alike, &p);
-    rows = cg_alg_table(&nrows);
-    for (int i = 0; i < nrows; i++) {
-        double t;
-        if (rows[i].coll != call->coll || rows[i].scope != CG_SCOPE_HIER ||
-            !cg_plan_applicable(call, &alike, rows[i].alg, NULL, 0)) {
-            continue;
-        }
-        t    = rows[i].cost(&p, call->coll, size, alike.num_nodes, alike.local_size, NULL);
-        best = (best < 0 || t < best) ? t : best;
-    }
-    if (best < 0) {
+    if (cg_plan_best_hier(&p, call, &alike, &best) == CG_ALG_STAGED) {
         return 1; /* no hierarchical algorithm: the agreement would end in staged anyway */
     }
     /* one small allreduce underneath (the measured collective, when measured) */

@@ -248,7 +248,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     cg_planner_config_t planner = mca_coll_gpu_component.planner;
     int                 all     = local_kinds, rc;
     cg_shape_t          shape;
-    cg_comm_t          *core;
+    cg_comm_t          *core, *shape_of = NULL; /* the context shape describes */
 
     route->kinds = local_kinds;
     if (call->comm_size == 1) {
@@ -279,7 +279,9 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         return OMPI_SUCCESS;
     }
     if (m->core != NULL) { /* across nodes, small: staged with no agreement (see above) */
-        cg_comm_shape(m->core, &shape);
+        cg_comm_shape(m->core, &shape); /* also the plan's below (the agreement between
+                                           changes nothing of the context) */
+        shape_of = m->core;
         if (cg_plan_staged_first(&planner, call, &shape)) {
             route->plan = (cg_plan_t){.alg = CG_ALG_STAGED};
             route->path = (local_kinds & MCA_COLL_GPU_KIND_DEVICE) ? MCA_COLL_GPU_PATH_STAGED
@@ -326,7 +328,9 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     } else if ((core = mca_coll_gpu_context(m, comm)) == NULL || cg_comm_failed(core)) {
         mca_coll_gpu_route_why(route, "no fast-path context");
     } else {
-        cg_comm_shape(core, &shape);
+        if (core != shape_of) { /* the context was made by this call */
+            cg_comm_shape(core, &shape);
+        }
         cg_plan_select_memo(&m->plans[call->coll], &planner, call, &shape, &route->plan);
         if (route->plan.alg != CG_ALG_STAGED) {
             route->path = MCA_COLL_GPU_PATH_FAST;
