@@ -36,7 +36,9 @@ typedef enum {
     CG_ERR_INTERNAL      = -13,
     CG_ERR_ALREADY_MAPPED = -14, /* IPC: a peer's allocation over that range is still mapped
                                    here (cudaErrorAlreadyMapped) */
-    CG_ERR_PEER_DEAD     = -15  /* a peer process is gone (checked: its pid no longer exists) */
+    CG_ERR_PEER_DEAD     = -15, /* a peer process is gone (checked: its pid no longer exists) */
+    CG_ERR_PEER_NOT_FAST = -16  /* a call run before the agreement: a local rank is not on it
+                                   (the call takes the staged path; not an error) */
 } cg_status_t;
 
 const char *cg_status_string(cg_status_t status);
@@ -121,6 +123,7 @@ typedef enum {
     CG_CNT_IPC_IMPORTS,    /* peers' allocations mapped (the IPC registry's misses) */
     CG_CNT_CONTEXTS_MADE,  /* communicators' fast-path contexts made */
     CG_CNT_CONTEXTS_KEPT,  /* contexts of freed communicators taken by a new one */
+    CG_CNT_LL_MISSED,      /* LL calls run before the agreement that a rank was not on */
     CG_CNT_COUNT
 } cg_counter_t;
 

@@ -46,6 +46,7 @@ const char *cg_status_string(cg_status_t status)
     case CG_ERR_INTERNAL:      return "internal error";
     case CG_ERR_ALREADY_MAPPED: return "already mapped in this process";
     case CG_ERR_PEER_DEAD:     return "a peer process died";
+    case CG_ERR_PEER_NOT_FAST: return "a local rank is not on the fast path for this call";
     }
     return "unknown status";
 }
@@ -243,6 +244,8 @@ static const struct {
     [CG_CNT_CONTEXTS_MADE] = {"contexts_made", "Fast-path contexts of communicators made"},
     [CG_CNT_CONTEXTS_KEPT] = {"contexts_kept", "Contexts of freed communicators taken by a new communicator "
                                                "over the same processes (coll_gpu_context_keep)"},
+    [CG_CNT_LL_MISSED]     = {"ll_missed", "LL calls run before the memory-kind agreement that a "
+                                           "local rank was not on (they went staged)"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

@@ -62,6 +62,9 @@ const char *cg_alg_name(cg_alg_t alg);
 /* Is alg one of coll's algorithms (AUTO included)? */
 int cg_alg_valid(cg_coll_t coll, cg_alg_t alg);
 
+typedef struct cg_board    cg_board_t;    /* a node's announcement board (below) */
+typedef struct cg_ll_watch cg_ll_watch_t;
+
 /*
  * One call, as the Open MPI boundary hands it down: the planner's input and the
  * algorithms' arguments. Counts are size_t from the boundary down. Everything but the
@@ -80,6 +83,8 @@ typedef struct {
     cg_op_t       op;        /* CG_OP_NONE: not a predefined op, or no reduction */
     int           root;      /* bcast */
     int           comm_size;
+    const cg_ll_watch_t *watch; /* this rank's: an LL call run before the agreement; NULL:
+                                   the ranks agreed on the call before */
 } cg_call_t;
 
 /* nccl-tests' size of a call: the whole buffer (allgather: gathered). */
@@ -324,7 +329,17 @@ int         cg_comm_failed(const cg_comm_t *comm);
  * caller's bit mask, CG_BOARD_KIND_HOST (1) meaning host buffers; seq counts the calls on
  * the communicator from 1, the same on every rank. */
 #define CG_BOARD_KIND_HOST 1
-typedef struct cg_board cg_board_t;
+
+/* An LL call run before the ranks agreed on the call's memory kinds (the agreement rides
+ * on the call's own lines): every rank of a one-node communicator announced its kinds for
+ * call seq on the board; those with exactly fast_kinds run the call at once, the others
+ * go to the staged path or the layer underneath. A rank on the call watches the board
+ * while it waits for lines that do not come (cg_board_watch). */
+struct cg_ll_watch {
+    const cg_board_t *board;
+    uint64_t          seq;
+    int               fast_kinds;
+};
 
 /* Collective over the communicator (two exchanges through oob); node_size as in
  * cg_comm_config_t. Every rank gets an error when one fails. */
@@ -339,9 +354,20 @@ void        cg_board_announce(cg_board_t *board, uint64_t seq, int kinds);
  * peer that died is an error). */
 cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeout_s,
                              int *all_kinds);
+/* For a rank on an LL call run before the agreement: 1 when a local rank announced other
+ * kinds than watch->fast_kinds for the call (it is not on it: the call cannot complete);
+ * else 0, with *later the mask of board ranks (communicator ranks) already past the call:
+ * such a rank was on it exactly when its lines for it came (a rank finishes an LL call only
+ * after every line of every rank was written). */
+int         cg_board_watch(const cg_board_t *board, const cg_ll_watch_t *watch, uint64_t *later);
 
-/* Run a planned fast path: one indirect call through the plan's registry row. */
+/* Run a planned fast path: one indirect call through the plan's registry row.
+ * CG_ERR_PEER_NOT_FAST (a call with a watch only): a local rank was not on the call; take
+ * the staged path, the context stays usable. */
 cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
+/* A call announced on the board of a one-node context: every rank counts it, whatever it
+ * runs (the flags of LL calls run before the agreement; cg_ll_watch_t). */
+void        cg_comm_ll_tick(cg_comm_t *comm);
 
 #ifdef __cplusplus
 }

@@ -32,9 +32,16 @@ int cg_comm_failed(const cg_comm_t *comm)
            (comm->inter != NULL && comm->inter->failed);
 }
 
+void cg_comm_ll_tick(cg_comm_t *comm)
+{
+    if (comm->intra != NULL) {
+        cg_intra_ll_tick(comm->intra);
+    }
+}
+
 static cg_status_t cg_comm_done(cg_comm_t *comm, cg_status_t status)
 {
-    if (status != CG_OK) {
+    if (status != CG_OK && status != CG_ERR_PEER_NOT_FAST) { /* that one: staged, no harm */
         comm->failed = 1;
     }
     return status;

@@ -107,6 +107,9 @@ typedef struct {
     const size_t *displs;      /* reduce_scatter: element offset of every block in src */
     cg_dtype_t    dtype;       /* CG_DT_NONE: bytes (count are bytes) */
     cg_op_t       op;
+    const uint64_t *cancel;    /* this rank's cancel word (device memory; NULL: none): once
+                                  the host sets it to flag, the call ends without writing a
+                                  result (a peer will not take part: see ll_peek) */
 } cg_ll_args_t;
 
 /* Bytes of payload an LL slot of slot_bytes carries. */
@@ -219,9 +222,12 @@ typedef struct cg_dev_ops {
     /* LL: queue the collective (the lines to the peers now, the wait and the result in
      * stream order); its completion is the stream's (event_query). ll_abort writes abort
      * lines into this rank's inbox slots (all but its own) from the host, outside every
-     * stream, so that the queued wait ends. */
+     * stream, so that the queued wait ends. ll_peek reads one 64-bit word of device memory
+     * now, from the host, outside every stream (a line of this rank's inbox while the call
+     * waits); the call's cancel word is set with flag_release. */
     cg_status_t (*ll_run)(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream);
     cg_status_t (*ll_abort)(cg_dev_t *dev, const cg_ll_args_t *args);
+    cg_status_t (*ll_peek)(cg_dev_t *dev, const uint64_t *word, uint64_t *value);
 
     /* Make the layer's device current on the calling thread for good (a helper thread:
      * what it calls besides this table, UCX's CUDA transports, finds the device current). */

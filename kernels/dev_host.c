@@ -34,7 +34,8 @@
 struct cg_dev_stream {
     int          pending; /* an LL collective waits for its peers' lines */
     cg_ll_args_t ll;
-    uint64_t    *ll_slots[CG_DEV_MAX_FANIN]; /* its inbox slots, resolved once */
+    uint64_t    *ll_slots[CG_DEV_MAX_FANIN + 1]; /* its inbox slots, then its cancel word:
+                                                  resolved once */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
@@ -183,6 +184,15 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
 static cg_status_t cg_host_ll_abort_lines(cg_dev_t *dev, const cg_ll_args_t *args)
 {
     return cg_host_ll_abort(dev, args);
+}
+
+static cg_status_t cg_host_ll_peek(cg_dev_t *dev, const uint64_t *word, uint64_t *value)
+{
+    uint64_t   *at;
+    cg_status_t status = cg_host_resolve(dev, word, sizeof(*word), (void **)&at);
+
+    *value = status == CG_OK ? __atomic_load_n(at, __ATOMIC_ACQUIRE) : 0;
+    return status;
 }
 
 /* ---- copies and reductions ----------------------------------------------------------------- */
@@ -374,6 +384,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .flag_release   = cg_host_flag_release,
     .ll_run         = cg_host_ll_run,
     .ll_abort       = cg_host_ll_abort_lines,
+    .ll_peek        = cg_host_ll_peek,
     .thread_bind    = cg_host_thread_bind,
     .app_wait       = cg_host_app_wait,
 };

@@ -53,8 +53,9 @@ void        cg_host_regions_free(cg_dev_host_t *host);
 /* the LL collective (host_ll.c): lines now, the wait and the result when polled */
 cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args);
 /* One look at this rank's inbox: *done once every expected line came (the result is then
- * written, or CG_ERR_MISMATCH when an abort line came instead). slots: the inbox's slots as
- * the CPU sees them, resolved at the first look (NULL entries) and kept for the next. */
+ * written, or CG_ERR_MISMATCH when an abort line came instead), or when the host cancelled
+ * the call (no result, no error). slots (CG_DEV_MAX_FANIN + 1): the inbox's slots, then the
+ * cancel word, as the CPU sees them, resolved at the first look (NULL entries) and kept. */
 cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t *slots[], int *done);
 cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);
 

@@ -143,6 +143,21 @@ static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
     return status;
 }
 
+/* Has the host cancelled the call (cancel word = flag)? It ends with no result, and no
+ * error: the caller knows why (a peer is not on the call). */
+static int cg_ll_cancelled(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t **cancel)
+{
+    if (args->cancel == NULL) {
+        return 0;
+    }
+    if (*cancel == NULL &&
+        cg_host_resolve(dev, args->cancel, sizeof(uint64_t), (void **)cancel) != CG_OK) {
+        *cancel = NULL;
+        return 0;
+    }
+    return __atomic_load_n(*cancel, __ATOMIC_ACQUIRE) == args->flag;
+}
+
 cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t *slots[], int *done)
 {
     int         aborted = 0;
@@ -157,7 +172,8 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t *s
             return status;
         }
         if (!cg_ll_slot_ready(slots[p], lines, args->flag, &aborted)) {
-            return CG_OK; /* not yet */
+            *done = cg_ll_cancelled(dev, args, &slots[CG_DEV_MAX_FANIN]);
+            return CG_OK; /* not yet (or never: cancelled) */
         }
     }
     *done = 1;

@@ -25,6 +25,9 @@ enum { MCA_COLL_GPU_DEVICE_AUTO = 0, MCA_COLL_GPU_DEVICE_CUDA = 1, MCA_COLL_GPU_
 enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_CHECK_LOCAL = 2 };
 /* mca_coll_gpu_route_agree: this rank has host buffers only and announced it (in band) */
 #define MCA_COLL_GPU_AGREED_HOST 1
+/* mca_coll_gpu_route_agree: announced on the board; this rank runs the call's LL at once,
+ * the agreement riding on its lines */
+#define MCA_COLL_GPU_AGREED_IN_BAND 2
 
 /* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
  * cannot take the fast path for this call (layout, foreign device, ...); RETIRED: this
@@ -56,9 +59,11 @@ enum {
 };
 
 typedef struct {
-    cg_plan_t plan;
-    int       path;
-    int       kinds;
+    cg_plan_t     plan;
+    int           path;
+    int           kinds;
+    cg_ll_watch_t watch; /* FAST with watch.board set: an LL call run before the ranks
+                            agreed on the kinds (mca_coll_gpu_route_board) */
 } mca_coll_gpu_route_t;
 
 typedef struct mca_coll_gpu_component_t {
@@ -208,6 +213,12 @@ cg_comm_t *mca_coll_gpu_context(struct mca_coll_gpu_module_t *m, struct ompi_com
 /* A fast path ended: an error becomes an MPI error (the communicator's fast paths retire). */
 int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *call,
                             cg_status_t status);
+/* Run the FAST path of a route (call->watch from it); an MPI status, or
+ * MCA_COLL_GPU_FAST_MISSED: an LL call run before the agreement lacked a local rank, nothing
+ * was written (allgather: at most blocks of ranks on the call), run the staged path. */
+#define MCA_COLL_GPU_FAST_MISSED 2
+int  mca_coll_gpu_fast_run(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                           const mca_coll_gpu_route_t *route, cg_call_t *call);
 /* The call descriptor of an entry point: buffers (MPI_IN_PLACE: sbuf NULL), count as
  * size_t, the device type and op of a reduction (CG_DT_NONE / CG_OP_NONE otherwise). */
 void mca_coll_gpu_call_init(cg_call_t *call, cg_coll_t coll, const void *sbuf, void *rbuf,

@@ -74,7 +74,12 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     mca_coll_gpu_log_call(&call, comm, rdtype, NULL, kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
+        rc = mca_coll_gpu_fast_run(m, comm, &route, &call);
+        if (rc != MCA_COLL_GPU_FAST_MISSED) {
+            return rc;
+        }
+        /* a local rank was not on the LL call: staged, as every rank on it */
+        /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allgather_staged(sbuf, (size_t)scount, sdtype, rbuf, (size_t)rcount,
                                              rdtype, comm, m);

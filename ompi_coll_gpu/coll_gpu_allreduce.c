@@ -67,7 +67,12 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     mca_coll_gpu_log_call(&call, comm, dtype, op, kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
+        rc = mca_coll_gpu_fast_run(m, comm, &route, &call);
+        if (rc != MCA_COLL_GPU_FAST_MISSED) {
+            return rc;
+        }
+        /* a local rank was not on the LL call: staged, as every rank on it */
+        /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allreduce_staged(sbuf, rbuf, (size_t)count, dtype, op, comm, m);
     case MCA_COLL_GPU_PATH_LOCAL:

@@ -58,7 +58,12 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     mca_coll_gpu_log_call(&call, comm, dtype, NULL, kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
+        rc = mca_coll_gpu_fast_run(m, comm, &route, &call);
+        if (rc != MCA_COLL_GPU_FAST_MISSED) {
+            return rc;
+        }
+        /* a local rank was not on the LL call: staged, as every rank on it */
+        /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_bcast_staged(buf, (size_t)count, dtype, root, comm, m);
     case MCA_COLL_GPU_PATH_LOCAL:

@@ -95,6 +95,7 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
         *call        = (cg_call_t){.coll = coll};
         route->path  = MCA_COLL_GPU_PATH_UNDER;
         route->kinds = kinds;
+        route->watch.board = NULL;
         route->plan.alg       = CG_ALG_STAGED;
         route->plan.reason[0] = '\0';
         return OMPI_SUCCESS;
@@ -125,7 +126,12 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
     mca_coll_gpu_log_call(&call, comm, dtype, op, route.kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
+        rc = mca_coll_gpu_fast_run(m, comm, &route, &call);
+        if (rc != MCA_COLL_GPU_FAST_MISSED) {
+            return rc;
+        }
+        /* a local rank was not on the LL call: staged, as every rank on it */
+        /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, call.counts[ompi_comm_rank(comm)],
                                       dtype, op, comm, m, mca_coll_gpu_rs_run, rcounts);
@@ -154,7 +160,12 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
     mca_coll_gpu_log_call(&call, comm, dtype, op, route.kinds, &route);
     switch (route.path) {
     case MCA_COLL_GPU_PATH_FAST:
-        return mca_coll_gpu_fast_done(comm, &call, cg_comm_run(m->core, &route.plan, &call));
+        rc = mca_coll_gpu_fast_run(m, comm, &route, &call);
+        if (rc != MCA_COLL_GPU_FAST_MISSED) {
+            return rc;
+        }
+        /* a local rank was not on the LL call: staged, as every rank on it */
+        /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, (size_t)rcount, dtype, op, comm, m,
                                       mca_coll_gpu_rsb_run, &rcount);

@@ -74,6 +74,26 @@ int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *ca
     return mca_coll_gpu_status_to_mpi(status);
 }
 
+int mca_coll_gpu_fast_run(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
+                          const mca_coll_gpu_route_t *route, cg_call_t *call)
+{
+    cg_status_t status;
+
+    call->watch = route->watch.board != NULL ? &route->watch : NULL;
+    status      = cg_comm_run(m->core, &route->plan, call);
+    call->watch = NULL;
+    if (route->watch.board == NULL) {
+        return mca_coll_gpu_fast_done(comm, call, status);
+    }
+    if (status == CG_ERR_PEER_NOT_FAST) { /* counted as what it became */
+        mca_coll_gpu_component.last_alg[call->coll] = "staged";
+        cg_count(CG_CNT_CALLS_STAGED, 1);
+        return MCA_COLL_GPU_FAST_MISSED;
+    }
+    cg_count(CG_CNT_CALLS_FAST, 1);
+    return mca_coll_gpu_fast_done(comm, call, status);
+}
+
 /*
  * Decide how one call runs. The plan comes from what every rank knows identically; when a
  * fast path may run and coll_gpu_buffer_check=agree, the ranks agree on their memory kinds
@@ -116,6 +136,15 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  *          such call: ranks of other nodes are not on the board). Making and freeing a
  *          board costs about what that many agreements cost, so a communicator used a few
  *          times never pays for one (rent, then buy).
+ *          Once the communicator also has its context, a call whose plan is LL does not
+ *          wait for the announcements at all (MCA_COLL_GPU_AGREED_IN_BAND): a rank with
+ *          device buffers only runs it at once, watching the board, and the agreement
+ *          rides on the call's lines, which only complete when every rank sent them. A
+ *          rank with other kinds goes where its own kinds send it (underneath, or staged)
+ *          without waiting; the ranks on the call see its announcement, cancel the call
+ *          (nothing written) and take the staged path (cg_intra_ll). Every rank counts
+ *          every announced call on the context (cg_comm_ll_tick): the LL flags stay in
+ *          step whoever ran the call.
  * In agree and auto, the agreements through the layer underneath also carry whether the
  * rank's communicator info asserts host memory only (mpi_assert_memory_alloc_kinds, MPI
  * 4.1, e.g. "system"): once every rank did, the communicator never agrees again and each
@@ -128,6 +157,13 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  * (cg_plan_staged_first, decided alike on every rank): device buffers are staged and host
  * buffers go underneath, and both meet in the collective underneath.
  * all_kinds: this rank's kinds in, the OR of every rank's out (not set for AGREED_HOST). */
+/* Do this call's kinds go on the board (in band)? The same answer on every rank. */
+static int mca_coll_gpu_board_ready(const mca_coll_gpu_module_t *m)
+{
+    return mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AUTO && m->board != NULL &&
+           cg_board_single_node(m->board);
+}
+
 /* Is every rank of the communicator on this node (virtual nodes with coll_gpu_node_size)?
  * Only then can the board serve its agreements: spanning nodes, none is made. */
 static int mca_coll_gpu_one_node(struct ompi_communicator_t *comm)
@@ -144,7 +180,7 @@ static int mca_coll_gpu_one_node(struct ompi_communicator_t *comm)
 }
 
 static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                                    int mine, int *all_kinds)
+                                    int mine, int ll_first, int *all_kinds)
 {
     const int   host_only = (mine & MCA_COLL_GPU_KIND_HOST) && !(mine & MCA_COLL_GPU_KIND_DEVICE);
     cg_status_t status;
@@ -155,11 +191,16 @@ static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_commun
         return OMPI_SUCCESS;
     }
     m->seq++; /* every rank counts the calls that need an agreement */
-    if (mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_AUTO && m->board != NULL &&
-        cg_board_single_node(m->board)) {
+    if (mca_coll_gpu_board_ready(m)) {
         cg_board_announce(m->board, m->seq, mine);
+        if (m->core != NULL) {
+            cg_comm_ll_tick(m->core); /* every rank, every announced call */
+        }
         if (host_only) {
             return MCA_COLL_GPU_AGREED_HOST;
+        }
+        if (ll_first) {
+            return MCA_COLL_GPU_AGREED_IN_BAND;
         }
         status = cg_board_collect(m->board, m->seq, mca_coll_gpu_component.timeout, all_kinds);
         return mca_coll_gpu_status_to_mpi(status);
@@ -246,11 +287,12 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
                        mca_coll_gpu_route_t *route)
 {
     cg_planner_config_t planner = mca_coll_gpu_component.planner;
-    int                 all     = local_kinds, rc;
+    int                 all     = local_kinds, ll_first = 0, rc;
     cg_shape_t          shape;
     cg_comm_t          *core, *shape_of = NULL; /* the context shape describes */
 
-    route->kinds = local_kinds;
+    route->kinds       = local_kinds;
+    route->watch.board = NULL;
     if (call->comm_size == 1) {
         mca_coll_gpu_route_self(call, local_kinds, layout, route);
         mca_coll_gpu_route_app_wait(route, call);
@@ -300,10 +342,27 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     if (m->core_failed || (m->core != NULL && cg_comm_failed(m->core))) {
         all |= MCA_COLL_GPU_KIND_RETIRED;
     }
-    rc = mca_coll_gpu_route_agree(m, comm, all, &all);
+    /* device buffers only, one node, a board and a context: when the plan is LL, the call
+     * runs at once and the agreement rides on its lines (see above) */
+    if (all == MCA_COLL_GPU_KIND_DEVICE && m->core != NULL && mca_coll_gpu_board_ready(m)) {
+        if (shape_of != m->core) {
+            cg_comm_shape(m->core, &shape);
+            shape_of = m->core;
+        }
+        cg_plan_select_memo(&m->plans[call->coll], &planner, call, &shape, &route->plan);
+        ll_first = route->plan.alg == CG_ALG_LL;
+    }
+    rc = mca_coll_gpu_route_agree(m, comm, all, ll_first, &all);
     if (rc == MCA_COLL_GPU_AGREED_HOST) { /* host buffers, announced on the board: done */
         route->path = MCA_COLL_GPU_PATH_UNDER;
         mca_coll_gpu_route_count(route);
+        return OMPI_SUCCESS;
+    }
+    if (rc == MCA_COLL_GPU_AGREED_IN_BAND) { /* counted by mca_coll_gpu_fast_run */
+        route->path  = MCA_COLL_GPU_PATH_FAST;
+        route->watch = (cg_ll_watch_t){.board = m->board, .seq = m->seq,
+                                       .fast_kinds = MCA_COLL_GPU_KIND_DEVICE};
+        mca_coll_gpu_route_debug_fail(route);
         return OMPI_SUCCESS;
     }
     if (OMPI_SUCCESS != rc) {

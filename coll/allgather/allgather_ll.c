@@ -16,5 +16,5 @@ cg_status_t cg_allgather_ll_run(cg_comm_t *comm, const cg_plan_t *plan, const cg
                          .op    = CG_OP_NONE};
 
     (void)plan;
-    return cg_intra_ll(comm->intra, &args);
+    return cg_intra_ll(comm->intra, &args, call->watch);
 }

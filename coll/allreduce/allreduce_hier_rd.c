@@ -19,7 +19,7 @@ cg_status_t cg_allreduce_node(cg_comm_t *comm, const cg_plan_t *plan, const void
     if (plan->node_ll) {
         cg_ll_args_t args = {.coll = CG_LL_ALLREDUCE, .src = sbuf ? sbuf : rbuf, .dst = rbuf,
                              .count = count, .dtype = dtype, .op = op};
-        return cg_intra_ll(comm->intra, &args);
+        return cg_intra_ll(comm->intra, &args, NULL);
     }
     return bytes <= comm->config.one_shot_max
                ? cg_allreduce_one_shot(comm->intra, sbuf, rbuf, count, dtype, op)

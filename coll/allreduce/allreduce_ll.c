@@ -15,5 +15,5 @@ cg_status_t cg_allreduce_ll_run(cg_comm_t *comm, const cg_plan_t *plan, const cg
                          .op    = call->op};
 
     (void)plan;
-    return cg_intra_ll(comm->intra, &args);
+    return cg_intra_ll(comm->intra, &args, call->watch);
 }

@@ -30,6 +30,7 @@
 
 #define CG_INTRA_MAX        CG_DEV_MAX_FANIN
 #define CG_INTRA_FLAG_BYTES 4096 /* device flags at the start of each scratch area */
+#define CG_INTRA_LL_CANCEL  (CG_INTRA_FLAG_BYTES - 8) /* the rank's LL cancel word there */
 
 
 /* Host shared memory page of one rank. Written only by its owner. */
@@ -101,7 +102,10 @@ typedef struct cg_intra {
     size_t           half_bytes;            /* bytes of one data half */
     size_t           ll_bytes;              /* the LL inbox after the flags (intra_ll.c) */
     size_t           ll_slot_bytes;         /* one slot of the inbox */
-    uint64_t         ll_epoch;              /* LL calls done (the same on every rank) */
+    uint64_t         ll_epoch;              /* LL calls completed (the same on every rank):
+                                               the inbox half the next one uses */
+    uint64_t         ll_calls;              /* LL calls started, and calls announced on a
+                                               board (the same on every rank): the flags */
     uint64_t         host_epoch;            /* host barriers done (same on every rank) */
     uint64_t         dev_epoch;             /* device barriers done */
     unsigned         parity;                /* steps done: selects the scratch half */
@@ -200,9 +204,16 @@ void        cg_intra_known_clear(cg_intra_t *group);
 size_t      cg_intra_ll_capacity(const cg_intra_t *group);
 /* Run args (coll, root, src, dst, count, counts, displs, dtype, op: the rest is filled
  * here) as one LL operation on the group's stream, stream-ordered after the application's
- * work, and wait for it, watching for peers that failed or died. Every rank of the group
- * calls it for the same call. */
-cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args);
+ * work, and wait for it, watching for peers that failed or died. watch NULL: every rank
+ * of the group calls it for the same call. watch set (a call run before the agreement,
+ * counted by cg_intra_ll_tick on every rank): the ranks that announced watch->fast_kinds
+ * call it; when a rank is not on the call, each one that is returns CG_ERR_PEER_NOT_FAST
+ * with nothing written but, for allgather, blocks of ranks on the call (their own data):
+ * the call then takes the staged path everywhere, and the group stays usable. */
+cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch_t *watch);
+/* A call announced on the board (every rank of the group, once per announced call, before
+ * any cg_intra_ll with a watch for it). */
+void        cg_intra_ll_tick(cg_intra_t *group);
 
 /* ---- phases on segments (intra_segments.c) -------------------------------------------- */
 /* A piece of a buffer: offset and length (in the unit the phase says). */

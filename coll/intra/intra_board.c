@@ -233,3 +233,21 @@ cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeo
     }
     return CG_OK;
 }
+
+int cg_board_watch(const cg_board_t *board, const cg_ll_watch_t *watch, uint64_t *later)
+{
+    *later = 0;
+    for (int i = 0; i < board->local_size; i++) {
+        uint64_t word = __atomic_load_n(&board->pages[i]->slot[watch->seq % CG_BOARD_SLOTS],
+                                        __ATOMIC_ACQUIRE);
+        if (i == board->local_rank || (word >> 8) < watch->seq) {
+            continue; /* this rank, or a peer that has not announced seq yet */
+        }
+        if ((word >> 8) > watch->seq) {
+            *later |= 1ull << i;
+        } else if ((int)(word & 0xff) != watch->fast_kinds) {
+            return 1;
+        }
+    }
+    return 0;
+}

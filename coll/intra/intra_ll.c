@@ -15,15 +15,45 @@ size_t cg_intra_ll_capacity(const cg_intra_t *group)
     return group->dev->ops->ll_run != NULL ? cg_ll_capacity(group->ll_slot_bytes) : 0;
 }
 
+/* Is a rank not on this call run before the agreement? One that announced other kinds is
+ * not; one already past the call was on it exactly when its first line for it came (its
+ * lines were written before it could finish the call, and with the inbox half unchanged
+ * until this rank finishes too, nothing overwrote them but a later call that this one's
+ * failure let it start). */
+static cg_status_t cg_intra_ll_missing(cg_intra_t *group, const cg_ll_args_t *args,
+                                       const cg_ll_watch_t *watch, int *missing)
+{
+    uint64_t    later, line;
+    cg_status_t status = CG_OK;
+
+    *missing = cg_board_watch(watch->board, watch, &later);
+    for (int p = 0; p < group->size && !*missing && later != 0 && status == CG_OK; p++) {
+        if (p == group->rank || !(later & (1ull << group->comm_ranks[p]))) {
+            continue;
+        }
+        status = group->dev->ops->ll_peek(
+            group->dev,
+            (const uint64_t *)(args->inbox[group->rank] +
+                               ((size_t)args->parity * (size_t)args->size + (size_t)p) *
+                                   args->slot_bytes),
+            &line);
+        *missing = status == CG_OK && (uint32_t)(line >> 32) != args->flag;
+    }
+    return status;
+}
+
 /* Wait for the stream, watching for peers that failed or died: their lines never come, so
- * this rank's own inbox gets abort lines, which end the device's wait. */
-static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args)
+ * this rank's own inbox gets abort lines, which end the device's wait. With a watch, also
+ * for a rank not on the call: the cancel word ends the device's wait, and the call goes
+ * staged (CG_ERR_PEER_NOT_FAST). */
+static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
+                                    const cg_ll_watch_t *watch)
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;
     cg_pace_t   pace  = {0};
     double      t0    = 0;
-    int         done  = 0;
+    int         done  = 0, missing = 0;
 
     cg_count(CG_CNT_HOST_WAITS, 1);
     status = dev->ops->event_record(dev, group->event, group->stream);
@@ -35,7 +65,15 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args)
         if (!cg_pace(&pace)) {
             continue;
         }
-        if (cg_intra_peer_failed(group) || (status = cg_intra_watch(group, &t0)) != CG_OK) {
+        if (watch != NULL && (status = cg_intra_ll_missing(group, args, watch, &missing)) == CG_OK &&
+            missing) {
+            status = dev->ops->flag_release(dev, (uint64_t *)args->cancel, args->flag);
+            if (status == CG_OK && (status = dev->ops->stream_sync(dev, group->stream)) == CG_OK) {
+                cg_count(CG_CNT_LL_MISSED, 1);
+                return CG_ERR_PEER_NOT_FAST;
+            }
+        }
+        if (status == CG_OK && (cg_intra_peer_failed(group) || (status = cg_intra_watch(group, &t0)) != CG_OK)) {
             (void)dev->ops->ll_abort(dev, args);
             (void)dev->ops->stream_sync(dev, group->stream);
             group->failed = 1;
@@ -45,17 +83,26 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args)
     return status;
 }
 
-cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args)
+void cg_intra_ll_tick(cg_intra_t *group)
+{
+    group->ll_calls++;
+}
+
+cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch_t *watch)
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;
 
-    group->ll_epoch++;
+    if (watch == NULL) {
+        group->ll_calls++;
+    }
     args->size       = group->size;
     args->rank       = group->rank;
-    args->flag       = (uint32_t)(group->ll_epoch % (CG_LL_ABORT - 1)) + 1;
+    args->flag       = (uint32_t)(group->ll_calls % (CG_LL_ABORT - 1)) + 1;
     args->parity     = (unsigned)(group->ll_epoch & 1);
     args->slot_bytes = group->ll_slot_bytes;
+    args->cancel     = watch != NULL ? (const uint64_t *)(group->scratch[group->rank] + CG_INTRA_LL_CANCEL)
+                                     : NULL;
     for (int p = 0; p < group->size; p++) {
         args->inbox[p] = group->scratch[p] + CG_INTRA_FLAG_BYTES;
     }
@@ -67,8 +114,10 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args)
         cg_intra_report(group, 0);
         return status;
     }
-    status = cg_intra_ll_wait(group, args);
-    if (status != CG_OK && !group->failed) {
+    status = cg_intra_ll_wait(group, args, watch);
+    if (status == CG_OK) {
+        group->ll_epoch++;
+    } else if (status != CG_ERR_PEER_NOT_FAST && !group->failed) {
         cg_intra_report(group, 0);
     }
     return status;

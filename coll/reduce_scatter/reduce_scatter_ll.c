@@ -25,5 +25,5 @@ cg_status_t cg_reduce_scatter_ll_run(cg_comm_t *comm, const cg_plan_t *plan,
         displs[p] = at;
         at += call->counts[p];
     }
-    return cg_intra_ll(comm->intra, &args);
+    return cg_intra_ll(comm->intra, &args, call->watch);
 }

@@ -38,6 +38,7 @@ typedef struct {
     CUresult (*cuCtxGetCurrent)(CUcontext *ctx);
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
+    CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
 } cg_cu_driver_t;
 
 /* Has CUDA been initialised in this process (by the application, or by us)? Never

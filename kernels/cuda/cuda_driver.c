@@ -67,6 +67,7 @@ static void cg_cu_load_once(void)
     CG_CU_SYM(cuCtxGetCurrent, "cuCtxGetCurrent");
     CG_CU_SYM(cuCtxSetCurrent, "cuCtxSetCurrent");
     CG_CU_SYM(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+    CG_CU_SYM(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
 #undef CG_CU_SYM
     cg_cu_load_status = CG_OK;
 }

@@ -346,6 +346,15 @@ static cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args)
     return CG_CUDA_GUARDED(dev, cg_cuda_ll_abort_guarded(args));
 }
 
+/* A synchronous copy on the legacy stream: it does not wait for the layer's non-blocking
+ * streams, so it reads the inbox while the LL kernel waits on it. */
+static cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, const uint64_t *word, uint64_t *value)
+{
+    *value = 0;
+    return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuMemcpyDtoH, value, (CUdeviceptr)(uintptr_t)word,
+                                           sizeof(*value)));
+}
+
 static void cg_cuda_close(cg_dev_t *dev)
 {
     cg_dev_cuda_t *cuda = cg_cuda_impl(dev);
@@ -386,6 +395,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .flag_release   = cg_cuda_flag_release,
     .ll_run         = cg_cuda_ll_run,
     .ll_abort       = cg_cuda_ll_abort,
+    .ll_peek        = cg_cuda_ll_peek,
     .thread_bind    = cg_cuda_thread_bind,
     .app_wait       = cg_cuda_app_wait,
 };

@@ -6,7 +6,8 @@
  * call's 4-byte flag: one store each, so a reader sees a line whole or not at all), then
  * waits on the lines of its own inbox and writes the result: the reduction in rank order
  * (the same bits on every rank), or the copies. A slot whose lines carry CG_LL_ABORT (written
- * by the host when a peer will never send) ends the wait without a result.
+ * by the host when a peer will never send), or the host's cancel word set to the call's
+ * flag (a peer is not on the call), ends the wait without a result.
  *
  * One block: small messages, where the launch and the wait dominate. The types and ops are
  * the rows of the shared table (cg_reduce_ops.h), as for the reduction kernel.
@@ -30,6 +31,7 @@ struct LLParams {
     int      size, rank, root, coll, parity;
     uint32_t flag;
     size_t   count;  /* reductions: elements of the result; allgather: bytes of a block */
+    const volatile unsigned long long *cancel; /* this rank's cancel word; NULL: none */
 };
 
 __device__ __forceinline__ char *ll_slot(const LLParams &p, int owner, int from)
@@ -37,7 +39,8 @@ __device__ __forceinline__ char *ll_slot(const LLParams &p, int owner, int from)
     return p.inbox[owner] + ((size_t)p.parity * (size_t)p.size + (size_t)from) * p.slot_bytes;
 }
 
-/* Wait for line i of slot `from` of this rank's inbox; its 4 data bytes, or *aborted. */
+/* Wait for line i of slot `from` of this rank's inbox; its 4 data bytes, or *aborted (an
+ * abort line, or the host set the cancel word to this call's flag: a peer will never send). */
 __device__ __forceinline__ uint32_t ll_wait(const LLParams &p, int from, size_t i, int *aborted)
 {
     const volatile unsigned long long *line =
@@ -55,6 +58,10 @@ __device__ __forceinline__ uint32_t ll_wait(const LLParams &p, int from, size_t 
             return 0;
         }
         if (++spins > 64) {
+            if (p.cancel != nullptr && *p.cancel == (unsigned long long)p.flag) {
+                *aborted = 1;
+                return 0;
+            }
             __nanosleep(64);
         }
     }
@@ -206,6 +213,7 @@ extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t str
     p.coll       = a->coll;
     p.parity     = (int)a->parity;
     p.flag       = a->flag;
+    p.cancel     = reinterpret_cast<const volatile unsigned long long *>(a->cancel);
     if (a->coll == CG_LL_BCAST || a->coll == CG_LL_ALLGATHER) {
         p.count = a->count * elem; /* a block's bytes */
         ll_copy_kernel<<<1, kThreads, 0, stream>>>(p);

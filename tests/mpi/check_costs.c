@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 enum { C_FAST, C_STAGED, C_UNDER, C_LOCAL, C_MPI, C_AGREE, C_WAITS, C_OPS, C_SCRATCH, C_STAGEB,
-       C_EXPORTS, C_IMPORTS, C_NUM };
+       C_EXPORTS, C_IMPORTS, C_MISSED, C_NUM };
 static const char *const counter_names[C_NUM] = {
     "calls_fast", "calls_staged", "calls_underlying", "calls_local", "mpi_underlying",
     "agreements", "host_waits", "device_ops", "scratch_bytes", "staged_bytes", "ipc_exports",
-    "ipc_imports"};
+    "ipc_imports", "ll_missed"};
 
 static MPI_T_pvar_session  session;
 static MPI_T_pvar_handle   handles[C_NUM];
@@ -186,6 +186,55 @@ static int costs_lagging_rank(void *dbuf, void *dsend, int32_t *host, em_kind_t 
     return bad;
 }
 
+/* LL calls on a communicator with its context and board, where the ranks' memory kinds
+ * change from call to call: the calls run before the agreement (the agreement rides on the
+ * LL lines), so in every call where one rank passes host buffers, each of the others starts
+ * the LL call and must find it missing a rank, cancel it and take the staged path (exactly
+ * size - 1 misses per such call, coll_gpu_ll_missed); in the others nobody misses. Then
+ * runs of 100 bcasts with the root on host memory (it runs ahead of the others, past the
+ * board's ring of 64 calls) and with a non-root on host memory. Every result is checked.
+ * Returns the wrong elements (and counts a failure on a wrong number of misses). */
+static int costs_kinds_varying(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend,
+                               int32_t *host, em_kind_t kind)
+{
+    unsigned long long before[C_NUM], after[C_NUM], missed, all_missed = 0;
+    unsigned long long want = 0;
+    int                rank, size, bad = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    costs_read(before);
+    for (int i = 0; i < 120; i++) {
+        const int coll = i % (size > 4 ? 3 : 4), host_rank = i % 3 == 0 ? (i / 3) % size : -1;
+        const int on_host = rank == host_rank;
+        bad += costs_call(coll, MPI_COMM_WORLD, on_host ? (void *)hbuf : dbuf,
+                          on_host ? (void *)hsend : dsend, host, 16 + (size_t)(i % 5),
+                          on_host ? EM_HOST : kind, i % 2);
+        want += host_rank >= 0 ? (unsigned long long)(size - 1) : 0;
+    }
+    for (int run = 0; run < 2; run++) { /* the root on host memory, then rank size - 1 */
+        const int on_host = run == 0 ? rank == 0 : rank == size - 1;
+        for (int i = 0; i < 100; i++) {
+            bad += costs_call(K_BCAST, MPI_COMM_WORLD, on_host ? (void *)hbuf : dbuf, NULL, host,
+                              8, on_host ? EM_HOST : kind, 0);
+        }
+        want += 100ull * (unsigned long long)(size - 1);
+    }
+    costs_read(after);
+    missed = after[C_MISSED] - before[C_MISSED];
+    MPI_Allreduce(&missed, &all_missed, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (all_missed != want) {
+        failures++;
+        if (rank == 0) {
+            fprintf(stderr, "coll_costs: FAIL LL calls with kinds changing: %llu misses over the "
+                    "ranks, expected %llu\n", all_missed, want);
+        }
+    } else if (rank == 0) {
+        printf("%-34s %llu misses, as expected\n", "LL calls, kinds changing", all_missed);
+    }
+    return bad;
+}
+
 /* One measured call on comm (after one warm-up when warm): its counter deltas checked. */
 static void costs_measure(const costs_case_t *k, int coll, MPI_Comm comm, void *buf, void *send,
                           int32_t *host, em_kind_t kind, int warm)
@@ -339,13 +388,13 @@ int main(int argc, char **argv)
             /* host buffers: straight underneath; inside a node no agreement call */
             {K_ALLREDUCE, "auto", 1, 1, 0, 1, {"host allreduce 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0}, {0}}},
             {K_BCAST, "auto", 1, 1, 0, 1, {"host bcast 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0}, {0}}},
-            /* a warm small allreduce: no MPI call, one device operation, the agreement in
-             * band (one host wait) and the result (one more) */
-            {K_ALLREDUCE, "auto", 1, 0, 0, 0, {"device allreduce 4 B auto", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
-            {K_ALLREDUCE, "ll", 1000, 0, 1, 0, {"device allreduce 4 KB ll", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
-            {K_BCAST, "ll", 1000, 0, 0, 0, {"device bcast 4 KB ll", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
-            {K_ALLGATHER, "ll", 100, 0, 0, 0, {"device allgather 400 B ll", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
-            {K_RSB, "ll", 100, 0, 1, 0, {"device reduce_scatter_block 400 B ll", {1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            /* a warm small allreduce: no MPI call, one device operation, one host wait (the
+             * result): the agreement rides on the LL lines */
+            {K_ALLREDUCE, "auto", 1, 0, 0, 0, {"device allreduce 4 B auto", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
+            {K_ALLREDUCE, "ll", 1000, 0, 1, 0, {"device allreduce 4 KB ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
+            {K_BCAST, "ll", 1000, 0, 0, 0, {"device bcast 4 KB ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
+            {K_ALLGATHER, "ll", 100, 0, 0, 0, {"device allgather 400 B ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
+            {K_RSB, "ll", 100, 0, 1, 0, {"device reduce_scatter_block 400 B ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
             /* copy variants and zero copy: no MPI call; zero copy puts nothing in scratch,
              * and once warm exports and maps nothing (the group's known buffers) and waits
              * at most 5 times on the host (the input, one barrier for the handles, the
@@ -406,9 +455,6 @@ int main(int argc, char **argv)
             }
             {
                 costs_case_t expect = cases[c].k;
-                if (local && expect.want[C_WAITS] == 2) {
-                    expect.want[C_WAITS] = 1; /* no agreement: only the result */
-                }
                 if (local && c < 2) { /* host buffers, no agreement at all */
                     expect.want[C_AGREE] = 0;
                     expect.want[C_MPI]   = 1;
@@ -431,6 +477,13 @@ int main(int argc, char **argv)
                 costs_force(c, "ll");
             }
             bad = costs_lagging_rank(dbuf, dsend, host, kind);
+            if (!bad && !local && /* local: kinds must not differ between ranks */
+                (bad = costs_kinds_varying(dbuf, dsend, hbuf, hsend, host, kind)) != 0) {
+                failures++;
+                fprintf(stderr, "coll_costs: FAIL rank %d: LL calls with kinds changing: %d wrong "
+                        "elements\n", rank, bad);
+                bad = 0;
+            }
             for (int c = K_ALLREDUCE; c <= K_RSB; c++) {
                 costs_force(c, "auto");
             }

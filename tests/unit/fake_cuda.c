@@ -148,3 +148,8 @@ FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
     (void)d, (void)s, (void)n;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
+{
+    (void)d, (void)s, (void)n;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
