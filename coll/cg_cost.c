@@ -46,9 +46,12 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
     /* A GPU writes LL lines at the speed of its stores; the host device layer emulates them
-     * line by line with atomics, about 0.5 GB/s on the 2-core CI machine (coll_gpu_bench,
-     * forced ll at 512 B - 8 KiB, np 2), so that LL stops where its copies win there too. */
-    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 0.5 : p->intra_bw_gbs;
+     * with one 8-byte store per line and reads them back, moving lines between the cores'
+     * caches: about 1.5 GB/s of lines on the 2-core CI machine from 1 KiB on (coll_gpu_bench
+     * np 2, auto against forced ll: bcast 2 KiB ll 1.96 us, direct 0.7), so that LL stops
+     * where its copies win there too (allreduce after 256 B, bcast after 512 B, allgather
+     * and reduce_scatter after 1 KiB). */
+    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 1.5 : p->intra_bw_gbs;
 }
 
 /* Seconds to move bytes at gbs GB/s. */

@@ -12,12 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CG_LL_DECODE_SMALL 256 /* bytes per peer decoded on the stack */
-
-static size_t cg_ll_lines(size_t bytes)
-{
-    return (bytes + 3) / 4;
-}
+#define CG_LL_DECODE_SMALL 8192 /* bytes of contributions decoded on the stack */
 
 /* Slot `from` of `owner`'s inbox for this call's parity, as the device sees it. */
 static cg_status_t cg_ll_slot(cg_dev_t *dev, const cg_ll_args_t *args, int owner, int from, size_t lines,
@@ -27,6 +22,29 @@ static cg_status_t cg_ll_slot(cg_dev_t *dev, const cg_ll_args_t *args, int owner
                                         args->slot_bytes;
 
     return cg_host_resolve(dev, at, CG_MAX(lines, (size_t)1) * sizeof(uint64_t), (void **)slot);
+}
+
+/* bytes of src as lines of flag into slot (an empty line when bytes is 0): whole words in
+ * a loop of fixed-size loads, the tail apart. Each line is one 8-byte store, so a reader
+ * sees a line whole or not at all, as on a GPU. */
+static void cg_ll_encode(uint64_t *slot, const char *src, size_t bytes, uint32_t flag)
+{
+    const uint64_t high  = (uint64_t)flag << 32;
+    const size_t   words = bytes / 4;
+    uint32_t       data  = 0;
+
+    for (size_t i = 0; i < words; i++) {
+        memcpy(&data, src + 4 * i, 4);
+        __atomic_store_n(&slot[i], high | data, __ATOMIC_RELAXED);
+    }
+    if (bytes % 4 != 0 || bytes == 0) {
+        data = 0;
+        if (bytes % 4 != 0) {
+            memcpy(&data, src + 4 * words, bytes % 4);
+        }
+        __atomic_store_n(&slot[words], high | data, __ATOMIC_RELAXED);
+    }
+    __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
@@ -53,12 +71,8 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
             }
         }
         status = cg_ll_slot(dev, args, to, args->rank, lines, &slot);
-        for (size_t i = 0; status == CG_OK && i < lines; i++) {
-            uint32_t data = 0;
-            if (bytes > 0) { /* else an empty line: this rank has started the call */
-                memcpy(&data, src + offset + 4 * i, CG_MIN((size_t)4, bytes - 4 * i));
-            }
-            __atomic_store_n(&slot[i], ((uint64_t)args->flag << 32) | data, __ATOMIC_RELEASE);
+        if (status == CG_OK) { /* bytes 0: an empty line, this rank has started the call */
+            cg_ll_encode(slot, bytes > 0 ? src + offset : NULL, bytes, args->flag);
         }
     }
     return status;
@@ -80,67 +94,71 @@ static int cg_ll_slot_ready(const uint64_t *slot, size_t lines, uint32_t flag, i
     return 1;
 }
 
-/* Every expected slot is complete: decode them and write the result. */
+/* The payload of bytes carried by slot's lines into out (whole words, then the tail). */
+static void cg_ll_decode(char *out, const uint64_t *slot, size_t bytes)
+{
+    const size_t words = bytes / 4;
+    uint32_t     data;
+
+    for (size_t i = 0; i < words; i++) {
+        data = (uint32_t)slot[i];
+        memcpy(out + 4 * i, &data, 4);
+    }
+    if (bytes % 4 != 0) {
+        data = (uint32_t)slot[words];
+        memcpy(out + 4 * words, &data, bytes % 4);
+    }
+}
+
+/* Every expected slot is complete: write the result (bcast and allgather: the lines
+ * straight into the output; reductions: every contribution decoded, then reduced). */
 static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
                                 uint64_t *const slots[])
 {
     const size_t     elem = args->dtype == CG_DT_NONE ? 1 : cg_dtype_size(args->dtype);
-    char            *decoded[CG_DEV_MAX_FANIN] = {NULL};
-    uint32_t         small[CG_DEV_MAX_FANIN][CG_LL_DECODE_SMALL / 4]; /* no malloc when small */
+    _Alignas(16) char pool[CG_LL_DECODE_SMALL]; /* no malloc when it fits */
+    char            *decoded = pool;
     size_t           out_bytes = cg_ll_recv_bytes(args, args->coll == CG_LL_BCAST ? args->root : 0);
+    size_t           stride = CG_ALIGN_UP(out_bytes, 16);
     cg_reduce_args_t reduce = {.dtype = args->dtype, .op = args->op, .nsrc = 0, .ndst = 1};
-    cg_status_t      status = CG_OK;
-    void            *dst;
+    cg_status_t      status;
+    char            *dst;
 
-    if (args->coll == CG_LL_ALLGATHER) {
-        out_bytes *= (size_t)args->size;
-    }
     if (out_bytes == 0) {
         return CG_OK;
     }
-    status = cg_host_resolve(dev, args->dst, out_bytes, &dst);
-    for (int p = 0; p < args->size && status == CG_OK; p++) {
-        size_t bytes = cg_ll_recv_bytes(args, p);
-        if (bytes == 0) {
-            continue;
-        }
-        decoded[p] = bytes <= CG_LL_DECODE_SMALL ? (char *)small[p] : malloc(CG_ALIGN_UP(bytes, 4));
-        if (decoded[p] == NULL) {
-            status = CG_ERR_NO_MEMORY;
-            break;
-        }
-        for (size_t i = 0; i < cg_ll_lines(bytes); i++) {
-            uint32_t data = (uint32_t)slots[p][i];
-            memcpy(decoded[p] + 4 * i, &data, 4);
-        }
+    status = cg_host_resolve(dev, args->dst,
+                             args->coll == CG_LL_ALLGATHER ? out_bytes * (size_t)args->size : out_bytes,
+                             (void **)&dst);
+    if (status != CG_OK) {
+        return status;
     }
-    if (status == CG_OK) {
-        switch (args->coll) {
-        case CG_LL_BCAST:
-            memcpy(dst, decoded[args->root], out_bytes);
-            break;
-        case CG_LL_ALLGATHER:
-            for (int p = 0; p < args->size; p++) {
-                memcpy((char *)dst + (size_t)p * out_bytes / args->size, decoded[p],
-                       out_bytes / args->size);
-            }
-            break;
-        default: /* reductions: every rank's contribution in rank order */
-            reduce.count = out_bytes / elem;
-            for (int p = 0; p < args->size; p++) {
-                reduce.srcs[reduce.nsrc++] = decoded[p];
-            }
-            reduce.dsts[0] = dst;
-            cg_reduce_host(&reduce);
-            break;
+    switch (args->coll) {
+    case CG_LL_BCAST:
+        cg_ll_decode(dst, slots[args->root], out_bytes);
+        return CG_OK;
+    case CG_LL_ALLGATHER:
+        for (int p = 0; p < args->size; p++) {
+            cg_ll_decode(dst + (size_t)p * out_bytes, slots[p], out_bytes);
         }
-    }
-    for (int p = 0; p < args->size; p++) {
-        if (decoded[p] != (char *)small[p]) {
-            free(decoded[p]);
+        return CG_OK;
+    default: /* reductions: every rank's contribution in rank order */
+        if (stride * (size_t)args->size > sizeof(pool) &&
+            (decoded = malloc(stride * (size_t)args->size)) == NULL) {
+            return CG_ERR_NO_MEMORY;
         }
+        for (int p = 0; p < args->size; p++) {
+            cg_ll_decode(decoded + (size_t)p * stride, slots[p], out_bytes);
+            reduce.srcs[reduce.nsrc++] = decoded + (size_t)p * stride;
+        }
+        reduce.count   = out_bytes / elem;
+        reduce.dsts[0] = dst;
+        cg_reduce_host(&reduce);
+        if (decoded != pool) {
+            free(decoded);
+        }
+        return CG_OK;
     }
-    return status;
 }
 
 /* Has the host cancelled the call (cancel word = flag)? It ends with no result, and no
