@@ -45,9 +45,18 @@ static size_t cg_plan_reason_len(const cg_planner_config_t *config, const cg_pla
     return config->explain ? sizeof(plan->reason) : 0;
 }
 
+/* A plan with nothing chosen yet (the reason empty; its bytes beyond are not read). */
+static void cg_plan_clear(cg_plan_t *plan)
+{
+    plan->alg         = CG_ALG_AUTO;
+    plan->chunk_bytes = 0;
+    plan->node_ll     = 0;
+    plan->reason[0]   = '\0';
+}
+
 static int cg_plan_staged(const cg_planner_config_t *config, cg_plan_t *plan, const char *why)
 {
-    memset(plan, 0, sizeof(*plan));
+    cg_plan_clear(plan);
     plan->alg = CG_ALG_STAGED;
     cg_plan_note(plan->reason, cg_plan_reason_len(config, plan), "%s", why);
     return 0;
@@ -61,7 +70,7 @@ static int cg_coll_reduces(cg_coll_t coll)
 
 int cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call, cg_plan_t *plan)
 {
-    memset(plan, 0, sizeof(*plan));
+    cg_plan_clear(plan);
     if (config->forced[call->coll] == CG_ALG_STAGED) {
         return cg_plan_staged(config, plan, "forced");
     }

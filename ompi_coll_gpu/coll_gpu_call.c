@@ -169,16 +169,28 @@ static const struct {
     {MPI_SHORT_INT, CG_DT_SHORT_INT}, {MPI_2INTEGER, CG_DT_2INT},
 };
 
+/* The table row of the last predefined type (or op) mapped, for the next call's one
+ * compare (one word: threads may race on it, any row they store is a valid answer). */
+static int mca_coll_gpu_last_dtype_row = -1;
+static int mca_coll_gpu_last_op_row    = -1;
+
 cg_dtype_t mca_coll_gpu_dtype_map(struct ompi_datatype_t *dtype)
 {
+    int last = __atomic_load_n(&mca_coll_gpu_last_dtype_row, __ATOMIC_RELAXED);
+
+    if (last >= 0 && mca_coll_gpu_dtype_table[last].mpi == dtype) {
+        return mca_coll_gpu_dtype_table[last].dt;
+    }
     for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_dtype_table); i++) {
         if (mca_coll_gpu_dtype_table[i].mpi == dtype) {
             size_t size = 0;
-            /* Fortran INTEGER/REAL may have other sizes on exotic builds: check. */
+            /* Fortran INTEGER/REAL may have other sizes on exotic builds: check (and never
+             * remember such a row). */
             ompi_datatype_type_size(dtype, &size);
             if (cg_dtype_size(mca_coll_gpu_dtype_table[i].dt) < size) {
                 return CG_DT_NONE;
             }
+            __atomic_store_n(&mca_coll_gpu_last_dtype_row, (int)i, __ATOMIC_RELAXED);
             return mca_coll_gpu_dtype_table[i].dt;
         }
     }
@@ -196,8 +208,14 @@ cg_op_t mca_coll_gpu_op_map(struct ompi_op_t *op)
         {MPI_LXOR, CG_OP_LXOR}, {MPI_BAND, CG_OP_BAND}, {MPI_BOR, CG_OP_BOR},
         {MPI_BXOR, CG_OP_BXOR}, {MPI_MINLOC, CG_OP_MINLOC}, {MPI_MAXLOC, CG_OP_MAXLOC},
     };
+    int last = __atomic_load_n(&mca_coll_gpu_last_op_row, __ATOMIC_RELAXED);
+
+    if (last >= 0 && table[last].mpi == op) {
+        return table[last].op;
+    }
     for (size_t i = 0; i < CG_ARRAY_SIZE(table); i++) {
         if (table[i].mpi == op) {
+            __atomic_store_n(&mca_coll_gpu_last_op_row, (int)i, __ATOMIC_RELAXED);
             return table[i].op;
         }
     }
