@@ -2,10 +2,14 @@
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The LL collective on a local group (cg_ll_args_t in kernels/cg_dev.h): one device
- * operation, synchronised in the data, for small messages of the four collectives. Every
- * rank of the group runs every LL call (the ranks agreed on the call before), so the calls'
- * flags and parities advance in step: a rank writes call k + 1's lines into the parity its
- * peers read for call k - 1, which they finished before they could send it theirs for k.
+ * operation, synchronised in the data, for small messages of the four collectives.
+ * A call's flag comes from ll_calls, which every rank advances for every LL call it runs
+ * with no watch and for every call announced on the board (cg_intra_ll_tick), whoever then
+ * runs it: the flags stay the same on every rank even when some ranks were not on a call.
+ * The inbox half comes from ll_epoch, the calls completed, which every rank completes or
+ * nobody does: a rank writes call k + 1's lines into the half its peers read for call k - 1,
+ * which they finished before they could send it theirs for k. A call that was cancelled
+ * (a rank not on it) leaves lines of its own flag in the half, which no later call reads.
  */
 #include "coll/intra/intra.h"
 
