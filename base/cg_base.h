@@ -124,6 +124,7 @@ typedef enum {
     CG_CNT_CONTEXTS_MADE,  /* communicators' fast-path contexts made */
     CG_CNT_CONTEXTS_KEPT,  /* contexts of freed communicators taken by a new one */
     CG_CNT_LL_MISSED,      /* LL calls run before the agreement that a rank was not on */
+    CG_CNT_MEM_QUERIES,    /* memory queries of the device layer (a driver call on a GPU) */
     CG_CNT_COUNT
 } cg_counter_t;
 

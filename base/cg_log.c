@@ -246,6 +246,8 @@ static const struct {
                                                "over the same processes (coll_gpu_context_keep)"},
     [CG_CNT_LL_MISSED]     = {"ll_missed", "LL calls run before the memory-kind agreement that a "
                                            "local rank was not on (they went staged)"},
+    [CG_CNT_MEM_QUERIES]   = {"mem_queries", "Memory queries of the device layer (on a GPU, one "
+                                             "cuPointerGetAttributes each)"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

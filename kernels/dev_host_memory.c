@@ -108,6 +108,7 @@ cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *att
     if (ptr == NULL) {
         return CG_OK;
     }
+    cg_count(CG_CNT_MEM_QUERIES, 1); /* what a GPU pays as a driver call */
     if (host->sim != NULL) {
         if (host->sim->query(ptr, &sim_attr) == CG_SIM_OK) {
             attr->kind      = CG_MEM_DEVICE;

@@ -43,6 +43,7 @@ static cg_status_t cg_cuda_pointer_attrs(const void *ptr, cg_mem_attr_t *attr, C
     }
     /* An address unknown to CUDA is reported as success with every attribute zero: a
      * failure is a real one (and never means host memory). */
+    cg_count(CG_CNT_MEM_QUERIES, 1);
     res = cg_cu.cuPointerGetAttributes(7, names, data, (CUdeviceptr)(uintptr_t)ptr);
     if (res != CUDA_SUCCESS) {
         cg_warn(CG_SUB_DEV, "cuPointerGetAttributes(%p) failed: %s", ptr, cg_cu_error_string(res));

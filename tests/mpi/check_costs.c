@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 enum { C_FAST, C_STAGED, C_UNDER, C_LOCAL, C_MPI, C_AGREE, C_WAITS, C_OPS, C_SCRATCH, C_STAGEB,
-       C_EXPORTS, C_IMPORTS, C_MISSED, C_NUM };
+       C_EXPORTS, C_IMPORTS, C_MISSED, C_QUERIES, C_NUM };
 static const char *const counter_names[C_NUM] = {
     "calls_fast", "calls_staged", "calls_underlying", "calls_local", "mpi_underlying",
     "agreements", "host_waits", "device_ops", "scratch_bytes", "staged_bytes", "ipc_exports",
-    "ipc_imports", "ll_missed"};
+    "ipc_imports", "ll_missed", "mem_queries"};
 
 static MPI_T_pvar_session  session;
 static MPI_T_pvar_handle   handles[C_NUM];
@@ -264,10 +264,10 @@ static void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsen
                            em_kind_t kind)
 {
     const long X = -1;
-    const costs_case_t host_call = {"asserted: host allreduce", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0}, {0}};
-    const costs_case_t dev_call  = {"asserted: device allreduce", {0, 1, 0, 0, 1, 0, X, X, 0, 8 * 16, 0, 0}, {0}};
-    const costs_case_t mixed     = {"asserted: mixed host/device", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0}, {0}};
-    const costs_case_t partial   = {"asserted on rank 0 only", {0, 0, 1, 0, 2, 1, 0, 0, 0, 0, 0, 0}, {0}};
+    const costs_case_t host_call = {"asserted: host allreduce", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}};
+    const costs_case_t dev_call  = {"asserted: device allreduce", {0, 1, 0, 0, 1, 0, X, X, 0, 8 * 16, 0, 0, 0, 4}, {0}};
+    const costs_case_t mixed     = {"asserted: mixed host/device", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 4}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+    const costs_case_t partial   = {"asserted on rank 0 only", {0, 0, 1, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {0}};
     MPI_Info           info;
     MPI_Comm           all, some;
     int                rank;
@@ -283,7 +283,8 @@ static void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsen
         costs_case_t k = host_call;
         char         name[64];
         snprintf(name, sizeof(name), "asserted: host %s", coll_names[coll]);
-        k.name = name;
+        k.name               = name;
+        k.want[C_QUERIES] = coll == K_BCAST ? 1 : 2; /* one per buffer */
         costs_measure(&k, coll, all, hbuf, hsend, host, EM_HOST, 0);
     }
     costs_measure(&dev_call, K_ALLREDUCE, all, dbuf, dsend, host, kind, 0);
@@ -377,7 +378,13 @@ int main(int argc, char **argv)
         void        *dbuf = em_alloc(4 * big * sizeof(int32_t), kind);
         void        *dsend = em_alloc(4 * big * sizeof(int32_t), kind);
         /* counters: fast staged under local mpi agree waits ops scratch staged exports imports
-         * (max: the value is an upper bound); one node unless --nodes */
+         * missed queries (max: the value is an upper bound); one node unless --nodes.
+         * queries: memory queries of the device layer, a cuPointerGetAttributes each on a GPU:
+         * one per user buffer at the entry (MPI_IN_PLACE: none), plus, today, the same
+         * buffers again where a path looks at them once more: the staged path (2: its input
+         * and output), a zero-copy publish (1 per published buffer; in place, both names of
+         * the one buffer), the hierarchical large call (4). A bcast's root publishes
+         * nothing (1). */
         const struct {
             int          coll;
             const char  *alg;
@@ -386,33 +393,33 @@ int main(int argc, char **argv)
             costs_case_t k;
         } cases[] = {
             /* host buffers: straight underneath; inside a node no agreement call */
-            {K_ALLREDUCE, "auto", 1, 1, 0, 1, {"host allreduce 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0}, {0}}},
-            {K_BCAST, "auto", 1, 1, 0, 1, {"host bcast 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0}, {0}}},
+            {K_ALLREDUCE, "auto", 1, 1, 0, 1, {"host allreduce 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
+            {K_BCAST, "auto", 1, 1, 0, 1, {"host bcast 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0, 0, 1}, {0}}},
             /* a warm small allreduce: no MPI call, one device operation, one host wait (the
              * result): the agreement rides on the LL lines */
-            {K_ALLREDUCE, "auto", 1, 0, 0, 0, {"device allreduce 4 B auto", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
-            {K_ALLREDUCE, "ll", 1000, 0, 1, 0, {"device allreduce 4 KB ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
-            {K_BCAST, "ll", 1000, 0, 0, 0, {"device bcast 4 KB ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
-            {K_ALLGATHER, "ll", 100, 0, 0, 0, {"device allgather 400 B ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
-            {K_RSB, "ll", 100, 0, 1, 0, {"device reduce_scatter_block 400 B ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {0}}},
+            {K_ALLREDUCE, "auto", 1, 0, 0, 0, {"device allreduce 4 B auto", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2}, {0}}},
+            {K_ALLREDUCE, "ll", 1000, 0, 1, 0, {"device allreduce 4 KB ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1}, {0}}},
+            {K_BCAST, "ll", 1000, 0, 0, 0, {"device bcast 4 KB ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1}, {0}}},
+            {K_ALLGATHER, "ll", 100, 0, 0, 0, {"device allgather 400 B ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2}, {0}}},
+            {K_RSB, "ll", 100, 0, 1, 0, {"device reduce_scatter_block 400 B ll", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1}, {0}}},
             /* copy variants and zero copy: no MPI call; zero copy puts nothing in scratch,
              * and once warm exports and maps nothing (the group's known buffers) and waits
              * at most 5 times on the host (the input, one barrier for the handles, the
              * end: no second barrier for the mappings) */
-            {K_ALLREDUCE, "one_shot", big, 0, 0, 0, {"device allreduce 1.2 MB one_shot", {1, 0, 0, 0, 0, 0, X, X, 1200000, 0, 0, 0}, {0}}},
-            {K_ALLREDUCE, "two_shot", big, 0, 1, 0, {"device allreduce 1.2 MB two_shot", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
-            {K_BCAST, "direct", big, 0, 0, 0, {"device bcast 1.2 MB direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
-            {K_ALLGATHER, "direct", big / 4, 0, 0, 0, {"device allgather 300 KB direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
-            {K_RSB, "direct", big / 4, 0, 0, 0, {"device reduce_scatter_block direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            {K_ALLREDUCE, "one_shot", big, 0, 0, 0, {"device allreduce 1.2 MB one_shot", {1, 0, 0, 0, 0, 0, X, X, 1200000, 0, 0, 0, 0, 2}, {0}}},
+            {K_ALLREDUCE, "two_shot", big, 0, 1, 0, {"device allreduce 1.2 MB two_shot", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0, 0, 3}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            {K_BCAST, "direct", big, 0, 0, 0, {"device bcast 1.2 MB direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0, 0, 2}, {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1}}},
+            {K_ALLGATHER, "direct", big / 4, 0, 0, 0, {"device allgather 300 KB direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0, 0, 3}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            {K_RSB, "direct", big / 4, 0, 0, 0, {"device reduce_scatter_block direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0, 0, 3}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             /* staged: the collective underneath, the input and the output through host memory */
-            {K_ALLREDUCE, "staged", 1, 0, 0, 1, {"device allreduce 4 B staged", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0}, {0}}},
+            {K_ALLREDUCE, "staged", 1, 0, 0, 1, {"device allreduce 4 B staged", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 4}, {0}}},
             /* across nodes (the suite pins the model's latencies): a small call is staged
              * with no agreement, the staged path being faster than the agreement alone;
              * host buffers then go underneath with no agreement either; a large call
              * agrees and runs the planner's fast path */
-            {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0}, {0}}},
-            {K_ALLREDUCE, "auto", 1, 1, 0, 2, {"host allreduce 4 B across nodes", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0}, {0}}},
-            {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, X, X, X, 0, X, X}, {0}}},
+            {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 4}, {0}}},
+            {K_ALLREDUCE, "auto", 1, 1, 0, 2, {"host allreduce 4 B across nodes", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
+            {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, X, X, X, 0, X, X, 0, 6}, {0}}},
         };
         /* The board (inside a node, coll_gpu_buffer_check=auto) comes at the 8th call that
          * needs an agreement (MCA_COLL_GPU_BOARD_AFTER): each of the 8 calls agrees through
@@ -464,7 +471,7 @@ int main(int argc, char **argv)
             costs_force(cases[c].coll, "auto");
         }
         if (nodes) { /* small, across nodes, ranks mixing kinds: no agreement, exact */
-            const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0}, {0}};
+            const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 4}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
             costs_measure(&mixed, K_ALLREDUCE, MPI_COMM_WORLD, rank == 0 ? dbuf : (void *)hbuf,
                           rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 1);
         }
