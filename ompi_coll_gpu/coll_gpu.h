@@ -41,7 +41,8 @@ enum {
     /* agreed, not a buffer's kind: this rank does not assert host memory only on the
      * communicator (mpi_assert_memory_alloc_kinds); clear after an agreement: every rank
      * did */
-    MCA_COLL_GPU_KIND_UNASSERTED = 32
+    MCA_COLL_GPU_KIND_UNASSERTED = 32,
+    MCA_COLL_GPU_KIND_UNKNOWN    = -1 /* not asked yet (mca_coll_gpu_stage_in) */
 };
 
 /* Layout of a call's buffers on one rank (mca_coll_gpu_route). */
@@ -62,6 +63,7 @@ typedef struct {
     cg_plan_t     plan;
     int           path;
     int           kinds;
+    int           skind, rkind; /* the input's and output's kinds (the entry point's) */
     cg_ll_watch_t watch; /* FAST with watch.board set: an LL call run before the ranks
                             agreed on the kinds (mca_coll_gpu_route_board) */
 } mca_coll_gpu_route_t;
@@ -263,8 +265,10 @@ typedef struct {
 
 int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
                                 size_t total_bytes);
+/* kind: what mca_coll_gpu_buffer_kind said of user for this call at the entry point (no
+ * second memory query, a driver call on a GPU), or MCA_COLL_GPU_KIND_UNKNOWN: ask. */
 int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
-                           struct ompi_datatype_t *dtype, size_t count, int copy_in);
+                           struct ompi_datatype_t *dtype, size_t count, int copy_in, int kind);
 /* A buffer known to be device memory: span bytes from user + gap (any layout: a type map,
  * blocks at displacements) get a place in the arena; copy_in copies them there now. */
 int  mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,

@@ -7,7 +7,7 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
                                          struct ompi_datatype_t *sdtype, void *rbuf,
                                          size_t rcount, struct ompi_datatype_t *rdtype,
                                          struct ompi_communicator_t *comm,
-                                         mca_coll_gpu_module_t *m)
+                                         mca_coll_gpu_module_t *m, int skind, int rkind)
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   s = {0}, r;
@@ -23,13 +23,13 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, scount, 1);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, scount, 1, skind);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
     rc = mca_coll_gpu_stage_in(&st, &r, rbuf, rdtype, rtotal,
-                               in_place || !mca_coll_gpu_dtype_is_dense(rdtype, rtotal));
+                               in_place || !mca_coll_gpu_dtype_is_dense(rdtype, rtotal), rkind);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
@@ -52,12 +52,14 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     ptrdiff_t              gap;
     const size_t           rtotal = (size_t)rcount * (size_t)ompi_comm_size(comm);
     cg_call_t              call;
-    int                    kinds, rc, nofast;
+    int                    kinds, skind = 0, rkind, rc, nofast;
 
-    kinds  = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap));
+    rkind  = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap));
+    kinds  = rkind;
     nofast = !mca_coll_gpu_dtype_is_dense(rdtype, rtotal);
     if (sbuf != MPI_IN_PLACE) {
-        kinds |= mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap));
+        skind = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap));
+        kinds |= skind;
         nofast |= !mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
     }
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLGATHER)) {
@@ -82,7 +84,7 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allgather_staged(sbuf, (size_t)scount, sdtype, rbuf, (size_t)rcount,
-                                             rdtype, comm, m);
+                                             rdtype, comm, m, skind, rkind);
     case MCA_COLL_GPU_PATH_LOCAL: /* dense layouts of the same type signature */
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:

@@ -6,7 +6,7 @@
 static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t count,
                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                          struct ompi_communicator_t *comm,
-                                         mca_coll_gpu_module_t *m)
+                                         mca_coll_gpu_module_t *m, int skind, int rkind)
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   s = {0}, r;
@@ -20,14 +20,14 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t co
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, count, 1);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, count, 1, skind);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
     /* The output is read first when it holds the input, or gaps that must survive. */
     rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, count,
-                               in_place || !mca_coll_gpu_dtype_is_dense(dtype, count));
+                               in_place || !mca_coll_gpu_dtype_is_dense(dtype, count), rkind);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
@@ -49,9 +49,11 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     ptrdiff_t              gap;
     size_t                 span = mca_coll_gpu_span(dtype, (size_t)count, &gap);
     cg_call_t              call;
-    int                    kinds, rc;
+    int                    kinds, skind, rkind, rc;
 
-    kinds = mca_coll_gpu_buffer_kind(sbuf, span) | mca_coll_gpu_buffer_kind(rbuf, span);
+    skind = mca_coll_gpu_buffer_kind(sbuf, span);
+    rkind = mca_coll_gpu_buffer_kind(rbuf, span);
+    kinds = skind | rkind;
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLREDUCE)) {
         return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
@@ -74,7 +76,8 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
         /* a local rank was not on the LL call: staged, as every rank on it */
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_allreduce_staged(sbuf, rbuf, (size_t)count, dtype, op, comm, m);
+        return mca_coll_gpu_allreduce_staged(sbuf, rbuf, (size_t)count, dtype, op, comm, m,
+                                             skind, rkind);
     case MCA_COLL_GPU_PATH_LOCAL:
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
     default:

@@ -5,7 +5,7 @@
 
 static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_datatype_t *dtype,
                                      int root, struct ompi_communicator_t *comm,
-                                     mca_coll_gpu_module_t *m)
+                                     mca_coll_gpu_module_t *m, int kind)
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   b;
@@ -20,7 +20,7 @@ static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_dataty
     }
     /* The root sends its data; the others read theirs first only to keep gaps intact. */
     rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, count,
-                               is_root || !mca_coll_gpu_dtype_is_dense(dtype, count));
+                               is_root || !mca_coll_gpu_dtype_is_dense(dtype, count), kind);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
@@ -65,7 +65,7 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
         /* a local rank was not on the LL call: staged, as every rank on it */
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_bcast_staged(buf, (size_t)count, dtype, root, comm, m);
+        return mca_coll_gpu_bcast_staged(buf, (size_t)count, dtype, root, comm, m, kinds);
     case MCA_COLL_GPU_PATH_LOCAL:
         return OMPI_SUCCESS; /* the root is the only rank */
     default:

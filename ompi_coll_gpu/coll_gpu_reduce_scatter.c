@@ -15,7 +15,8 @@ typedef int (*mca_coll_gpu_rs_run_fn_t)(const void *sbuf, void *rbuf, const void
 static int mca_coll_gpu_rs_staged(const void *sbuf, void *rbuf, size_t total, size_t own,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                   struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m,
-                                  mca_coll_gpu_rs_run_fn_t run, const void *arg)
+                                  mca_coll_gpu_rs_run_fn_t run, const void *arg,
+                                  const mca_coll_gpu_route_t *route)
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   s = {0}, r;
@@ -31,13 +32,13 @@ static int mca_coll_gpu_rs_staged(const void *sbuf, void *rbuf, size_t total, si
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, total, 1);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, total, 1, route->skind);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
     rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, rcount,
-                               in_place || !mca_coll_gpu_dtype_is_dense(dtype, rcount));
+                               in_place || !mca_coll_gpu_dtype_is_dense(dtype, rcount), route->rkind);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
@@ -75,7 +76,7 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     const int size = ompi_comm_size(comm);
     size_t    total = 0, own;
     ptrdiff_t gap;
-    int       kinds;
+    int       kinds, skind, rkind;
 
     if (m->counts == NULL && (m->counts = malloc(sizeof(size_t) * (size_t)size)) == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -86,11 +87,15 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     }
     own = m->counts[ompi_comm_rank(comm)];
     if (sbuf == MPI_IN_PLACE) {
-        kinds = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, total, &gap));
+        skind = 0;
+        rkind = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, total, &gap));
     } else {
-        kinds = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(dtype, total, &gap)) |
-                mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, own, &gap));
+        skind = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(dtype, total, &gap));
+        rkind = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, own, &gap));
     }
+    kinds        = skind | rkind;
+    route->skind = skind;
+    route->rkind = rkind;
     if (mca_coll_gpu_host_direct(m, kinds, coll)) {
         *call        = (cg_call_t){.coll = coll};
         route->path  = MCA_COLL_GPU_PATH_UNDER;
@@ -134,7 +139,7 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, call.counts[ompi_comm_rank(comm)],
-                                      dtype, op, comm, m, mca_coll_gpu_rs_run, rcounts);
+                                      dtype, op, comm, m, mca_coll_gpu_rs_run, rcounts, &route);
     case MCA_COLL_GPU_PATH_LOCAL:
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
     default:
@@ -168,7 +173,7 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, (size_t)rcount, dtype, op, comm, m,
-                                      mca_coll_gpu_rsb_run, &rcount);
+                                      mca_coll_gpu_rsb_run, &rcount, &route);
     case MCA_COLL_GPU_PATH_LOCAL:
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
     default:

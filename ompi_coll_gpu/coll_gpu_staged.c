@@ -113,12 +113,15 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
 }
 
 int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
-                          struct ompi_datatype_t *dtype, size_t count, int copy_in)
+                          struct ompi_datatype_t *dtype, size_t count, int copy_in, int kind)
 {
     ptrdiff_t gap;
     size_t    span = mca_coll_gpu_span(dtype, count, &gap);
 
-    if (span == 0 || !(mca_coll_gpu_buffer_kind(user, span) & MCA_COLL_GPU_KIND_DEVICE)) {
+    if (span > 0 && kind == MCA_COLL_GPU_KIND_UNKNOWN) {
+        kind = mca_coll_gpu_buffer_kind(user, span);
+    }
+    if (span == 0 || !(kind & MCA_COLL_GPU_KIND_DEVICE)) {
         memset(b, 0, sizeof(*b));
         b->user = user;
         b->host = user;

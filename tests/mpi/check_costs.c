@@ -265,8 +265,8 @@ static void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsen
 {
     const long X = -1;
     const costs_case_t host_call = {"asserted: host allreduce", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}};
-    const costs_case_t dev_call  = {"asserted: device allreduce", {0, 1, 0, 0, 1, 0, X, X, 0, 8 * 16, 0, 0, 0, 4}, {0}};
-    const costs_case_t mixed     = {"asserted: mixed host/device", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 4}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+    const costs_case_t dev_call  = {"asserted: device allreduce", {0, 1, 0, 0, 1, 0, X, X, 0, 8 * 16, 0, 0, 0, 2}, {0}};
+    const costs_case_t mixed     = {"asserted: mixed host/device", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 2}, {0}};
     const costs_case_t partial   = {"asserted on rank 0 only", {0, 0, 1, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {0}};
     MPI_Info           info;
     MPI_Comm           all, some;
@@ -380,11 +380,11 @@ int main(int argc, char **argv)
         /* counters: fast staged under local mpi agree waits ops scratch staged exports imports
          * missed queries (max: the value is an upper bound); one node unless --nodes.
          * queries: memory queries of the device layer, a cuPointerGetAttributes each on a GPU:
-         * one per user buffer at the entry (MPI_IN_PLACE: none), plus, today, the same
-         * buffers again where a path looks at them once more: the staged path (2: its input
-         * and output), a zero-copy publish (1 per published buffer; in place, both names of
-         * the one buffer), the hierarchical large call (4). A bcast's root publishes
-         * nothing (1). */
+         * one per user buffer at the entry (MPI_IN_PLACE: none; the staged path uses the
+         * entry's answers), plus, today, the same buffers again where a zero-copy publish
+         * looks at them once more (1 per published buffer; in place, both names of the one
+         * buffer) and in the hierarchical large call (4). A bcast's root publishes nothing
+         * (1). */
         const struct {
             int          coll;
             const char  *alg;
@@ -412,12 +412,12 @@ int main(int argc, char **argv)
             {K_ALLGATHER, "direct", big / 4, 0, 0, 0, {"device allgather 300 KB direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0, 0, 3}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             {K_RSB, "direct", big / 4, 0, 0, 0, {"device reduce_scatter_block direct", {1, 0, 0, 0, 0, 0, pool ? X : 5, X, pool ? X : 0, 0, 0, 0, 0, 3}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             /* staged: the collective underneath, the input and the output through host memory */
-            {K_ALLREDUCE, "staged", 1, 0, 0, 1, {"device allreduce 4 B staged", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 4}, {0}}},
+            {K_ALLREDUCE, "staged", 1, 0, 0, 1, {"device allreduce 4 B staged", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 2}, {0}}},
             /* across nodes (the suite pins the model's latencies): a small call is staged
              * with no agreement, the staged path being faster than the agreement alone;
              * host buffers then go underneath with no agreement either; a large call
              * agrees and runs the planner's fast path */
-            {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 4}, {0}}},
+            {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "auto", 1, 1, 0, 2, {"host allreduce 4 B across nodes", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, X, X, X, 0, X, X, 0, 6}, {0}}},
         };
@@ -471,7 +471,7 @@ int main(int argc, char **argv)
             costs_force(cases[c].coll, "auto");
         }
         if (nodes) { /* small, across nodes, ranks mixing kinds: no agreement, exact */
-            const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 4}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+            const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 2}, {0}};
             costs_measure(&mixed, K_ALLREDUCE, MPI_COMM_WORLD, rank == 0 ? dbuf : (void *)hbuf,
                           rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 1);
         }
