@@ -85,6 +85,8 @@ typedef struct {
     int           comm_size;
     const cg_ll_watch_t *watch; /* this rank's: an LL call run before the agreement; NULL:
                                    the ranks agreed on the call before */
+    const cg_mem_attr_t *sattr, *rattr; /* this rank's: the device layer's answer for sbuf
+                                           and rbuf at the entry point; NULL: not asked */
 } cg_call_t;
 
 /* nccl-tests' size of a call: the whole buffer (allgather: gathered). */

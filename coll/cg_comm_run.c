@@ -110,7 +110,15 @@ cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t 
         return CG_ERR_UNSUPPORTED;
     }
     if (info->scope != CG_SCOPE_HIER) {
-        return cg_comm_done(comm, info->run(comm, plan, call));
+        cg_status_t status;
+        if (comm->intra != NULL) { /* the entry point's answers, for the publish */
+            cg_intra_asked(comm->intra, call->sbuf, call->sattr, call->rbuf, call->rattr);
+        }
+        status = info->run(comm, plan, call);
+        if (comm->intra != NULL) {
+            cg_intra_asked(comm->intra, NULL, NULL, NULL, NULL);
+        }
+        return cg_comm_done(comm, status);
     }
     if (comm->inter == NULL) {
         return CG_ERR_UNSUPPORTED;

@@ -64,6 +64,7 @@ typedef struct {
     int           path;
     int           kinds;
     int           skind, rkind; /* the input's and output's kinds (the entry point's) */
+    cg_mem_attr_t sattr, rattr; /* and the device layer's answers (the publish's) */
     cg_ll_watch_t watch; /* FAST with watch.board set: an LL call run before the ranks
                             agreed on the kinds (mca_coll_gpu_route_board) */
 } mca_coll_gpu_route_t;
@@ -199,6 +200,9 @@ void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_c
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);
 int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
+/* The same, with the device layer's answer in *attr (zeros when nothing was asked, or the
+ * query failed): a fast path's zero-copy publish uses it instead of asking again. */
+int  mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *attr);
 /* Host buffers on a communicator whose every rank asserted host memory: 1 when the call
  * goes straight underneath before a descriptor is made (counted; a logged call takes the
  * whole route, for its line). */

@@ -54,11 +54,13 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     cg_call_t              call;
     int                    kinds, skind = 0, rkind, rc, nofast;
 
-    rkind  = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap));
+    rkind  = mca_coll_gpu_buffer_query(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap), &route.rattr);
+    memset(&route.sattr, 0, sizeof(route.sattr));
     kinds  = rkind;
     nofast = !mca_coll_gpu_dtype_is_dense(rdtype, rtotal);
     if (sbuf != MPI_IN_PLACE) {
-        skind = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap));
+        skind = mca_coll_gpu_buffer_query(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap),
+                                          &route.sattr);
         kinds |= skind;
         nofast |= !mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
     }
@@ -67,6 +69,8 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     }
     mca_coll_gpu_call_init(&call, CG_COLL_ALLGATHER, sbuf, rbuf, (size_t)rcount, rdtype, NULL,
                            comm);
+    call.sattr = &route.sattr;
+    call.rattr = &route.rattr;
     rc = mca_coll_gpu_route(m, comm, &call, kinds,
                             nofast ? MCA_COLL_GPU_LAYOUT_NOFAST | MCA_COLL_GPU_LAYOUT_GAPS : 0,
                             &route);

@@ -51,13 +51,15 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     cg_call_t              call;
     int                    kinds, skind, rkind, rc;
 
-    skind = mca_coll_gpu_buffer_kind(sbuf, span);
-    rkind = mca_coll_gpu_buffer_kind(rbuf, span);
+    skind = mca_coll_gpu_buffer_query(sbuf, span, &route.sattr);
+    rkind = mca_coll_gpu_buffer_query(rbuf, span, &route.rattr);
     kinds = skind | rkind;
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLREDUCE)) {
         return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
     mca_coll_gpu_call_init(&call, CG_COLL_ALLREDUCE, sbuf, rbuf, (size_t)count, dtype, op, comm);
+    call.sattr = &route.sattr;
+    call.rattr = &route.rattr;
     /* Predefined types (the only ones a fast path reduces) have a fixed layout, padding
      * included, that the device reductions respect: gaps only matter to a local copy. */
     rc = mca_coll_gpu_route(m, comm, &call, kinds,

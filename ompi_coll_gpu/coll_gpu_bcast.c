@@ -42,12 +42,13 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     cg_call_t              call;
     int                    kinds, rc;
 
-    kinds = mca_coll_gpu_buffer_kind(buf, span);
+    kinds = mca_coll_gpu_buffer_query(buf, span, &route.rattr);
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_BCAST)) {
         return MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm);
     }
     mca_coll_gpu_call_init(&call, CG_COLL_BCAST, NULL, buf, (size_t)count, dtype, NULL, comm);
-    call.root = root;
+    call.root  = root;
+    call.rattr = &route.rattr;
     rc = mca_coll_gpu_route(m, comm, &call, kinds,
                             mca_coll_gpu_dtype_is_dense(dtype, (size_t)count)
                                 ? 0 : MCA_COLL_GPU_LAYOUT_NOFAST | MCA_COLL_GPU_LAYOUT_GAPS,

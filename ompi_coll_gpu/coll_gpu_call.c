@@ -59,10 +59,19 @@ cg_dev_t *mca_coll_gpu_device(void)
  * (the call takes part in the collective with zeros and returns an error). */
 int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
 {
+    cg_mem_attr_t attr;
+
+    return mca_coll_gpu_buffer_query(buf, bytes, &attr);
+}
+
+int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
+{
     cg_dev_t     *dev;
     cg_mem_attr_t attr;
     cg_status_t   status;
+    int           kind;
 
+    memset(out, 0, sizeof(*out));
     if (bytes == 0 || buf == MPI_IN_PLACE) {
         return 0;
     }
@@ -91,12 +100,13 @@ int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
         return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
     }
     if (attr.kind != CG_MEM_DEVICE) {
-        return MCA_COLL_GPU_KIND_HOST; /* host and managed memory: the host path reads it */
+        kind = MCA_COLL_GPU_KIND_HOST; /* host and managed memory: the host path reads it */
+    } else {
+        kind = attr.foreign ? MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST
+                            : MCA_COLL_GPU_KIND_DEVICE;
     }
-    if (attr.foreign) {
-        return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
-    }
-    return MCA_COLL_GPU_KIND_DEVICE;
+    *out = attr;
+    return kind;
 }
 
 int mca_coll_gpu_kinds_host_only(const char *kinds)

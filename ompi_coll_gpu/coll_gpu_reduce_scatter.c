@@ -87,11 +87,11 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     }
     own = m->counts[ompi_comm_rank(comm)];
     if (sbuf == MPI_IN_PLACE) {
-        skind = 0;
-        rkind = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, total, &gap));
+        skind = mca_coll_gpu_buffer_query(NULL, 0, &route->sattr);
+        rkind = mca_coll_gpu_buffer_query(rbuf, mca_coll_gpu_span(dtype, total, &gap), &route->rattr);
     } else {
-        skind = mca_coll_gpu_buffer_kind(sbuf, mca_coll_gpu_span(dtype, total, &gap));
-        rkind = mca_coll_gpu_buffer_kind(rbuf, mca_coll_gpu_span(dtype, own, &gap));
+        skind = mca_coll_gpu_buffer_query(sbuf, mca_coll_gpu_span(dtype, total, &gap), &route->sattr);
+        rkind = mca_coll_gpu_buffer_query(rbuf, mca_coll_gpu_span(dtype, own, &gap), &route->rattr);
     }
     kinds        = skind | rkind;
     route->skind = skind;
@@ -107,6 +107,8 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     }
     mca_coll_gpu_call_init(call, coll, sbuf, rbuf, total, dtype, op, comm);
     call->counts = m->counts;
+    call->sattr  = &route->sattr;
+    call->rattr  = &route->rattr;
     /* predefined types only go fast (see mca_coll_gpu_allreduce): gaps matter to a local
      * copy only */
     return mca_coll_gpu_route(m, comm, call, kinds,

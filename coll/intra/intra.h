@@ -115,6 +115,8 @@ typedef struct cg_intra {
     int              pin_owner[2 * CG_INTRA_MAX]; /* whose buffer each pin maps (group rank) */
     uint64_t         pin_ids[2 * CG_INTRA_MAX];   /* and its buffer id */
     int              num_pins;
+    const void      *asked_ptr[2];          /* this call's user buffers and what the device */
+    cg_mem_attr_t    asked_attr[2];         /* layer said of them (cg_intra_asked) */
     cg_intra_known_t known[CG_INTRA_KNOWN_MAX]; /* buffers every rank already shares */
     uint64_t         publishes;             /* zero-copy exchanges (the table's clock) */
     int              failed;                /* a barrier failed: the group is unusable */
@@ -195,6 +197,12 @@ cg_status_t cg_intra_copy(cg_intra_t *group, void *dst, const void *src, size_t 
  * the padding bytes of pair types untouched. */
 cg_status_t cg_intra_copy_typed(cg_intra_t *group, void *dst, const void *src, size_t count,
                                 cg_dtype_t dtype);
+
+/* The device layer's answers for the running call's user buffers, asked at the entry point
+ * (NULL attr: not asked): the publish uses them instead of asking again. Set before a run,
+ * cleared after it (cg_intra_asked(group, NULL, NULL, NULL, NULL)). */
+void        cg_intra_asked(cg_intra_t *group, const void *buf0, const cg_mem_attr_t *attr0,
+                           const void *buf1, const cg_mem_attr_t *attr1);
 
 /* At the group's release: the table's holds on peers' mappings go back. */
 void        cg_intra_known_clear(cg_intra_t *group);
