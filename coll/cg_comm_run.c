@@ -102,23 +102,11 @@ static cg_status_t cg_comm_run_padded(cg_comm_t *comm, const cg_alg_info_t *info
     return status;
 }
 
-cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
+static cg_status_t cg_comm_run_alg(cg_comm_t *comm, const cg_alg_info_t *info,
+                                   const cg_plan_t *plan, const cg_call_t *call)
 {
-    const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
-
-    if (info == NULL || info->run == NULL) {
-        return CG_ERR_UNSUPPORTED;
-    }
     if (info->scope != CG_SCOPE_HIER) {
-        cg_status_t status;
-        if (comm->intra != NULL) { /* the entry point's answers, for the publish */
-            cg_intra_asked(comm->intra, call->sbuf, call->sattr, call->rbuf, call->rattr);
-        }
-        status = info->run(comm, plan, call);
-        if (comm->intra != NULL) {
-            cg_intra_asked(comm->intra, NULL, NULL, NULL, NULL);
-        }
-        return cg_comm_done(comm, status);
+        return cg_comm_done(comm, info->run(comm, plan, call));
     }
     if (comm->inter == NULL) {
         return CG_ERR_UNSUPPORTED;
@@ -129,4 +117,22 @@ cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t 
         return cg_comm_hier_done(comm, cg_comm_run_padded(comm, info, plan, call));
     }
     return cg_comm_hier_done(comm, info->run(comm, plan, call));
+}
+
+cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
+{
+    const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
+    cg_status_t          status;
+
+    if (info == NULL || info->run == NULL) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    if (comm->intra != NULL) { /* the entry point's answers, for the publish */
+        cg_intra_asked(comm->intra, call->sbuf, call->sattr, call->rbuf, call->rattr);
+    }
+    status = cg_comm_run_alg(comm, info, plan, call);
+    if (comm->intra != NULL) {
+        cg_intra_asked(comm->intra, NULL, NULL, NULL, NULL);
+    }
+    return status;
 }

@@ -381,8 +381,7 @@ int main(int argc, char **argv)
          * missed queries (max: the value is an upper bound); one node unless --nodes.
          * queries: memory queries of the device layer, a cuPointerGetAttributes each on a GPU:
          * one per user buffer at the entry point (MPI_IN_PLACE: none); the staged path and
-         * a zero-copy publish use the entry's answers; a large call across nodes still asks
-         * 4 more (its phases publish other pointers). */
+         * a zero-copy publish use the entry's answers, across nodes too. */
         const struct {
             int          coll;
             const char  *alg;
@@ -417,7 +416,7 @@ int main(int argc, char **argv)
              * agrees and runs the planner's fast path */
             {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "auto", 1, 1, 0, 2, {"host allreduce 4 B across nodes", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
-            {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, X, X, X, 0, X, X, 0, 6}, {0}}},
+            {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, X, X, X, 0, X, X, 0, 2}, {0}}},
         };
         /* The board (inside a node, coll_gpu_buffer_check=auto) comes at the 8th call that
          * needs an agreement (MCA_COLL_GPU_BOARD_AFTER): each of the 8 calls agrees through
