@@ -112,6 +112,14 @@ typedef struct {
                                   result (a peer will not take part: see ll_peek) */
 } cg_ll_args_t;
 
+/* Slot `from` of `owner`'s inbox for this call's half, as mapped in this process (device
+ * memory: the host reaches it through the layer only). */
+static inline char *cg_ll_slot_at(const cg_ll_args_t *args, int owner, int from)
+{
+    return args->inbox[owner] +
+           ((size_t)args->parity * (size_t)args->size + (size_t)from) * args->slot_bytes;
+}
+
 /* Bytes of payload an LL slot of slot_bytes carries. */
 static inline size_t cg_ll_capacity(size_t slot_bytes)
 {

@@ -18,10 +18,8 @@
 static cg_status_t cg_ll_slot(cg_dev_t *dev, const cg_ll_args_t *args, int owner, int from, size_t lines,
                               uint64_t **slot)
 {
-    char *at = args->inbox[owner] + ((size_t)args->parity * (size_t)args->size + (size_t)from) *
-                                        args->slot_bytes;
-
-    return cg_host_resolve(dev, at, CG_MAX(lines, (size_t)1) * sizeof(uint64_t), (void **)slot);
+    return cg_host_resolve(dev, cg_ll_slot_at(args, owner, from),
+                           CG_MAX(lines, (size_t)1) * sizeof(uint64_t), (void **)slot);
 }
 
 /* bytes of src as lines of flag into slot (an empty line when bytes is 0): whole words in

@@ -177,12 +177,17 @@ void cg_board_announce(cg_board_t *board, uint64_t seq, int kinds)
                      (seq << 8) | (uint64_t)(kinds & 0xff), __ATOMIC_RELEASE);
 }
 
+/* The word in rank i's slot for seq: (its seq << 8) | kinds. */
+static uint64_t cg_board_word(const cg_board_t *board, int i, uint64_t seq)
+{
+    return __atomic_load_n(&board->pages[i]->slot[seq % CG_BOARD_SLOTS], __ATOMIC_ACQUIRE);
+}
+
 /* Peer i's kinds at seq: 1 and *kinds when known, 0 while it has not announced seq yet. A
  * later seq in the slot means it was not on a fast path at seq: host memory. */
 static int cg_board_peer(const cg_board_t *board, int i, uint64_t seq, int *kinds)
 {
-    uint64_t word = __atomic_load_n(&board->pages[i]->slot[seq % CG_BOARD_SLOTS],
-                                    __ATOMIC_ACQUIRE);
+    uint64_t word = cg_board_word(board, i, seq);
 
     if ((word >> 8) < seq) {
         return 0;
@@ -238,8 +243,7 @@ int cg_board_watch(const cg_board_t *board, const cg_ll_watch_t *watch, uint64_t
 {
     *later = 0;
     for (int i = 0; i < board->local_size; i++) {
-        uint64_t word = __atomic_load_n(&board->pages[i]->slot[watch->seq % CG_BOARD_SLOTS],
-                                        __ATOMIC_ACQUIRE);
+        uint64_t word = cg_board_word(board, i, watch->seq);
         if (i == board->local_rank || (word >> 8) < watch->seq) {
             continue; /* this rank, or a peer that has not announced seq yet */
         }

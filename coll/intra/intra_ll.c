@@ -36,11 +36,7 @@ static cg_status_t cg_intra_ll_missing(cg_intra_t *group, const cg_ll_args_t *ar
             continue;
         }
         status = group->dev->ops->ll_peek(
-            group->dev,
-            (const uint64_t *)(args->inbox[group->rank] +
-                               ((size_t)args->parity * (size_t)args->size + (size_t)p) *
-                                   args->slot_bytes),
-            &line);
+            group->dev, (const uint64_t *)cg_ll_slot_at(args, group->rank, p), &line);
         *missing = status == CG_OK && (uint32_t)(line >> 32) != args->flag;
     }
     return status;

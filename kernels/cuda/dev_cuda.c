@@ -331,8 +331,7 @@ static cg_status_t cg_cuda_ll_abort_guarded(const cg_ll_args_t *args)
         abort_lines[i] = (uint64_t)(args->flag | CG_LL_ABORT) << 32;
     }
     for (int p = 0; p < args->size && status == CG_OK; p++) {
-        char *slot = args->inbox[args->rank] +
-                     ((size_t)args->parity * (size_t)args->size + (size_t)p) * args->slot_bytes;
+        char *slot = cg_ll_slot_at(args, args->rank, p);
         if (p != args->rank) {
             status = CG_CU_CALL(cuMemcpyHtoD, (CUdeviceptr)(uintptr_t)slot, abort_lines,
                                 cg_ll_slot_lines(cg_ll_recv_bytes(args, p)) * sizeof(uint64_t));
