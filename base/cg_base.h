@@ -125,6 +125,7 @@ typedef enum {
     CG_CNT_CONTEXTS_KEPT,  /* contexts of freed communicators taken by a new one */
     CG_CNT_LL_MISSED,      /* LL calls run before the agreement that a rank was not on */
     CG_CNT_MEM_QUERIES,    /* memory queries of the device layer (a driver call on a GPU) */
+    CG_CNT_MEM_CACHE_HITS, /* buffers known as host memory without a query (cg_host_cache) */
     CG_CNT_COUNT
 } cg_counter_t;
 
@@ -133,6 +134,24 @@ extern uint64_t cg_counters[CG_CNT_COUNT];
 static inline void cg_count(cg_counter_t counter, uint64_t n)
 {
     __atomic_fetch_add(&cg_counters[counter], n, __ATOMIC_RELAXED);
+}
+
+/* For the counters only the threads calling MPI count (the calls_* paths, the calls into
+ * the layer underneath, the host-memory cache's hits): without MPI_THREAD_MULTIPLE one such thread counts at a time (MPI orders
+ * them), so a plain add does, without the locked instruction of cg_count (the cost of a
+ * host-buffer call is a few of those). cg_counters_callers_concurrent: set at init under
+ * MPI_THREAD_MULTIPLE. */
+extern int cg_counters_callers_concurrent;
+
+static inline void cg_count_caller(cg_counter_t counter, uint64_t n)
+{
+    if (cg_counters_callers_concurrent) {
+        cg_count(counter, n);
+    } else {
+        __atomic_store_n(&cg_counters[counter],
+                         __atomic_load_n(&cg_counters[counter], __ATOMIC_RELAXED) + n,
+                         __ATOMIC_RELAXED);
+    }
 }
 
 const char *cg_counter_name(cg_counter_t counter);
@@ -171,6 +190,17 @@ int         cg_process_alive(int pid);
 /* A random 64-bit id of this process, fixed for its lifetime (unique on the node even
  * across PID namespaces). */
 uint64_t    cg_process_id(void);
+
+/* The host-memory cache (cg_host_cache.c): ranges a memory query found to be host memory.
+ * Only sound while every release of address space calls cg_host_cache_forget first: the
+ * owner enables it once such a source is installed. lookup: 1 when [ptr, ptr + bytes) is
+ * known host memory. insert: record a host answer, stamped with the generation read before
+ * the query. */
+void     cg_host_cache_enable(int on);
+uint64_t cg_host_cache_generation(void);
+void     cg_host_cache_forget(void);
+int      cg_host_cache_lookup(const void *ptr, size_t bytes);
+void     cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t gen);
 
 #ifdef __cplusplus
 }

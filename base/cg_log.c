@@ -220,6 +220,7 @@ void cg_log_emit(int level, unsigned subsys, const char *file, int line, const c
 }
 
 uint64_t cg_counters[CG_CNT_COUNT];
+int      cg_counters_callers_concurrent;
 
 static const struct {
     const char *name, *help;
@@ -248,6 +249,8 @@ static const struct {
                                            "local rank was not on (they went staged)"},
     [CG_CNT_MEM_QUERIES]   = {"mem_queries", "Memory queries of the device layer (on a GPU, one "
                                              "cuPointerGetAttributes each)"},
+    [CG_CNT_MEM_CACHE_HITS] = {"mem_cache_hits", "Buffers known as host memory from an earlier "
+                                                 "call, without a memory query (host-memory cache)"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

@@ -28,6 +28,8 @@ enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_C
 /* mca_coll_gpu_route_agree: announced on the board; this rank runs the call's LL at once,
  * the agreement riding on its lines */
 #define MCA_COLL_GPU_AGREED_IN_BAND 2
+/* mca_coll_gpu_rs_route: host buffers, straight to the layer underneath (no descriptor) */
+#define MCA_COLL_GPU_ROUTED_UNDER 3
 
 /* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
  * cannot take the fast path for this call (layout, foreign device, ...); RETIRED: this
@@ -102,6 +104,7 @@ typedef struct mca_coll_gpu_component_t {
     int    ucx_depth;
     int    hier_lanes;
     int    context_keep;
+    int    host_cache;
     int    ucx_staging;
     int    thread_multi;
     cg_planner_config_t planner;
@@ -109,6 +112,7 @@ typedef struct mca_coll_gpu_component_t {
     /* state */
     cg_dev_t *dev;          /* opened at the first device-buffer call */
     int       dev_failed;   /* opening failed once: never try again */
+    int       host_cache_state; /* 0 not tried, 1 in use, -1 unavailable (coll_gpu_call.c) */
     int       active_kind;  /* CG_DEV_KIND_* chosen at init */
     int      *host_buffer_ranks;
     int       num_host_buffer_ranks;
@@ -178,7 +182,7 @@ OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
 /* Call the layer underneath's _coll (counted: coll_gpu_mpi_underlying):
  * MCA_COLL_GPU_UNDER(module, allreduce, sbuf, rbuf, count, dtype, op, comm). */
 #define MCA_COLL_GPU_UNDER(_m, _coll, ...)                                                  \
-    (cg_count(CG_CNT_MPI_UNDER, 1), (_m)->under._coll(__VA_ARGS__, (_m)->under._coll##_module))
+    (cg_count_caller(CG_CNT_MPI_UNDER, 1), (_m)->under._coll(__VA_ARGS__, (_m)->under._coll##_module))
 
 /* component / module */
 int mca_coll_gpu_register_params(void);
@@ -203,6 +207,7 @@ int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
 /* The same, with the device layer's answer in *attr (zeros when nothing was asked, or the
  * query failed): a fast path's zero-copy publish uses it instead of asking again. */
 int  mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *attr);
+void mca_coll_gpu_host_cache_stop(void);
 /* Host buffers on a communicator whose every rank asserted host memory: 1 when the call
  * goes straight underneath before a descriptor is made (counted; a logged call takes the
  * whole route, for its line). */

@@ -6,6 +6,7 @@
  * the device reductions, and the one log line per call.
  */
 #include "ompi_coll_gpu/coll_gpu.h"
+#include "ucx_glue/cg_ucx.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -64,17 +65,70 @@ int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
     return mca_coll_gpu_buffer_query(buf, bytes, &attr);
 }
 
+/* The host-memory cache (base/cg_host_cache.c) learns the buffers found to be host memory;
+ * UCX's memory hooks make it forget them before any address space is released. Started at
+ * the first memory query (a job without collectives installs no hooks), stopped when the
+ * component closes. */
+static pthread_mutex_t mca_coll_gpu_host_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mca_coll_gpu_host_cache_released(void *arg)
+{
+    (void)arg;
+    cg_host_cache_forget();
+}
+
+static void mca_coll_gpu_host_cache_start(void)
+{
+    pthread_mutex_lock(&mca_coll_gpu_host_cache_lock);
+    if (mca_coll_gpu_component.host_cache_state == 0) {
+        if (mca_coll_gpu_component.host_cache &&
+            cg_ucx_watch_releases(mca_coll_gpu_host_cache_released, NULL) == CG_OK) {
+            cg_host_cache_enable(1);
+            mca_coll_gpu_component.host_cache_state = 1;
+        } else {
+            mca_coll_gpu_component.host_cache_state = -1;
+        }
+        cg_detail(CG_SUB_INIT, "host-memory cache %s",
+                  mca_coll_gpu_component.host_cache_state > 0 ? "in use (UCX memory events)"
+                  : mca_coll_gpu_component.host_cache       ? "off: UCX reports no memory events"
+                                                           : "off (coll_gpu_host_cache=0)");
+    }
+    pthread_mutex_unlock(&mca_coll_gpu_host_cache_lock);
+}
+
+void mca_coll_gpu_host_cache_stop(void)
+{
+    pthread_mutex_lock(&mca_coll_gpu_host_cache_lock);
+    if (mca_coll_gpu_component.host_cache_state > 0) {
+        cg_host_cache_enable(0);
+        cg_ucx_unwatch_releases();
+    }
+    mca_coll_gpu_component.host_cache_state = 0;
+    pthread_mutex_unlock(&mca_coll_gpu_host_cache_lock);
+}
+
 int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
 {
     cg_dev_t     *dev;
     cg_mem_attr_t attr;
     cg_status_t   status;
+    uint64_t      generation;
     int           kind;
 
     memset(out, 0, sizeof(*out));
     if (bytes == 0 || buf == MPI_IN_PLACE) {
         return 0;
     }
+    if (cg_host_cache_lookup(buf, bytes)) {
+        out->kind   = CG_MEM_HOST;
+        out->device = -1;
+        cg_count_caller(CG_CNT_MEM_CACHE_HITS, 1);
+        return MCA_COLL_GPU_KIND_HOST;
+    }
+    if (__atomic_load_n(&mca_coll_gpu_component.host_cache_state, __ATOMIC_ACQUIRE) == 0) {
+        mca_coll_gpu_host_cache_start();
+    }
+    generation = cg_host_cache_generation(); /* before the query: a release during it wins */
     dev = mca_coll_gpu_component.dev;
     if (dev == NULL && mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
         dev = mca_coll_gpu_device_open(-1); /* cheap, and it knows the memory kinds */
@@ -98,6 +152,9 @@ int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
     }
     if (status != CG_OK) {
         return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
+    }
+    if (attr.kind == CG_MEM_HOST) {
+        cg_host_cache_insert(buf, bytes, generation);
     }
     if (attr.kind != CG_MEM_DEVICE) {
         kind = MCA_COLL_GPU_KIND_HOST; /* host and managed memory: the host path reads it */

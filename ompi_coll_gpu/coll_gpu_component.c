@@ -65,6 +65,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .ucx_depth         = 4,
     .hier_lanes        = 4,
     .context_keep      = 4,
+    .host_cache        = 1,
     .intra_sync        = 0,
     .timeout           = 0,
 };
@@ -121,6 +122,7 @@ static int mca_coll_gpu_open(void)
 
 static int mca_coll_gpu_close(void)
 {
+    mca_coll_gpu_host_cache_stop(); /* UCX must not call into an unloaded component */
     mca_coll_gpu_requests_fini();
     mca_coll_gpu_staging_cache_release();
     cg_comm_keep_drain(); /* kept contexts use UCX: first */
@@ -183,6 +185,7 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
 
     (void)enable_progress_threads;
     mca_coll_gpu_component.thread_multi = enable_mpi_threads;
+    cg_counters_callers_concurrent      = enable_mpi_threads;
     if (mca_coll_gpu_component.priority <= 0) {
         cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "disabled: coll_gpu_priority is 0");
         return OMPI_ERROR;

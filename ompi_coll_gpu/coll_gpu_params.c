@@ -132,6 +132,11 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "instead of a new context (device scratch, IPC mappings, UCX endpoints). A kept "
      "context holds its device memory until it is reused, pushed out by newer ones, or "
      "the process ends"},
+    {"host_cache", INT, NULL, &CG_C->host_cache, OPAL_INFO_LVL_5, 0, LOCAL,
+     "1: remember the buffers found to be host memory, so that the next collective on "
+     "them skips the memory query (a cuPointerGetAttributes on a GPU); in use only where "
+     "UCX reports every release of address space (its memory hooks; not with "
+     "UCX_MEM_EVENTS=no). 0: query every buffer of every call"},
     {"ucx_chunk_size", SIZE, NULL, &CG_C->ucx_chunk_size, OPAL_INFO_LVL_5, 0, EQ,
      "Inter-node staging: bytes per page-locked chunk when UCX cannot move device memory"},
     {"ucx_depth", INT, NULL, &CG_C->ucx_depth, OPAL_INFO_LVL_5, 0, EQ,

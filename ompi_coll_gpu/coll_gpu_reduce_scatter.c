@@ -66,7 +66,8 @@ static int mca_coll_gpu_rsb_run(const void *sbuf, void *rbuf, const void *arg,
 }
 
 /* Route one reduce-scatter call: the descriptor (counts[r] = rcounts[r], or rcount for every
- * rank, in the module's array), the buffers' kinds, the route. */
+ * rank, in the module's array), the buffers' kinds, the route; MCA_COLL_GPU_ROUTED_UNDER
+ * when host buffers go straight underneath (neither filled in). */
 static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
                                  const int *rcounts, size_t rcount,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
@@ -97,13 +98,7 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     route->skind = skind;
     route->rkind = rkind;
     if (mca_coll_gpu_host_direct(m, kinds, coll)) {
-        *call        = (cg_call_t){.coll = coll};
-        route->path  = MCA_COLL_GPU_PATH_UNDER;
-        route->kinds = kinds;
-        route->watch.board = NULL;
-        route->plan.alg       = CG_ALG_STAGED;
-        route->plan.reason[0] = '\0';
-        return OMPI_SUCCESS;
+        return MCA_COLL_GPU_ROUTED_UNDER; /* call and route are not filled in */
     }
     mca_coll_gpu_call_init(call, coll, sbuf, rbuf, total, dtype, op, comm);
     call->counts = m->counts;
@@ -127,6 +122,9 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
 
     rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER, sbuf, rbuf, rcounts, 0, dtype, op, comm,
                                m, &route, &call);
+    if (MCA_COLL_GPU_ROUTED_UNDER == rc) {
+        return mca_coll_gpu_rs_run(sbuf, rbuf, rcounts, dtype, op, comm, m);
+    }
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -161,6 +159,9 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
 
     rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, NULL, (size_t)rcount,
                                dtype, op, comm, m, &route, &call);
+    if (MCA_COLL_GPU_ROUTED_UNDER == rc) {
+        return mca_coll_gpu_rsb_run(sbuf, rbuf, &rcount, dtype, op, comm, m);
+    }
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -131,7 +131,10 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  *          node's board (one store); a rank with host buffers only then goes to the layer
  *          underneath at once (returns MCA_COLL_GPU_AGREED_HOST), a rank with device buffers
  *          reads every rank's kinds for this call. The board is made at the
- *          MCA_COLL_GPU_BOARD_AFTER-th call that needs an agreement (the calls before
+ *          MCA_COLL_GPU_BOARD_AFTER-th call that needs an agreement; from then on every
+ *          call is announced, even one that needs none (datatype, op, count 0): a
+ *          host-buffer call then only announces and goes underneath, with no plan
+ *          (mca_coll_gpu_host_direct). (The calls before the board
  *          agree through the layer underneath, as communicators spanning nodes do on every
  *          such call: ranks of other nodes are not on the board). Making and freeing a
  *          board costs about what that many agreements cost, so a communicator used a few
@@ -179,8 +182,22 @@ static int mca_coll_gpu_one_node(struct ompi_communicator_t *comm)
     return !ompi_group_have_remote_peers(comm->c_local_group);
 }
 
+/* On a node's board every call is announced, whatever path it then takes (the same calls
+ * on every rank: the board exists from the same call on): the rank's kinds for the next seq,
+ * and the call counted on the context for the LL flags. A host-buffer call needs nothing
+ * else (mca_coll_gpu_host_direct). */
+static void mca_coll_gpu_route_announce(mca_coll_gpu_module_t *m, int mine)
+{
+    m->seq++;
+    cg_board_announce(m->board, m->seq, mine);
+    if (m->core != NULL) {
+        cg_comm_ll_tick(m->core); /* every rank, every announced call */
+    }
+}
+
+/* on_board: the call was announced (mca_coll_gpu_route_announce). */
 static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                                    int mine, int ll_first, int *all_kinds)
+                                    int mine, int on_board, int ll_first, int *all_kinds)
 {
     const int   host_only = (mine & MCA_COLL_GPU_KIND_HOST) && !(mine & MCA_COLL_GPU_KIND_DEVICE);
     cg_status_t status;
@@ -190,12 +207,7 @@ static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_commun
     if (mca_coll_gpu_component.buffer_check == MCA_COLL_GPU_CHECK_LOCAL) {
         return OMPI_SUCCESS;
     }
-    m->seq++; /* every rank counts the calls that need an agreement */
-    if (mca_coll_gpu_board_ready(m)) {
-        cg_board_announce(m->board, m->seq, mine);
-        if (m->core != NULL) {
-            cg_comm_ll_tick(m->core); /* every rank, every announced call */
-        }
+    if (on_board) {
         if (host_only) {
             return MCA_COLL_GPU_AGREED_HOST;
         }
@@ -205,6 +217,7 @@ static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_commun
         status = cg_board_collect(m->board, m->seq, mca_coll_gpu_component.timeout, all_kinds);
         return mca_coll_gpu_status_to_mpi(status);
     }
+    m->seq++; /* every rank counts the calls that need an agreement */
     rc = mca_coll_gpu_agree_kinds(m, comm, mine | (m->host_asserted ? 0 : MCA_COLL_GPU_KIND_UNASSERTED),
                                   all_kinds);
     if (OMPI_SUCCESS == rc && m->under.allreduce != NULL && !(*all_kinds & MCA_COLL_GPU_KIND_UNASSERTED)) {
@@ -234,7 +247,7 @@ static void mca_coll_gpu_route_count(const mca_coll_gpu_route_t *route)
         [MCA_COLL_GPU_PATH_UNDER] = CG_CNT_CALLS_UNDER, [MCA_COLL_GPU_PATH_STAGED] = CG_CNT_CALLS_STAGED,
         [MCA_COLL_GPU_PATH_FAST] = CG_CNT_CALLS_FAST,   [MCA_COLL_GPU_PATH_LOCAL] = CG_CNT_CALLS_LOCAL,
     };
-    cg_count(counter[route->path], 1);
+    cg_count_caller(counter[route->path], 1);
 }
 
 /* coll_gpu_debug_fail: arm the device's failure at the chosen fast-path call. */
@@ -287,7 +300,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
                        mca_coll_gpu_route_t *route)
 {
     cg_planner_config_t planner = mca_coll_gpu_component.planner;
-    int                 all     = local_kinds, ll_first = 0, rc;
+    int                 all     = local_kinds, ll_first = 0, on_board, rc;
     cg_shape_t          shape;
     cg_comm_t          *core, *shape_of = NULL; /* the context shape describes */
 
@@ -304,6 +317,17 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         planner.forced[c] = mca_coll_gpu_component.algorithm[c];
     }
     planner.explain = cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL);
+    if (layout & MCA_COLL_GPU_LAYOUT_NOFAST) {
+        all |= MCA_COLL_GPU_KIND_NOFAST;
+    }
+    /* a failure is not always seen by every rank (another node's): agree on it too */
+    if (m->core_failed || (m->core != NULL && cg_comm_failed(m->core))) {
+        all |= MCA_COLL_GPU_KIND_RETIRED;
+    }
+    on_board = !m->host_only && mca_coll_gpu_board_ready(m);
+    if (on_board) {
+        mca_coll_gpu_route_announce(m, all);
+    }
     if (m->host_only || !cg_plan_prefilter(&planner, call, &route->plan)) {
         /* decided here, alike on every rank: the collective underneath, on host copies for
          * device buffers (those break the communicator's assertion, and still work) */
@@ -335,16 +359,9 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
             return OMPI_SUCCESS;
         }
     }
-    if (layout & MCA_COLL_GPU_LAYOUT_NOFAST) {
-        all |= MCA_COLL_GPU_KIND_NOFAST;
-    }
-    /* a failure is not always seen by every rank (another node's): agree on it too */
-    if (m->core_failed || (m->core != NULL && cg_comm_failed(m->core))) {
-        all |= MCA_COLL_GPU_KIND_RETIRED;
-    }
     /* device buffers only, one node, a board and a context: when the plan is LL, the call
      * runs at once and the agreement rides on its lines (see above) */
-    if (all == MCA_COLL_GPU_KIND_DEVICE && m->core != NULL && mca_coll_gpu_board_ready(m)) {
+    if (all == MCA_COLL_GPU_KIND_DEVICE && m->core != NULL && on_board) {
         if (shape_of != m->core) {
             cg_comm_shape(m->core, &shape);
             shape_of = m->core;
@@ -352,7 +369,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         cg_plan_select_memo(&m->plans[call->coll], &planner, call, &shape, &route->plan);
         ll_first = route->plan.alg == CG_ALG_LL;
     }
-    rc = mca_coll_gpu_route_agree(m, comm, all, ll_first, &all);
+    rc = mca_coll_gpu_route_agree(m, comm, all, on_board, ll_first, &all);
     if (rc == MCA_COLL_GPU_AGREED_HOST) { /* host buffers, announced on the board: done */
         route->path = MCA_COLL_GPU_PATH_UNDER;
         mca_coll_gpu_route_count(route);
@@ -403,11 +420,20 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
 
 int mca_coll_gpu_host_direct(mca_coll_gpu_module_t *m, int kinds, cg_coll_t coll)
 {
-    if (!m->host_only || kinds != MCA_COLL_GPU_KIND_HOST || cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
+    if (kinds != MCA_COLL_GPU_KIND_HOST || cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
         return 0;
     }
+    /* what mca_coll_gpu_route decides for host buffers, without a plan: the layer
+     * underneath, after the call's announcement on a node's board */
+    if (!m->host_only && mca_coll_gpu_component.buffer_check != MCA_COLL_GPU_CHECK_LOCAL &&
+        ompi_comm_size(m->comm) > 1) {
+        if (!mca_coll_gpu_board_ready(m)) {
+            return 0; /* the agreement goes through the layer underneath */
+        }
+        mca_coll_gpu_route_announce(m, kinds);
+    }
     mca_coll_gpu_component.last_alg[coll] = "underlying";
-    cg_count(CG_CNT_CALLS_UNDER, 1);
+    cg_count_caller(CG_CNT_CALLS_UNDER, 1);
     return 1;
 }
 

@@ -118,3 +118,14 @@ void cg_ucx_counters(cg_ucx_counters_t *counters)
 {
     *counters = (cg_ucx_counters_t){0, 0, 0};
 }
+
+cg_status_t cg_ucx_watch_releases(void (*release)(void *arg), void *arg)
+{
+    (void)release;
+    (void)arg;
+    return CG_ERR_UNSUPPORTED;
+}
+
+void cg_ucx_unwatch_releases(void)
+{
+}

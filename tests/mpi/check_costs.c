@@ -6,10 +6,11 @@
  * same on a loaded machine. Each case runs its call twice (the first one warms up: mappings,
  * the board, contexts) and measures the second on every rank; rank 0 prints the table.
  *
- *   coll_costs [--mem device|pool] [--nodes] [--local]
+ *   coll_costs [--mem device|pool] [--nodes] [--local] [--no-host-cache]
  *     --nodes  the communicator spans (virtual) nodes: expect the agreement allreduce
  *     --local  run with coll_gpu_buffer_check=local: no in-band agreement either, so the
  *              small calls wait once on the host
+ *     --no-host-cache  run with coll_gpu_host_cache=0: host buffers are queried every call
  * Then a run of LL calls with one rank lagging (results checked; a hang is a failure).
  * Results are checked too (against host arithmetic), so a cheap wrong call cannot pass.
  */
@@ -21,18 +22,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 enum { C_FAST, C_STAGED, C_UNDER, C_LOCAL, C_MPI, C_AGREE, C_WAITS, C_OPS, C_SCRATCH, C_STAGEB,
-       C_EXPORTS, C_IMPORTS, C_MISSED, C_QUERIES, C_NUM };
+       C_EXPORTS, C_IMPORTS, C_MISSED, C_QUERIES, C_HITS, C_NUM };
 static const char *const counter_names[C_NUM] = {
     "calls_fast", "calls_staged", "calls_underlying", "calls_local", "mpi_underlying",
     "agreements", "host_waits", "device_ops", "scratch_bytes", "staged_bytes", "ipc_exports",
-    "ipc_imports", "ll_missed", "mem_queries"};
+    "ipc_imports", "ll_missed", "mem_queries", "mem_cache_hits"};
 
 static MPI_T_pvar_session  session;
 static MPI_T_pvar_handle   handles[C_NUM];
 static int                 failures;
+static int                 host_cache = 1; /* coll_gpu_host_cache in use (--no-host-cache) */
 
 static void costs_init(void)
 {
@@ -77,14 +80,20 @@ typedef struct {
     int         max[C_NUM];
 } costs_case_t;
 
+/* The cases give the memory queries of a call; on host memory seen before (every measured
+ * call: a warm-up came first), the host-memory cache answers them instead (mem_cache_hits). */
 static void costs_check(const costs_case_t *k, const unsigned long long d[C_NUM], int rank,
-                        int bad_result)
+                        int bad_result, em_kind_t kind)
 {
     char line[512];
     int  used = snprintf(line, sizeof(line), "%-34s", k->name), bad = bad_result;
+    long hits = 0;
 
+    if (kind == EM_HOST && host_cache && k->want[C_QUERIES] >= 0) {
+        hits = k->want[C_QUERIES];
+    }
     for (int c = 0; c < C_NUM; c++) {
-        long want = k->want[c];
+        long want = c == C_HITS ? hits : c == C_QUERIES && hits > 0 ? 0 : k->want[c];
         int  ok   = want < 0 || (k->max[c] ? (long)d[c] <= want : (long)d[c] == want);
         used += snprintf(line + used, sizeof(line) - (size_t)used, " %s%llu", ok ? "" : "!", d[c]);
         bad |= !ok;
@@ -235,6 +244,41 @@ static int costs_kinds_varying(void *dbuf, void *dsend, int32_t *hbuf, int32_t *
     return bad;
 }
 
+/* The host-memory cache forgets every buffer at any release of address space (UCX's memory
+ * hooks; a released range may come back as device memory): a host buffer known from the
+ * call before is queried again after an unrelated munmap, then known again. */
+static void costs_host_release(int32_t *hbuf, int32_t *hsend, int32_t *host)
+{
+    unsigned long long before[C_NUM], after[C_NUM], q[3], h[3];
+    int                rank, bad = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    bad += costs_call(K_ALLREDUCE, MPI_COMM_WORLD, hbuf, hsend, host, 16, EM_HOST, 0);
+    for (int step = 0; step < 3; step++) {
+        if (step == 1) {
+            void *page = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                              -1, 0);
+            if (page != MAP_FAILED) {
+                munmap(page, 1 << 16);
+            }
+        }
+        costs_read(before);
+        bad += costs_call(K_ALLREDUCE, MPI_COMM_WORLD, hbuf, hsend, host, 16, EM_HOST, 0);
+        costs_read(after);
+        q[step] = after[C_QUERIES] - before[C_QUERIES];
+        h[step] = after[C_HITS] - before[C_HITS];
+    }
+    /* known, forgotten by the munmap, known again */
+    if (bad || q[0] != 0 || h[0] != 2 || q[1] != 2 || h[1] != 0 || q[2] != 0 || h[2] != 2) {
+        failures++;
+        fprintf(stderr, "coll_costs: FAIL rank %d: host buffers around a munmap: queries %llu %llu "
+                "%llu, cache hits %llu %llu %llu (expected 0 2 0, 2 0 2)%s\n", rank, q[0], q[1],
+                q[2], h[0], h[1], h[2], bad ? ", wrong result" : "");
+    } else if (rank == 0) {
+        printf("%-34s queries 0 2 0, cache hits 2 0 2\n", "host buffers around a munmap");
+    }
+}
+
 /* One measured call on comm (after one warm-up when warm): its counter deltas checked. */
 static void costs_measure(const costs_case_t *k, int coll, MPI_Comm comm, void *buf, void *send,
                           int32_t *host, em_kind_t kind, int warm)
@@ -252,7 +296,7 @@ static void costs_measure(const costs_case_t *k, int coll, MPI_Comm comm, void *
     for (int x = 0; x < C_NUM; x++) {
         delta[x] = after[x] - before[x];
     }
-    costs_check(k, delta, rank, bad != 0);
+    costs_check(k, delta, rank, bad != 0, kind);
 }
 
 /* Communicators whose info asserts host memory only (mpi_assert_memory_alloc_kinds, MPI
@@ -285,7 +329,7 @@ static void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsen
         snprintf(name, sizeof(name), "asserted: host %s", coll_names[coll]);
         k.name               = name;
         k.want[C_QUERIES] = coll == K_BCAST ? 1 : 2; /* one per buffer */
-        costs_measure(&k, coll, all, hbuf, hsend, host, EM_HOST, 0);
+        costs_measure(&k, coll, all, hbuf, hsend, host, EM_HOST, 1);
     }
     costs_measure(&dev_call, K_ALLREDUCE, all, dbuf, dsend, host, kind, 0);
     costs_measure(&mixed, K_ALLREDUCE, all, rank == 0 ? dbuf : (void *)hbuf,
@@ -352,6 +396,8 @@ int main(int argc, char **argv)
             nodes = 1;
         } else if (!strcmp(argv[i], "--local")) {
             local = 1;
+        } else if (!strcmp(argv[i], "--no-host-cache")) {
+            host_cache = 0;
         }
     }
     signal(SIGALRM, costs_watchdog);
@@ -463,7 +509,7 @@ int main(int argc, char **argv)
                     expect.want[C_AGREE] = 0;
                     expect.want[C_MPI]   = 1;
                 }
-                costs_check(&expect, delta, rank, bad != 0);
+                costs_check(&expect, delta, rank, bad != 0, k);
             }
             costs_force(cases[c].coll, "auto");
         }
@@ -471,6 +517,9 @@ int main(int argc, char **argv)
             const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 2}, {0}};
             costs_measure(&mixed, K_ALLREDUCE, MPI_COMM_WORLD, rank == 0 ? dbuf : (void *)hbuf,
                           rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 1);
+        }
+        if (host_cache) {
+            costs_host_release(hbuf, hsend, host);
         }
         if (!local) {
             costs_asserted(dbuf, dsend, hbuf, hsend, host, kind);

@@ -214,13 +214,19 @@ run "zero-copy-forced-two-shot-np7" 7 "${dev_mca[@]}" --mca coll_gpu_allreduce_a
 # 4b. What one call costs, from the component's counters (MPI_T performance variables):
 #     no MPI call on warm fast paths, one device operation and two host waits for a small
 #     call (one without the in-band agreement), nothing but the call underneath for host
-#     buffers, zero copy without scratch traffic; across nodes a small call staged with no
+#     buffers (their memory queries answered by the host-memory cache, which forgets at any
+#     munmap; without it, or without UCX's memory events, a query per buffer), zero copy
+#     without scratch traffic; across nodes a small call staged with no
 #     agreement and a large one with its agreement (the model's latencies pinned, so that
 #     the choice does not follow what the setup measured on a loaded machine).
 costs=$builddir/tests/mpi/coll_costs
 run "costs-np2" 2 "${dev_mca[@]}" "$costs" --mem device
 run "costs-pool-np4" 4 "${dev_mca[@]}" "$costs" --mem pool
 run "costs-np3" 3 "${dev_mca[@]}" "$costs" --mem device
+run "costs-nocache-np2" 2 "${dev_mca[@]}" --mca coll_gpu_host_cache 0 "$costs" --mem device \
+    --no-host-cache
+run "costs-nomemevents-np2" 2 "${dev_mca[@]}" -x UCX_MEM_EVENTS=no "$costs" --mem device \
+    --no-host-cache
 run "costs-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local "$costs" --mem device --local
 run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_net_latency 5 \
     --mca coll_gpu_copy_latency 0.5 "$costs" --mem device --nodes

@@ -4,6 +4,7 @@
  * algorithm names and validity, and the staged fallback of the planner. */
 #include "base/cg_base.h"
 #include "coll/cg_coll.h"
+#include "ucx_glue/cg_ucx.h"
 
 #include "tests/unit/unit.h"
 
@@ -235,5 +236,53 @@ START_TEST(test_shm_reclaim_dead)
 }
 END_TEST
 
+static int test_releases;
+
+static void test_count_release(void *arg)
+{
+    (void)arg;
+    test_releases++;
+    cg_host_cache_forget();
+}
+
+/* The host-memory cache: ranges inside what was inserted hit, others miss; an entry made
+ * before a release (older generation) never hits; UCX reports a munmap before it happens. */
+START_TEST(test_host_cache)
+{
+    static char buf[256];
+    uint64_t    gen;
+    void       *page;
+
+    cg_host_cache_enable(0);
+    cg_host_cache_insert(buf, 64, cg_host_cache_generation());
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0); /* off: nothing is kept */
+    cg_host_cache_enable(1);
+    gen = cg_host_cache_generation();
+    cg_host_cache_insert(buf, 64, gen);
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
+    ck_assert_int_eq(cg_host_cache_lookup(buf + 8, 56), 1);
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 65), 0);
+    ck_assert_int_eq(cg_host_cache_lookup(buf + 60, 8), 0);
+    ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 8), 0);
+    cg_host_cache_forget();
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
+    cg_host_cache_insert(buf, 64, gen); /* queried before the release: stale */
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
+    cg_host_cache_insert(buf, 128, cg_host_cache_generation());
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
+    /* the releases come from UCX's memory hooks where the build has UCX */
+    if (cg_ucx_watch_releases(test_count_release, NULL) == CG_OK) {
+        page = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ck_assert_ptr_ne(page, MAP_FAILED);
+        ck_assert_int_eq(munmap(page, 1 << 16), 0);
+        ck_assert_int_ge(test_releases, 1);
+        ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
+        cg_ucx_unwatch_releases();
+    }
+    cg_host_cache_enable(0);
+}
+END_TEST
+
 CG_UNIT_MAIN("base", 0, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
-             test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead)
+             test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
+             test_host_cache)
