@@ -137,6 +137,8 @@ typedef struct cg_inter {
     char            *addrs;       /* every rank's worker address */
     size_t           addr_stride;
     int              staged;      /* device data through host chunks */
+    int              unsettled;   /* staged: reductions queued on stream since its last
+                                     synchronisation (the collective's end waits once) */
     int              ucx_device;  /* hand CUDA memory to UCX */
     cg_inter_config_t config;
     char            *pinned;      /* 2 x depth chunks: sends, then receives */

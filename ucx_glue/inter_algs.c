@@ -11,7 +11,12 @@
 
 #include <stdlib.h>
 
-/* Reduce count elements: dst = a op b (a first: the same order on every member). */
+/* Reduce count elements: dst = a op b (a first: the same order on every member), queued on
+ * the transport's stream. Staged, nothing waits for it: a later send copies its chunks to
+ * host memory on the same stream, after the reduction, and waits for those copies anyway;
+ * the next receive's copies into the same blocks come after it on the stream too; the
+ * collective waits once at its end (cg_inter_settle). Direct, UCX reads and writes device
+ * memory outside the stream: the reduction must be done before the next exchange. */
 static cg_status_t cg_inter_reduce(cg_inter_t *inter, void *dst, const void *a, const void *b,
                                    size_t count, cg_dtype_t dtype, cg_op_t op)
 {
@@ -25,8 +30,26 @@ static cg_status_t cg_inter_reduce(cg_inter_t *inter, void *dst, const void *a, 
     args.srcs[1] = b;
     args.dsts[0] = dst;
     status = inter->dev->ops->reduce(inter->dev, &args, inter->stream);
-    /* the next exchange may send this block: it must be in memory */
-    return status == CG_OK ? inter->dev->ops->stream_sync(inter->dev, inter->stream) : status;
+    if (status != CG_OK || inter->staged) {
+        inter->unsettled |= status == CG_OK;
+        return status;
+    }
+    return inter->dev->ops->stream_sync(inter->dev, inter->stream);
+}
+
+/* The end of a collective that reduced: its results in device memory for the caller (who
+ * goes on with other streams). One host wait per call, not per step. */
+static cg_status_t cg_inter_settle(cg_inter_t *inter, cg_status_t status)
+{
+    if (!inter->unsettled) {
+        return status;
+    }
+    inter->unsettled = 0;
+    if (status != CG_OK) { /* the error wins; the stream is drained all the same */
+        (void)inter->dev->ops->stream_sync(inter->dev, inter->stream);
+        return status;
+    }
+    return inter->dev->ops->stream_sync(inter->dev, inter->stream);
 }
 
 cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
@@ -58,7 +81,7 @@ cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *inter, const cg_inter_group
                                      dtype, op);
         }
     }
-    return status;
+    return cg_inter_settle(inter, status);
 }
 
 cg_status_t cg_inter_allgather_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,
@@ -161,7 +184,7 @@ cg_status_t cg_inter_allreduce_rd(cg_inter_t *inter, const cg_inter_group_t *g, 
         status = (me % 2) ? cg_inter_sendrecv(inter, g->ranks[me - 1], buf, bytes, -1, NULL, 0, 63)
                           : cg_inter_sendrecv(inter, -1, NULL, 0, g->ranks[me + 1], buf, bytes, 63);
     }
-    return status;
+    return cg_inter_settle(inter, status);
 }
 
 cg_status_t cg_inter_bcast_binomial(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,

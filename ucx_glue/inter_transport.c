@@ -546,11 +546,9 @@ cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size
         return CG_ERR_PEER;
     }
     inter->used = 1;
+    /* staged, the data is in rbuf on return: the pipeline saw every chunk's copy done */
     status = inter->staged ? cg_inter_staged(inter, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep)
                        : cg_inter_direct(inter, dst, sbuf, sbytes, sstep, src, rbuf, rbytes, rstep);
-    if (status == CG_OK && inter->staged && src >= 0 && rbytes > 0) {
-        status = inter->dev->ops->stream_sync(inter->dev, inter->stream); /* data in rbuf for the caller */
-    }
     if (status != CG_OK) {
         inter->failed = 1;
         status        = cg_inter_verdict(inter, status, dst, src);
