@@ -20,7 +20,7 @@ void cg_planner_config_default(cg_planner_config_t *config)
     for (int c = 0; c < CG_COLL_COUNT; c++) {
         config->forced[c] = CG_ALG_AUTO;
     }
-    config->one_shot_max = 64u << 10;
+    config->one_shot_max = 0; /* the cost model decides (cg_plan_intra_auto) */
     config->explain      = 1;
 }
 
@@ -176,8 +176,9 @@ static void cg_plan_cost_params(const cg_planner_config_t *config, const cg_shap
 }
 
 /* The algorithm auto picks on one node, from the size and how its GPUs are connected:
- * allreduce by the one-shot limit (ring along NVLink pairs for large messages), bcast by the
- * model between direct and scatter_allgather, the others direct; then ll instead when it
+ * allreduce by the model between one_shot and two_shot (the ring along NVLink pairs instead
+ * of two_shot there), or by coll_gpu_allreduce_one_shot_max when set; bcast by the model
+ * between direct and scatter_allgather, the others direct; then ll instead when it
  * applies and the model says it is faster (small messages). */
 static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_call_t *call,
                                    const cg_shape_t *shape, char *why, size_t len)
@@ -187,21 +188,22 @@ static cg_alg_t cg_plan_intra_auto(const cg_planner_config_t *config, const cg_c
     cg_alg_t         alg;
 
     cg_plan_cost_params(config, shape, &p);
-    if (call->coll == CG_COLL_ALLREDUCE && shape->topo_class == CG_TOPO_CLASS_NVLINK_PARTIAL &&
-        call->bytes > config->one_shot_max) {
-        cg_plan_note(why, len, "topology %s: ring along the NVLink pairs", cls);
-        alg = CG_ALG_RING;
-    } else if (call->coll == CG_COLL_ALLREDUCE && config->one_shot_max > 0) {
-        alg = call->bytes <= config->one_shot_max ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT;
+    if (call->coll == CG_COLL_ALLREDUCE && config->one_shot_max > 0) {
+        const cg_alg_t large = shape->topo_class == CG_TOPO_CLASS_NVLINK_PARTIAL ? CG_ALG_RING
+                                                                                 : CG_ALG_TWO_SHOT;
+        alg = call->bytes <= config->one_shot_max ? CG_ALG_ONE_SHOT : large;
         cg_plan_note(why, len, "topology %s, %zu bytes %s one-shot limit %zu", cls, call->bytes,
                  alg == CG_ALG_ONE_SHOT ? "<=" : ">", config->one_shot_max);
     } else if (call->coll == CG_COLL_ALLREDUCE) { /* one_shot_max 0: the model decides */
+        /* NVLink pairs: the large algorithm is the ring along the pairs */
+        const cg_alg_t large = shape->topo_class == CG_TOPO_CLASS_NVLINK_PARTIAL ? CG_ALG_RING
+                                                                                 : CG_ALG_TWO_SHOT;
         double one = cg_cost_predict(&p, CG_ALG_ONE_SHOT, call->coll, (double)call->bytes, 1,
                                      shape->local_size);
-        double two = cg_cost_predict(&p, CG_ALG_TWO_SHOT, call->coll, (double)call->bytes, 1,
-                                     shape->local_size);
-        alg = one <= two ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT;
-        cg_plan_note(why, len, "topology %s, one node: model %.1f us", cls, CG_MIN(one, two) * 1e6);
+        double other = cg_cost_predict(&p, large, call->coll, (double)call->bytes, 1,
+                                       shape->local_size);
+        alg = one <= other ? CG_ALG_ONE_SHOT : large;
+        cg_plan_note(why, len, "topology %s, one node: model %.1f us", cls, CG_MIN(one, other) * 1e6);
     } else if (call->coll == CG_COLL_BCAST) { /* the root's links, or every GPU's */
         double direct = cg_cost_predict(&p, CG_ALG_DIRECT, call->coll, (double)call->bytes, 1,
                                         shape->local_size);
