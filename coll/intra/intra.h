@@ -116,7 +116,7 @@ typedef struct cg_intra {
     uint64_t         pin_ids[2 * CG_INTRA_MAX];   /* and its buffer id */
     int              num_pins;
     const void      *asked_ptr[2];          /* this call's user buffers and what the device */
-    cg_mem_attr_t    asked_attr[2];         /* layer said of them (cg_intra_asked) */
+    const cg_mem_attr_t *asked_attr[2];     /* layer said of them (cg_intra_asked) */
     cg_intra_known_t known[CG_INTRA_KNOWN_MAX]; /* buffers every rank already shares */
     uint64_t         publishes;             /* zero-copy exchanges (the table's clock) */
     int              failed;                /* a barrier failed: the group is unusable */

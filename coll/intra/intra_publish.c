@@ -96,21 +96,21 @@ void cg_intra_known_clear(cg_intra_t *group)
     }
 }
 
-/* This rank's buffer: republished from the table when known, else exported. *ok is
- * cleared when it cannot be shared (every rank then runs the copy variant). */
+/* The caller's answers, kept by address: they live as long as the run. */
 void cg_intra_asked(cg_intra_t *group, const void *buf0, const cg_mem_attr_t *attr0,
                     const void *buf1, const cg_mem_attr_t *attr1)
 {
-    group->asked_ptr[0] = attr0 != NULL && attr0->kind == CG_MEM_DEVICE ? buf0 : NULL;
-    group->asked_ptr[1] = attr1 != NULL && attr1->kind == CG_MEM_DEVICE ? buf1 : NULL;
-    if (group->asked_ptr[0] != NULL) {
-        group->asked_attr[0] = *attr0;
-    }
-    if (group->asked_ptr[1] != NULL) {
-        group->asked_attr[1] = *attr1;
-    }
+    const int dev0 = attr0 != NULL && attr0->kind == CG_MEM_DEVICE;
+    const int dev1 = attr1 != NULL && attr1->kind == CG_MEM_DEVICE;
+
+    group->asked_ptr[0]  = dev0 ? buf0 : NULL;
+    group->asked_attr[0] = dev0 ? attr0 : NULL;
+    group->asked_ptr[1]  = dev1 ? buf1 : NULL;
+    group->asked_attr[1] = dev1 ? attr1 : NULL;
 }
 
+/* This rank's buffer: republished from the table when known, else exported. *ok is
+ * cleared when it cannot be shared (every rank then runs the copy variant). */
 static cg_status_t cg_intra_export(cg_intra_t *group, const void *buf, size_t bytes,
                                    cg_ipc_handle_t *handle, int *ok)
 {
@@ -122,7 +122,7 @@ static cg_status_t cg_intra_export(cg_intra_t *group, const void *buf, size_t by
         return CG_OK;
     }
     if (buf == group->asked_ptr[0] || buf == group->asked_ptr[1]) { /* asked at the entry */
-        attr   = group->asked_attr[buf == group->asked_ptr[0] ? 0 : 1];
+        attr   = *group->asked_attr[buf == group->asked_ptr[0] ? 0 : 1];
         status = CG_OK;
     } else {
         status = group->dev->ops->mem_query(group->dev, buf, &attr);

@@ -17,6 +17,19 @@ def load(path):
         return {int(row["bytes"]): row for row in csv.DictReader(handle)}
 
 
+def fastest(out, prefix):
+    """The fastest row of each size over the repeats prefix-r1.csv, -r2.csv, ... (or the one
+    file prefix.csv)."""
+    best = load(os.path.join(out, prefix + ".csv"))
+    for rep in range(1, 10):
+        for size, row in load(os.path.join(out, f"{prefix}-r{rep}.csv")).items():
+            t = fnum(row, "time_us")
+            kept = fnum(best[size], "time_us") if size in best else None
+            if t is not None and (kept is None or t < kept):
+                best[size] = row
+    return best
+
+
 def both(out, label, coll, np):
     rows = load(os.path.join(out, f"{label}-{coll}-np{np}-small.csv"))
     rows.update(load(os.path.join(out, f"{label}-{coll}-np{np}-large.csv")))
@@ -59,12 +72,13 @@ def main(out):
                       f"{cell(bt / at if at and bt else None)} |")
             print()
     print("## Host buffers: component loaded vs switched off (--mca coll ^gpu)\n")
+    print("Fastest of the repeated runs (loaded and off in turn).\n")
     print("| coll | np | bytes | loaded us | off us | loaded/off |")
     print("|---|---:|---:|---:|---:|---:|")
     for np in nps:
         for coll in colls:
-            loaded = load(os.path.join(out, f"hostbuf-{coll}-np{np}.csv"))
-            off = load(os.path.join(out, f"off-{coll}-np{np}.csv"))
+            loaded = fastest(out, f"hostbuf-{coll}-np{np}")
+            off = fastest(out, f"off-{coll}-np{np}")
             for size in sorted(loaded):
                 lt, ot = fnum(loaded[size], "time_us"), fnum(off.get(size, {}), "time_us")
                 print(f"| {coll} | {np} | {size} | {cell(lt)} | {cell(ot)} | "
