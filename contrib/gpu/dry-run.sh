@@ -100,7 +100,9 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 runs = {r["run"] for r in rows}
 assert len(runs) >= 8 and all(int(r["wrong"]) == 0 for r in rows), (len(runs), runs)
-assert all(r["algorithm"] not in ("", "-", "none") for r in rows if int(r["bytes"]) > 0), "algorithm not reported"
+# (hostbuf-off: the component switched off, no algorithm of its own to report)
+assert all(r["algorithm"] not in ("", "-", "none") for r in rows
+           if int(r["bytes"]) > 0 and not r["run"].startswith("hostbuf-off")), "algorithm not reported"
 print("dry-run: PASS bench.csv: %d rows from %d runs, all correct, the algorithm at every size" % (len(rows), len(runs)))
 EOF
 # the deliberately short deadline: the guard skipped the suite, and said why

@@ -266,7 +266,7 @@ kit_bench_one() {
 }
 
 # The benchmark: the four collectives at 4 ranks, allreduce at 2 and 8, two virtual nodes,
-# latency; the most important first (the guard skips what would not finish).
+# latency, host buffers; the most important first (the guard skips what would not finish).
 phase_bench() {
     local rc=0 e=$kit_bench_est
     kit_bench_one allreduce-np4 4 "$e" -- -C allreduce || rc=1
@@ -278,5 +278,11 @@ phase_bench() {
     kit_bench_one allreduce-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C allreduce || rc=1
     kit_bench_one bcast-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C bcast || rc=1
     kit_bench_one allreduce-latency-np4 4 $((e / 2)) -- -C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0
+    # host buffers on a GPU node: the component loaded (host-memory cache), without the
+    # cache (a cuPointerGetAttributes per buffer), switched off
+    local hostbuf=(-C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --mem host --floor-bytes 0 -s 0)
+    kit_bench_one hostbuf-np2 2 $((e / 4)) -- "${hostbuf[@]}" || rc=1
+    kit_bench_one hostbuf-nocache-np2 2 $((e / 4)) --mca coll_gpu_host_cache 0 -- "${hostbuf[@]}" || rc=1
+    kit_bench_one hostbuf-off-np2 2 $((e / 4)) --mca coll ^gpu -- "${hostbuf[@]}" || rc=1
     return $rc
 }
