@@ -31,7 +31,7 @@ def fastest(out, prefix):
 
 
 def both(out, label, coll, np):
-    rows = load(os.path.join(out, f"{label}-{coll}-np{np}-small.csv"))
+    rows = fastest(out, f"{label}-{coll}-np{np}-small")
     rows.update(load(os.path.join(out, f"{label}-{coll}-np{np}-large.csv")))
     return rows
 
@@ -53,7 +53,8 @@ def main(out):
     colls = ["allreduce", "bcast", "allgather", "reduce_scatter"]
     print("# Host device layer sweep (coll_gpu_bench, simulated GPU memory)\n")
     print("Times in us, mean over ranks. x-staged: staged time / coll/gpu time in the same run "
-          "(> 1: coll/gpu faster). after/before: before time / after time.\n")
+          "(> 1: coll/gpu faster). after/before: before time / after time. Up to 64 KiB the "
+          "fastest of two runs per build, the builds in turn.\n")
     for np in nps:
         for coll in colls:
             after, before = both(out, "after", coll, np), both(out, "before", coll, np)

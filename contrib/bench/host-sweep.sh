@@ -41,11 +41,18 @@ run() { # label build np csv bench-args... (extra mpirun arguments in $extra)
 
 for np in $nps; do
     for coll in $colls; do
+        # small messages twice, the builds in turn (the summary takes the fastest of each)
+        for rep in 1 2; do
+            for label in after ${before:+before}; do
+                build=$after
+                [ "$label" = before ] && build=$before
+                run "$label-$coll-np$np-small" "$build" "$np" "$out/$label-$coll-np$np-small-r$rep.csv" \
+                    -C "$coll" -b 8 -e 64K -f 8 -n 200 -w 20 --mem device --floor-bytes 0
+            done
+        done
         for label in after ${before:+before}; do
             build=$after
             [ "$label" = before ] && build=$before
-            run "$label-$coll-np$np-small" "$build" "$np" "$out/$label-$coll-np$np-small.csv" \
-                -C "$coll" -b 8 -e 64K -f 8 -n 50 -w 10 --mem device --floor-bytes 0
             run "$label-$coll-np$np-large" "$build" "$np" "$out/$label-$coll-np$np-large.csv" \
                 -C "$coll" -b 512K -e 256M -f 8 -n 3 -w 1 --mem device --floor-bytes 0
         done
