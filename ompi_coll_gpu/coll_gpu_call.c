@@ -81,13 +81,13 @@ static void mca_coll_gpu_host_cache_start(void)
 {
     pthread_mutex_lock(&mca_coll_gpu_host_cache_lock);
     if (mca_coll_gpu_component.host_cache_state == 0) {
+        int state = -1;
         if (mca_coll_gpu_component.host_cache &&
             cg_ucx_watch_releases(mca_coll_gpu_host_cache_released, NULL) == CG_OK) {
             cg_host_cache_enable(1);
-            mca_coll_gpu_component.host_cache_state = 1;
-        } else {
-            mca_coll_gpu_component.host_cache_state = -1;
+            state = 1;
         }
+        __atomic_store_n(&mca_coll_gpu_component.host_cache_state, state, __ATOMIC_RELEASE);
         cg_detail(CG_SUB_INIT, "host-memory cache %s",
                   mca_coll_gpu_component.host_cache_state > 0 ? "in use (UCX memory events)"
                   : mca_coll_gpu_component.host_cache       ? "off: UCX reports no memory events"
@@ -103,7 +103,7 @@ void mca_coll_gpu_host_cache_stop(void)
         cg_host_cache_enable(0);
         cg_ucx_unwatch_releases();
     }
-    mca_coll_gpu_component.host_cache_state = 0;
+    __atomic_store_n(&mca_coll_gpu_component.host_cache_state, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mca_coll_gpu_host_cache_lock);
 }
 

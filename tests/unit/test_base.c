@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -283,6 +284,40 @@ START_TEST(test_host_cache)
 }
 END_TEST
 
+/* Two ranges in one slot, written over and over by one thread while another reads: a torn
+ * read (one range's start with the other's end) would cover the gap between them. */
+static char          test_cache_area[1 << 14] __attribute__((aligned(1 << 14)));
+static volatile int  test_cache_stop;
+
+static void *test_cache_writer(void *arg)
+{
+    (void)arg;
+    while (!test_cache_stop) {
+        cg_host_cache_insert(test_cache_area, 64, cg_host_cache_generation());
+        cg_host_cache_insert(test_cache_area + 4096, 64, cg_host_cache_generation());
+    }
+    return NULL;
+}
+
+START_TEST(test_host_cache_threads)
+{
+    pthread_t writer;
+    long      hits = 0;
+
+    cg_host_cache_enable(1);
+    test_cache_stop = 0;
+    ck_assert_int_eq(pthread_create(&writer, NULL, test_cache_writer, NULL), 0);
+    for (int i = 0; i < 2000000; i++) {
+        ck_assert_int_eq(cg_host_cache_lookup(test_cache_area + 1000, 8), 0); /* the gap */
+        hits += cg_host_cache_lookup(test_cache_area, 64) + cg_host_cache_lookup(test_cache_area + 4096, 64);
+    }
+    test_cache_stop = 1;
+    pthread_join(writer, NULL);
+    ck_assert_int_gt(hits, 0);
+    cg_host_cache_enable(0);
+}
+END_TEST
+
 CG_UNIT_MAIN("base", 0, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_host_cache)
+             test_host_cache, test_host_cache_threads)
