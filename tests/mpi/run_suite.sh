@@ -232,11 +232,14 @@ run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gp
     --mca coll_gpu_copy_latency 0.5 "$costs" --mem device --nodes
 
 # 5. Topology files: the planner's choice follows the node shape (on the host layer, local
-#    rank i plays GPU i of the file): a ring along NVLink pairs, staged without P2P.
+#    rank i plays GPU i of the file): a ring along NVLink pairs, staged without P2P. (The
+#    ring run fixes the one-shot limit at 64 KiB: the model would take the ring only from
+#    about 640 KiB on that node, which the golden grid shows at 1 MiB.)
 topo=$(cd "$(dirname "$0")/../topo" && pwd)
 if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
     run "topo-nvlink-pairs-np4" 4 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
         --mca coll_gpu_scratch_size 65536 --mca coll_gpu_verbose 2 \
+        --mca coll_gpu_allreduce_one_shot_max 65536 \
         "$check" --mem pool --comms world --colls allreduce --counts 70001,100003 --large 0 \
         --types "$forced_types" --no-derived && proof "topo-nvlink-pairs-np4" "ring,one_shot,ll,staged" ring allreduce
     run "topo-no-p2p-np2" 2 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/pcie-2gpu-2socket.xml" \
