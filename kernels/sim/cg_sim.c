@@ -32,6 +32,60 @@ typedef struct {
 static pthread_mutex_t  cg_sim_lock = PTHREAD_MUTEX_INITIALIZER;
 static cg_sim_region_t *cg_sim_regions;
 static int              cg_sim_count, cg_sim_capacity;
+static uint64_t         cg_sim_gen = 1; /* + 1 whenever a region comes or goes (lock held) */
+
+/* The regions this thread found last (a few: a call touches its buffers, scratch and
+ * flags in turn), copied, valid while no region came or went since (cg_sim_gen): the next
+ * lookup in one takes neither the lock nor the scan. A driver keeps such a cache too, and
+ * without it the host layer's timings showed the simulated GPU's table more than the
+ * algorithms (a small LL call resolves half a dozen addresses). */
+#define CG_SIM_HINTS 4
+
+typedef struct {
+    uint64_t  gen;
+    char     *device, *view;
+    size_t    size, mapped;
+    uint64_t  buffer_id;
+    unsigned  flags;
+    int       imported;
+} cg_sim_hint_t;
+
+/* initial-exec: a thread's hints without a call to find them (the library is loaded with
+ * the application; a few hundred bytes of static TLS when it is opened later) */
+#define CG_SIM_TLS __thread __attribute__((tls_model("initial-exec")))
+
+static CG_SIM_TLS cg_sim_hint_t cg_sim_hints[CG_SIM_HINTS];
+static CG_SIM_TLS unsigned      cg_sim_hint_next, cg_sim_hint_last;
+
+/* The hinted region that holds [ptr, ptr + bytes) whole (the last one that did first);
+ * NULL when none does. */
+static const cg_sim_hint_t *cg_sim_hinted(const void *ptr, size_t bytes)
+{
+    const uint64_t gen = __atomic_load_n(&cg_sim_gen, __ATOMIC_ACQUIRE);
+    const char    *p   = ptr;
+
+    for (unsigned k = 0; k < CG_SIM_HINTS; k++) {
+        const unsigned       at = (cg_sim_hint_last + k) % CG_SIM_HINTS;
+        const cg_sim_hint_t *h  = &cg_sim_hints[at];
+        if (h->gen == gen && p >= h->device && p < h->device + h->mapped &&
+            (size_t)(p - h->device) + bytes <= h->size) {
+            cg_sim_hint_last = at;
+            return h;
+        }
+    }
+    return NULL;
+}
+
+/* Remember region i for this thread (lock held). */
+static void cg_sim_hint_set(int i)
+{
+    const cg_sim_region_t *r = &cg_sim_regions[i];
+
+    cg_sim_hints[cg_sim_hint_next++ % CG_SIM_HINTS] = (cg_sim_hint_t){.gen = cg_sim_gen, .device = r->device, .view = r->view,
+                                  .size = r->size, .mapped = r->mapped,
+                                  .buffer_id = r->buffer_id, .flags = r->flags,
+                                  .imported = r->imported};
+}
 static unsigned         cg_sim_serial;
 static int              cg_sim_reclaimed;
 
@@ -104,6 +158,7 @@ static int cg_sim_add(const cg_sim_region_t *region)
         cg_sim_capacity = capacity;
     }
     cg_sim_regions[cg_sim_count++] = *region;
+    __atomic_add_fetch(&cg_sim_gen, 1, __ATOMIC_RELEASE);
     return CG_SIM_OK;
 }
 
@@ -200,6 +255,7 @@ static int cg_sim_release(void *ptr, int imported)
     }
     region                 = cg_sim_regions[found];
     cg_sim_regions[found]  = cg_sim_regions[--cg_sim_count];
+    __atomic_add_fetch(&cg_sim_gen, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&cg_sim_lock);
     munmap(region.device, region.mapped);
     munmap(region.view, region.mapped);
@@ -216,13 +272,18 @@ CG_SIM_EXPORT int cg_sim_free(void *ptr)
 
 CG_SIM_EXPORT void *cg_sim_access(const void *ptr, size_t bytes)
 {
-    void *view = NULL;
-    int   partial, i;
+    const cg_sim_hint_t *h = cg_sim_hinted(ptr, bytes);
+    void                *view = NULL;
+    int                  partial, i;
 
+    if (h != NULL) {
+        return h->view + ((const char *)ptr - h->device);
+    }
     pthread_mutex_lock(&cg_sim_lock);
     i = cg_sim_find(ptr, bytes, &partial);
     if (i >= 0) {
         view = cg_sim_regions[i].view + ((const char *)ptr - cg_sim_regions[i].device);
+        cg_sim_hint_set(i);
     }
     pthread_mutex_unlock(&cg_sim_lock);
     return view;
@@ -232,13 +293,18 @@ CG_SIM_EXPORT void *cg_sim_access(const void *ptr, size_t bytes)
  * device memory, ptr itself for host memory; NULL for a range that overruns an allocation. */
 static void *cg_sim_resolve(const void *ptr, size_t bytes)
 {
-    void *view = NULL;
-    int   partial, i;
+    const cg_sim_hint_t *h = cg_sim_hinted(ptr, bytes);
+    void                *view = NULL;
+    int                  partial, i;
 
+    if (h != NULL) {
+        return h->view + ((const char *)ptr - h->device);
+    }
     pthread_mutex_lock(&cg_sim_lock);
     i = cg_sim_find(ptr, bytes, &partial);
     if (i >= 0) {
         view = cg_sim_regions[i].view + ((const char *)ptr - cg_sim_regions[i].device);
+        cg_sim_hint_set(i);
     } else if (!partial) {
         view = (void *)ptr;
     }
@@ -276,8 +342,17 @@ CG_SIM_EXPORT int cg_sim_memset(void *ptr, int value, size_t bytes)
 
 CG_SIM_EXPORT int cg_sim_query(const void *ptr, cg_sim_attr_t *attr)
 {
-    int partial, i, status = CG_SIM_ERR_INVALID;
+    const cg_sim_hint_t *h = cg_sim_hinted(ptr, 0);
+    int                  partial, i, status = CG_SIM_ERR_INVALID;
 
+    if (h != NULL) {
+        attr->base      = (uintptr_t)h->device;
+        attr->size      = h->size;
+        attr->buffer_id = h->buffer_id;
+        attr->flags     = h->flags;
+        attr->imported  = h->imported;
+        return CG_SIM_OK;
+    }
     pthread_mutex_lock(&cg_sim_lock);
     i = cg_sim_find(ptr, 0, &partial);
     if (i >= 0 || partial) { /* in the page slack after the allocation: still device memory */
@@ -294,6 +369,7 @@ CG_SIM_EXPORT int cg_sim_query(const void *ptr, cg_sim_attr_t *attr)
         attr->flags     = r->flags;
         attr->imported  = r->imported;
         status          = CG_SIM_OK;
+        cg_sim_hint_set(i);
     }
     pthread_mutex_unlock(&cg_sim_lock);
     return status;

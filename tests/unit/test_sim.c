@@ -196,5 +196,31 @@ START_TEST(test_strict_layer)
 }
 END_TEST
 
+/* The per-thread hints of recent regions never outlive a region: after a free the address
+ * resolves to nothing, or to the allocation that took the address since, and a lookup
+ * that overruns a hinted region is refused as before. */
+START_TEST(test_hints_follow_frees)
+{
+    void         *first, *second;
+    cg_sim_attr_t attr;
+    int           value = 7;
+
+    ck_assert_int_eq(cg_sim_malloc(&first, 4096, 0), CG_SIM_OK);
+    ck_assert_ptr_nonnull(cg_sim_access(first, 4096)); /* hinted */
+    ck_assert_int_eq(cg_sim_query(first, &attr), CG_SIM_OK);
+    ck_assert_ptr_null(cg_sim_access(first, 4097)); /* overruns: refused, hint or not */
+    ck_assert_int_eq(cg_sim_free(first), CG_SIM_OK);
+    ck_assert_ptr_null(cg_sim_access(first, 16));
+    ck_assert_int_ne(cg_sim_query(first, &attr), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_malloc(&second, 4096, 0), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_memcpy(second, &value, sizeof(value)), CG_SIM_OK);
+    if (second == first) { /* the address came back: the new allocation's view */
+        ck_assert_int_eq(*(int *)cg_sim_access(first, sizeof(int)), 7);
+    }
+    ck_assert_int_eq(*(int *)cg_sim_access(second, sizeof(int)), 7);
+    ck_assert_int_eq(cg_sim_free(second), CG_SIM_OK);
+}
+END_TEST
+
 CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
-             test_strict_layer)
+             test_strict_layer, test_hints_follow_frees)
