@@ -137,10 +137,10 @@ static inline void cg_count(cg_counter_t counter, uint64_t n)
 }
 
 /* For the counters only the threads calling MPI count (the calls_* paths, the calls into
- * the layer underneath, the host-memory cache's hits): without MPI_THREAD_MULTIPLE one such thread counts at a time (MPI orders
- * them), so a plain add does, without the locked instruction of cg_count (the cost of a
- * host-buffer call is a few of those). cg_counters_callers_concurrent: set at init under
- * MPI_THREAD_MULTIPLE. */
+ * the layer underneath, the host-memory cache's hits): without MPI_THREAD_MULTIPLE one such
+ * thread counts at a time (MPI orders them), so a plain add does, without the locked
+ * instruction of cg_count (the cost of a host-buffer call is a few of those).
+ * cg_counters_callers_concurrent: set at init under MPI_THREAD_MULTIPLE. */
 extern int cg_counters_callers_concurrent;
 
 static inline void cg_count_caller(cg_counter_t counter, uint64_t n)

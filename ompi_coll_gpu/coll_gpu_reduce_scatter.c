@@ -87,13 +87,11 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
         total += m->counts[i];
     }
     own = m->counts[ompi_comm_rank(comm)];
-    if (sbuf == MPI_IN_PLACE) {
-        skind = mca_coll_gpu_buffer_query(NULL, 0, &route->sattr);
-        rkind = mca_coll_gpu_buffer_query(rbuf, mca_coll_gpu_span(dtype, total, &gap), &route->rattr);
-    } else {
-        skind = mca_coll_gpu_buffer_query(sbuf, mca_coll_gpu_span(dtype, total, &gap), &route->sattr);
-        rkind = mca_coll_gpu_buffer_query(rbuf, mca_coll_gpu_span(dtype, own, &gap), &route->rattr);
-    }
+    /* MPI_IN_PLACE: no input buffer (0, nothing asked); the output holds the whole input */
+    skind = mca_coll_gpu_buffer_query(sbuf, mca_coll_gpu_span(dtype, total, &gap), &route->sattr);
+    rkind = mca_coll_gpu_buffer_query(rbuf,
+                                      mca_coll_gpu_span(dtype, sbuf == MPI_IN_PLACE ? total : own,
+                                                        &gap), &route->rattr);
     kinds        = skind | rkind;
     route->skind = skind;
     route->rkind = rkind;

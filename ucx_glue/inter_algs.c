@@ -41,15 +41,14 @@ static cg_status_t cg_inter_reduce(cg_inter_t *inter, void *dst, const void *a, 
  * goes on with other streams). One host wait per call, not per step. */
 static cg_status_t cg_inter_settle(cg_inter_t *inter, cg_status_t status)
 {
+    cg_status_t drained;
+
     if (!inter->unsettled) {
         return status;
     }
     inter->unsettled = 0;
-    if (status != CG_OK) { /* the error wins; the stream is drained all the same */
-        (void)inter->dev->ops->stream_sync(inter->dev, inter->stream);
-        return status;
-    }
-    return inter->dev->ops->stream_sync(inter->dev, inter->stream);
+    drained          = inter->dev->ops->stream_sync(inter->dev, inter->stream);
+    return status != CG_OK ? status : drained; /* drained either way; an earlier error wins */
 }
 
 cg_status_t cg_inter_reduce_scatter_ring(cg_inter_t *inter, const cg_inter_group_t *g, void *buf,

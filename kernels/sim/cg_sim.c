@@ -81,10 +81,10 @@ static void cg_sim_hint_set(int i)
 {
     const cg_sim_region_t *r = &cg_sim_regions[i];
 
-    cg_sim_hints[cg_sim_hint_next++ % CG_SIM_HINTS] = (cg_sim_hint_t){.gen = cg_sim_gen, .device = r->device, .view = r->view,
-                                  .size = r->size, .mapped = r->mapped,
-                                  .buffer_id = r->buffer_id, .flags = r->flags,
-                                  .imported = r->imported};
+    cg_sim_hints[cg_sim_hint_next++ % CG_SIM_HINTS] =
+        (cg_sim_hint_t){.gen = cg_sim_gen, .device = r->device, .view = r->view,
+                        .size = r->size, .mapped = r->mapped, .buffer_id = r->buffer_id,
+                        .flags = r->flags, .imported = r->imported};
 }
 static unsigned         cg_sim_serial;
 static int              cg_sim_reclaimed;
@@ -270,17 +270,21 @@ CG_SIM_EXPORT int cg_sim_free(void *ptr)
     return ptr == NULL ? CG_SIM_OK : cg_sim_release(ptr, 0);
 }
 
-CG_SIM_EXPORT void *cg_sim_access(const void *ptr, size_t bytes)
+/* The device's view of [ptr, ptr + bytes) when a region holds it whole (a hinted one, else
+ * found under the lock, and hinted); NULL otherwise, with *partial set when a region holds
+ * ptr but not the whole range. */
+static void *cg_sim_view(const void *ptr, size_t bytes, int *partial)
 {
     const cg_sim_hint_t *h = cg_sim_hinted(ptr, bytes);
     void                *view = NULL;
-    int                  partial, i;
+    int                  i;
 
+    *partial = 0;
     if (h != NULL) {
         return h->view + ((const char *)ptr - h->device);
     }
     pthread_mutex_lock(&cg_sim_lock);
-    i = cg_sim_find(ptr, bytes, &partial);
+    i = cg_sim_find(ptr, bytes, partial);
     if (i >= 0) {
         view = cg_sim_regions[i].view + ((const char *)ptr - cg_sim_regions[i].device);
         cg_sim_hint_set(i);
@@ -289,27 +293,21 @@ CG_SIM_EXPORT void *cg_sim_access(const void *ptr, size_t bytes)
     return view;
 }
 
+CG_SIM_EXPORT void *cg_sim_access(const void *ptr, size_t bytes)
+{
+    int partial;
+
+    return cg_sim_view(ptr, bytes, &partial);
+}
+
 /* The address the CPU may use for [ptr, ptr + bytes): the device's view of simulated
  * device memory, ptr itself for host memory; NULL for a range that overruns an allocation. */
 static void *cg_sim_resolve(const void *ptr, size_t bytes)
 {
-    const cg_sim_hint_t *h = cg_sim_hinted(ptr, bytes);
-    void                *view = NULL;
-    int                  partial, i;
+    int   partial;
+    void *view = cg_sim_view(ptr, bytes, &partial);
 
-    if (h != NULL) {
-        return h->view + ((const char *)ptr - h->device);
-    }
-    pthread_mutex_lock(&cg_sim_lock);
-    i = cg_sim_find(ptr, bytes, &partial);
-    if (i >= 0) {
-        view = cg_sim_regions[i].view + ((const char *)ptr - cg_sim_regions[i].device);
-        cg_sim_hint_set(i);
-    } else if (!partial) {
-        view = (void *)ptr;
-    }
-    pthread_mutex_unlock(&cg_sim_lock);
-    return view;
+    return view != NULL || partial ? view : (void *)ptr;
 }
 
 CG_SIM_EXPORT int cg_sim_memcpy(void *dst, const void *src, size_t bytes)
