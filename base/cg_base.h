@@ -160,16 +160,23 @@ const char *cg_counter_help(cg_counter_t counter);
 /* Monotonic clock in seconds. */
 double cg_time_now(void);
 
-/* The one way to wait on the host for peers or the device: a short spin, then the core is
- * given away at every poll (ranks that share cores, more ranks than cores or a GPU's ranks
- * beside busy host threads, must not spin the peers they wait for off the CPU). Returns 1
- * every CG_PACE_CHECK polls: time for the caller's slow checks (timeout, dead peers). */
+/* The one way to wait on the host for peers or the device: spin, then give the core away
+ * at every poll (ranks that share cores, more ranks than cores or a GPU's ranks beside busy
+ * host threads, must not spin the peers they wait for off the CPU). How long a wait spins
+ * is the process's setting (cg_pace_configure): CG_PACE_SPIN polls by default, or a time.
+ * Returns 1 every CG_PACE_CHECK polls: time for the caller's slow checks (timeout, dead
+ * peers). */
 #define CG_PACE_SPIN  64
 #define CG_PACE_CHECK 256
 typedef struct {
     unsigned polls;
+    int      yielding; /* the spin is over */
+    double   since;    /* when the time spin started (its first clock reading) */
 } cg_pace_t;
-int cg_pace(cg_pace_t *pace);
+int  cg_pace(cg_pace_t *pace);
+/* spin_us > 0: every wait spins that many microseconds before it yields (cores to spare);
+ * 0: it yields after CG_PACE_SPIN polls (oversubscribed nodes). */
+void cg_pace_configure(double spin_us);
 
 /* Parse a size such as "4096", "64k", "8M", "1G" (binary units). */
 cg_status_t cg_size_parse(const char *text, size_t *size_out);

@@ -270,9 +270,28 @@ double cg_time_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static double cg_pace_spin_s; /* 0: CG_PACE_SPIN polls */
+
+void cg_pace_configure(double spin_us)
+{
+    cg_pace_spin_s = spin_us > 0 ? spin_us * 1e-6 : 0;
+}
+
 int cg_pace(cg_pace_t *pace)
 {
-    if (++pace->polls > CG_PACE_SPIN) {
+    if (++pace->polls > CG_PACE_SPIN && !pace->yielding) {
+        if (cg_pace_spin_s <= 0) {
+            pace->yielding = 1;
+        } else if (pace->polls % CG_PACE_SPIN == 0) { /* the clock now and then */
+            const double now = cg_time_now();
+            if (pace->since == 0) {
+                pace->since = now;
+            } else if (now - pace->since > cg_pace_spin_s) {
+                pace->yielding = 1;
+            }
+        }
+    }
+    if (pace->yielding) {
         sched_yield();
     }
     return pace->polls % CG_PACE_CHECK == 0;

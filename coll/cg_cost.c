@@ -38,20 +38,22 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
         p->shared_gpu   = 1;
         break;
     case CG_TOPO_CLASS_HOST: /* the host device layer (the staged path's copies are
-                                memcpy of the simulated GPU's memory; a barrier of two
-                                ranks about a microsecond, so that LL stops before 512 B) */
-        p->intra_bw_gbs = 4.0, p->intra_alpha_us = 1.0;
+                                memcpy of the simulated GPU's memory), fitted to forced runs
+                                of every algorithm at np 2 on the 2-core CI machine: a
+                                barrier of two spinning ranks about 0.1 us, the CPU's
+                                reductions about 10 GB/s (one_shot and two_shot cross at
+                                1 KiB) */
+        p->intra_bw_gbs = 10.0, p->intra_alpha_us = 0.1;
         p->copy_alpha_us = 0.5, p->copy_bw_gbs = 4.0, p->under_bw_gbs = 3.0;
         break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
     /* A GPU writes LL lines at the speed of its stores; the host device layer emulates them
      * with one 8-byte store per line and reads them back, moving lines between the cores'
-     * caches: about 1.5 GB/s of lines on the 2-core CI machine from 1 KiB on (coll_gpu_bench
-     * np 2, auto against forced ll: bcast 2 KiB ll 1.96 us, direct 0.7), so that LL stops
-     * where its copies win there too (allreduce after 256 B, bcast after 512 B, allgather
-     * and reduce_scatter after 1 KiB). */
-    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 1.5 : p->intra_bw_gbs;
+     * caches: about 6 GB/s of lines on the 2-core CI machine (coll_gpu_bench np 2, every
+     * algorithm forced: LL stops where the copies win, allreduce after about 150 B, bcast
+     * after 300-500 B, allgather and reduce_scatter after about 600 B). */
+    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 6.0 : p->intra_bw_gbs;
 }
 
 /* Seconds to move bytes at gbs GB/s. */

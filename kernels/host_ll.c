@@ -22,6 +22,20 @@ static cg_status_t cg_ll_slot(cg_dev_t *dev, const cg_ll_args_t *args, int owner
                            CG_MAX(lines, (size_t)1) * sizeof(uint64_t), (void **)slot);
 }
 
+/* Ask for every cache line of a slot in writable state at once, before the first store:
+ * the lines were last read by the peer, and stores that each wait for their line in turn
+ * stall once the store buffer fills (from about 256 bytes of payload). */
+static void cg_ll_claim(uint64_t *slot, size_t lines)
+{
+    for (size_t i = 0; i < lines; i += 8) {
+#if defined(__x86_64__)
+        __asm__ volatile("prefetchw %0" : : "m"(slot[i]));
+#else
+        __builtin_prefetch(&slot[i], 1, 3);
+#endif
+    }
+}
+
 /* bytes of src as lines of flag into slot (an empty line when bytes is 0): whole words in
  * a loop of fixed-size loads, the tail apart. Each line is one 8-byte store, so a reader
  * sees a line whole or not at all, as on a GPU. */
@@ -69,6 +83,9 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
             }
         }
         status = cg_ll_slot(dev, args, to, args->rank, lines, &slot);
+        if (status == CG_OK && lines > 8) {
+            cg_ll_claim(slot, lines);
+        }
         if (status == CG_OK) { /* bytes 0: an empty line, this rank has started the call */
             cg_ll_encode(slot, bytes > 0 ? src + offset : NULL, bytes, args->flag);
         }

@@ -94,6 +94,7 @@ typedef struct mca_coll_gpu_component_t {
     int    intra_sync;
     int    copy_method;
     int    timeout;
+    int    spin_us;
     char  *topo_file;
     char  *rules_file;
     cg_rules_t *rules;

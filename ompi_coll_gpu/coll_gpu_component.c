@@ -5,6 +5,7 @@
 #include "ompi_coll_gpu/coll_gpu.h"
 #include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/util/show_help.h"
 
 #include <dlfcn.h>
@@ -68,6 +69,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .host_cache        = 1,
     .intra_sync        = 0,
     .timeout           = 0,
+    .spin_us           = -1,
 };
 
 static char *mca_coll_gpu_help_dirs[3];
@@ -173,6 +175,23 @@ static int mca_coll_gpu_parse_rank_list(const char *text)
     return OMPI_SUCCESS;
 }
 
+/* How long waits spin (coll_gpu_spin_us): by default as Open MPI's own progress does, which
+ * yields when idle on an oversubscribed node (mpi_yield_when_idle) and spins otherwise. */
+static void mca_coll_gpu_pace_setup(void)
+{
+    int spin_us = mca_coll_gpu_component.spin_us;
+
+    if (spin_us < 0) {
+        const bool *yield = NULL;
+        const int   index = mca_base_var_find("ompi", "mpi", NULL, "yield_when_idle");
+        spin_us = index >= 0 && mca_base_var_get_value(index, &yield, NULL, NULL) == OPAL_SUCCESS &&
+                  yield != NULL && *yield ? 0 : 50;
+    }
+    cg_pace_configure(spin_us);
+    cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "waits spin %d %s before they yield the core",
+           spin_us > 0 ? spin_us : CG_PACE_SPIN, spin_us > 0 ? "us" : "polls");
+}
+
 /*
  * Decide whether the component can run in this process. It never touches a GPU here, nor
  * initialises the CUDA driver (cuInit reads CUDA_VISIBLE_DEVICES once, applications often
@@ -186,6 +205,7 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
     (void)enable_progress_threads;
     mca_coll_gpu_component.thread_multi = enable_mpi_threads;
     cg_counters_callers_concurrent      = enable_mpi_threads;
+    mca_coll_gpu_pace_setup();
     if (mca_coll_gpu_component.priority <= 0) {
         cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "disabled: coll_gpu_priority is 0");
         return OMPI_ERROR;

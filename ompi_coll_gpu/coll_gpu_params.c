@@ -95,6 +95,10 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"timeout", INT, NULL, &CG_C->timeout, OPAL_INFO_LVL_5, 0, EQ,
      "Seconds a fast-path collective waits for its peers before it fails with an error "
      "(0: no limit; peers that died are detected either way)"},
+    {"spin_us", INT, NULL, &CG_C->spin_us, OPAL_INFO_LVL_5, 0, LOCAL,
+     "Microseconds a wait for peers or for the device spins before it gives its core away "
+     "at every poll (-1, default: 0 when Open MPI yields when idle, mpi_yield_when_idle, "
+     "which mpirun sets on an oversubscribed node; otherwise 50)"},
     {"allreduce_one_shot_max", SIZE, NULL, &CG_C->planner.one_shot_max, OPAL_INFO_LVL_5, SET,
      EQ, "Largest allreduce (bytes) that auto runs with the one-shot algorithm on one node; "
      "larger ones run two-shot (the ring along NVLink pairs where GPUs are paired). 0 "

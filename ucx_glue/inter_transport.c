@@ -366,7 +366,7 @@ static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n, int dst,
     for (;;) {
         int pending = 0;
         if (cg_ucx_progress(inter->ucx) > 0) {
-            pace.polls = 0;
+            pace = (cg_pace_t){0}; /* progress: spin again */
         }
         for (int i = 0; i < n; i++) {
             int done = 1;
@@ -503,7 +503,7 @@ static cg_status_t cg_inter_staged(cg_inter_t *inter, int dst, const char *sbuf,
             }
         }
         if (cg_ucx_progress(inter->ucx) > 0 || progressed) {
-            pace.polls = 0;
+            pace = (cg_pace_t){0}; /* progress: spin again */
         } else if (cg_pace(&pace)) {
             status = cg_inter_idle(inter, &t0, dst, src);
         }

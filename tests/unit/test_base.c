@@ -318,6 +318,43 @@ START_TEST(test_host_cache_threads)
 }
 END_TEST
 
+/* Waits spin for their configured time, then yield at every poll; by default (0) they
+ * yield after CG_PACE_SPIN polls. The check every CG_PACE_CHECK polls either way. */
+START_TEST(test_pace_spin)
+{
+    cg_pace_t pace = {0};
+    int       checks = 0;
+
+    cg_pace_configure(0);
+    for (int i = 0; i < CG_PACE_SPIN; i++) {
+        checks += cg_pace(&pace);
+    }
+    ck_assert_int_eq(pace.yielding, 0);
+    (void)cg_pace(&pace);
+    ck_assert_int_eq(pace.yielding, 1);
+
+    cg_pace_configure(60e6); /* a minute: nothing below yields */
+    pace = (cg_pace_t){0};
+    for (int i = 0; i < 100 * CG_PACE_CHECK; i++) {
+        checks += cg_pace(&pace);
+    }
+    ck_assert_int_eq(pace.yielding, 0);
+    ck_assert_int_eq(checks, 100);
+
+    cg_pace_configure(1); /* a microsecond: over once the clock has been read twice */
+    pace = (cg_pace_t){0};
+    for (int i = 0; i < 2 * CG_PACE_SPIN; i++) {
+        (void)cg_pace(&pace);
+    }
+    usleep(2000);
+    for (int i = 0; i < CG_PACE_SPIN; i++) {
+        (void)cg_pace(&pace);
+    }
+    ck_assert_int_eq(pace.yielding, 1);
+    cg_pace_configure(0);
+}
+END_TEST
+
 CG_UNIT_MAIN("base", 0, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_host_cache, test_host_cache_threads)
+             test_host_cache, test_host_cache_threads, test_pace_spin)
