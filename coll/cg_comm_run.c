@@ -88,7 +88,7 @@ static cg_status_t cg_comm_run_padded(cg_comm_t *comm, const cg_alg_info_t *info
     cg_status_t  status = cg_comm_result(comm, CG_MAX(bytes, (size_t)1), &result);
 
     if (status != CG_OK) { /* the node's other ranks learn of it at their first barrier */
-        return comm->local_size > 1 ? cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status))
+        return comm->local_size > 1 ? cg_intra_close(comm->intra, status)
                                     : status;
     }
     shadow.sbuf = call->sbuf != NULL ? call->sbuf : call->rbuf;

@@ -74,7 +74,7 @@ static cg_status_t cg_hier_allgather(cg_comm_t *comm, const void *sbuf, void *rb
     if (status == CG_OK) {
         status = cg_hier_pipe_run(comm, &job);
     } else if (L > 1) { /* the node's other ranks learn of the failure at the barrier */
-        status = cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status));
+        status = cg_intra_close(comm->intra, status);
     }
     free(g.ranks), free(a.offs), free(a.segs);
     return status;

@@ -124,7 +124,7 @@ cg_status_t cg_allreduce_hier_ring_run(cg_comm_t *comm, const cg_plan_t *plan, c
     cg_status_t      status = cg_hier_rail(comm, comm->local_rank, &rail);
 
     if (status != CG_OK) { /* the node's other ranks learn of it at the barrier */
-        return comm->local_size > 1 ? cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status))
+        return comm->local_size > 1 ? cg_intra_close(comm->intra, status)
                                  : status;
     }
     status = cg_hier_allreduce_ring(comm, call->sbuf, call->rbuf, call->count, call->dtype,

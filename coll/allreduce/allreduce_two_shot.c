@@ -33,7 +33,7 @@ static cg_status_t cg_two_shot_zero_copy(cg_intra_t *group, char *const in[], ch
         status = group->dev->ops->reduce(group->dev, &args, group->stream);
     }
     /* Nobody returns while a peer still reads its input or writes its output. */
-    return cg_intra_finish(group, cg_intra_barrier(group, status));
+    return cg_intra_close(group, status);
 }
 
 /* Steps of up to half/2 elements: copy in, barrier, reduce own sub-block into every

@@ -51,7 +51,7 @@ cg_status_t cg_bcast_direct(cg_intra_t *group, void *buf, size_t bytes, int root
         status = cg_intra_copy_multi(group, dsts, n, buf, bytes);
     }
     /* Nobody returns before the root has written every buffer. */
-    return cg_intra_finish(group, cg_intra_barrier(group, status));
+    return cg_intra_close(group, status);
 }
 
 cg_status_t cg_bcast_direct_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)

@@ -21,7 +21,7 @@ static cg_status_t cg_hier_bcast_tree(cg_comm_t *comm, void *buf, size_t bytes, 
     free(g.ranks);
     if (comm->local_size > 1) {
         status = (status == CG_OK) ? cg_bcast_direct(comm->intra, buf, bytes, rlocal % comm->local_size)
-                                   : cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status));
+                                   : cg_intra_close(comm->intra, status);
     }
     return status;
 }

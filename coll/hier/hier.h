@@ -87,6 +87,6 @@ cg_status_t cg_leader_pack(cg_comm_t *comm, const cg_leader_order_t *order, cons
  * to the node (which learns of it at the phase's barrier). */
 #define CG_LEADER_NODE_PHASE(_c, _status, _call)                                              \
     ((_status) == CG_OK ? (_call)                                                             \
-                        : cg_intra_finish((_c)->intra, cg_intra_barrier((_c)->intra, (_status))))
+                        : cg_intra_close((_c)->intra, (_status)))
 
 #endif

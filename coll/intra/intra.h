@@ -167,6 +167,10 @@ cg_status_t cg_intra_watch(cg_intra_t *group, double *t0);
 /* Wait for this rank's stream, watching for peers that failed or died; the end of a call:
  * releases the peers' buffers that cg_intra_publish mapped for it. */
 cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine);
+/* The closing barrier of a call, then its end (cg_intra_finish): nobody returns before
+ * every rank is done with the others' buffers. A host barrier waited for the stream
+ * already, so the end waits for nothing more. */
+cg_status_t cg_intra_close(cg_intra_t *group, cg_status_t mine);
 /* Host barrier whatever the group's mode (for data the host reads: published handles). */
 cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine);
 /* The call's pins on peers' buffers go back (the mappings stay cached). */

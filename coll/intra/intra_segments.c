@@ -61,7 +61,7 @@ static cg_status_t cg_ag_zero_copy(cg_intra_t *group, char *const out[], const c
             status = cg_intra_copy_multi(group, dsts, n, out[group->rank] + mine[k].off, mine[k].len);
         }
     }
-    return cg_intra_finish(group, cg_intra_barrier(group, status));
+    return cg_intra_close(group, status);
 }
 
 static cg_status_t cg_ag_copy(cg_intra_t *group, char *rbuf, const cg_seg_t *segs, int nseg,
@@ -133,7 +133,7 @@ static cg_status_t cg_rs_zero_copy(cg_intra_t *group, char *const in[], char *ou
         }
     }
     /* nobody returns while a peer still reads its input */
-    return cg_intra_finish(group, cg_intra_barrier(group, status));
+    return cg_intra_close(group, status);
 }
 
 /* Through the scratch halves, window by window over the concatenation of every rank's
@@ -235,7 +235,7 @@ static cg_status_t cg_scatter_copy(cg_intra_t *group, char *buf, const cg_seg_t 
         }
     }
     /* the root's next window may overwrite a half only after everyone copied from it */
-    return cg_intra_finish(group, cg_intra_barrier(group, status));
+    return cg_intra_close(group, status);
 }
 
 cg_status_t cg_scatter_segments(cg_intra_t *group, void *buf, const cg_seg_t *segs, int root,
@@ -268,6 +268,6 @@ cg_status_t cg_scatter_segments(cg_intra_t *group, void *buf, const cg_seg_t *se
         }
     }
     /* nobody returns before the root has written every segment */
-    return cg_intra_finish(group, cg_intra_barrier(group, status));
+    return cg_intra_close(group, status);
 }
 

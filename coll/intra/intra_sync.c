@@ -157,6 +157,17 @@ cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine)
     return status;
 }
 
+cg_status_t cg_intra_close(cg_intra_t *group, cg_status_t mine)
+{
+    cg_status_t status = cg_intra_barrier(group, mine);
+
+    if (status == CG_OK && group->sync == CG_SYNC_HOST) {
+        cg_intra_unpin(group); /* the barrier waited for the stream: nothing queued since */
+        return CG_OK;
+    }
+    return cg_intra_finish(group, status);
+}
+
 static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
 {
     cg_dev_t   *dev = group->dev;

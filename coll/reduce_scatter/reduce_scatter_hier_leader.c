@@ -43,7 +43,7 @@ static cg_status_t cg_hier_reduce_scatter_leader(cg_comm_t *comm, const void *sb
         }
         status = segs != NULL ? cg_reduce_scatter_segments(comm->intra, in, work, segs, P, 0, dtype,
                                                            op, status)
-                              : cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status));
+                              : cg_intra_close(comm->intra, status);
     } else if (status == CG_OK) {
         status = cg_leader_pack(comm, &o, counts, 0, elem, -1, 1, (char *)in, work, 1);
     }

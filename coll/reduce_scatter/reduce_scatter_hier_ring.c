@@ -172,7 +172,7 @@ static cg_status_t cg_hier_reduce_scatter(cg_comm_t *comm, const void *sbuf, voi
         }
         status    = (L > 1) ? cg_hier_pipe_run(comm, &job) : cg_hier_rs_single(&a);
     } else if (L > 1) { /* the node's other ranks learn of the failure at the barrier */
-        status = cg_intra_finish(comm->intra, cg_intra_barrier(comm->intra, status));
+        status = cg_intra_close(comm->intra, status);
     }
     free(g.ranks), free(displ), free(a.offs), free(a.segs);
     return status;
