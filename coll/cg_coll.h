@@ -255,12 +255,12 @@ typedef struct {
     int                 valid;
     cg_planner_config_t config;
     cg_shape_t          shape;
-    cg_call_t           call; /* buffers not compared */
+    cg_call_t           call; /* buffers and counts not compared */
+    size_t              largest_block; /* reduce_scatter: all the plan reads of counts */
     cg_plan_t           plan;
 } cg_plan_memo_t;
 
-/* cg_plan_select through memo. Calls with a block per rank (reduce_scatter's counts) and
- * explained plans (verbose) are planned afresh. */
+/* cg_plan_select through memo. Explained plans (verbose) are planned afresh. */
 void cg_plan_select_memo(cg_plan_memo_t *memo, const cg_planner_config_t *config,
                          const cg_call_t *call, const cg_shape_t *shape, cg_plan_t *plan);
 

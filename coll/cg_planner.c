@@ -92,21 +92,28 @@ int cg_plan_prefilter(const cg_planner_config_t *config, const cg_call_t *call, 
     return 1;
 }
 
-/* Bytes a rank sends one peer in an LL call of this call (the largest block). */
-static size_t cg_plan_ll_payload(const cg_call_t *call)
+/* The largest of a reduce_scatter's blocks (elements; 0 without counts): the only thing
+ * of its counts that the plan depends on. */
+static size_t cg_plan_largest_block(const cg_call_t *call)
 {
     size_t largest = 0;
 
+    for (int p = 0; call->counts != NULL && p < call->comm_size; p++) {
+        largest = CG_MAX(largest, call->counts[p]);
+    }
+    return largest;
+}
+
+/* Bytes a rank sends one peer in an LL call of this call (the largest block). */
+static size_t cg_plan_ll_payload(const cg_call_t *call)
+{
     if (call->coll != CG_COLL_REDUCE_SCATTER && call->coll != CG_COLL_REDUCE_SCATTER_BLOCK) {
         return call->bytes; /* allreduce, bcast: the message; allgather: a rank's block */
     }
     if (call->counts == NULL || call->count == 0) { /* the planner's tools: even blocks */
         return (call->bytes + (size_t)call->comm_size - 1) / (size_t)CG_MAX(call->comm_size, 1);
     }
-    for (int p = 0; p < call->comm_size; p++) {
-        largest = CG_MAX(largest, call->counts[p]);
-    }
-    return largest * (call->bytes / call->count);
+    return cg_plan_largest_block(call) * (call->bytes / call->count);
 }
 
 /* Can alg run this call on this communicator? When not, why. From the registry row. */
@@ -410,15 +417,17 @@ static void cg_plan_node_phase(const cg_planner_config_t *config, const cg_call_
 void cg_plan_select_memo(cg_plan_memo_t *memo, const cg_planner_config_t *config,
                          const cg_call_t *call, const cg_shape_t *shape, cg_plan_t *plan)
 {
-    const cg_call_t *last = &memo->call;
+    const cg_call_t *last    = &memo->call;
+    const size_t     largest = cg_plan_largest_block(call);
 
-    if (config->explain || call->counts != NULL) {
+    if (config->explain) {
         cg_plan_select(config, call, shape, plan);
         return;
     }
     if (memo->valid && last->coll == call->coll && last->count == call->count &&
         last->bytes == call->bytes && last->dtype == call->dtype && last->op == call->op &&
-        last->comm_size == call->comm_size &&
+        last->comm_size == call->comm_size && (last->counts != NULL) == (call->counts != NULL) &&
+        memo->largest_block == largest &&
         memcmp(&memo->config, config, sizeof(*config)) == 0 &&
         memcmp(&memo->shape, shape, sizeof(*shape)) == 0) {
         *plan = memo->plan;
@@ -429,6 +438,7 @@ void cg_plan_select_memo(cg_plan_memo_t *memo, const cg_planner_config_t *config
     memo->config = *config;
     memo->shape  = *shape;
     memo->call   = *call;
+    memo->largest_block = largest;
     memo->plan   = *plan;
 }
 

@@ -358,7 +358,8 @@ START_TEST(test_staged_first)
 END_TEST
 
 /* The memo of the last plan: the same inputs give the same plan; a forced algorithm set at
- * run time, another size, another shape, per-rank counts or an explained call plan afresh. */
+ * run time, another size, another shape, another largest block of per-rank counts or an
+ * explained call plan afresh. */
 START_TEST(test_plan_memo)
 {
     cg_planner_config_t c;
@@ -367,7 +368,9 @@ START_TEST(test_plan_memo)
     cg_shape_t          one = nodes(1, 8, 1), two = nodes(2, 4, 1);
     cg_call_t           call = {.coll = CG_COLL_ALLREDUCE, .count = 1 << 18, .bytes = 1 << 20,
                                 .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .comm_size = 8};
-    size_t              counts[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    size_t              even[8] = {100, 100, 100, 100, 100, 100, 100, 100};
+    size_t              uneven[8] = {744, 8, 8, 8, 8, 8, 8, 8};
+    size_t              uneven2[8] = {8, 8, 744, 8, 8, 8, 8, 8};
 
     memset(&memo, 0, sizeof(memo));
     cg_planner_config_default(&c);
@@ -390,10 +393,25 @@ START_TEST(test_plan_memo)
     call.count = 2, call.bytes = 8;
     cg_plan_select_memo(&memo, &c, &call, &one, &plan);
     ck_assert_int_eq(plan.alg, CG_ALG_LL);
-    call.coll   = CG_COLL_REDUCE_SCATTER, call.counts = counts, call.count = 36, call.bytes = 144;
-    memo.valid  = 0;
+    /* counts: memoised by their largest block, all the plan reads of them; blocks of 400 B
+     * fit a 1 KiB LL inbox, one of 2976 B with the same total does not */
+    one.ll_capacity = 1024;
+    call.coll = CG_COLL_REDUCE_SCATTER, call.counts = even, call.count = 800, call.bytes = 3200;
     cg_plan_select_memo(&memo, &c, &call, &one, &plan);
-    ck_assert_int_eq(memo.valid, 0); /* counts: never memoised */
+    cg_plan_select(&c, &call, &one, &fresh);
+    ck_assert_int_eq(memo.valid, 1);
+    ck_assert_int_eq(plan.alg, fresh.alg);
+    ck_assert_int_eq(plan.alg, CG_ALG_LL);
+    call.counts = uneven;
+    cg_plan_select_memo(&memo, &c, &call, &one, &plan);
+    cg_plan_select(&c, &call, &one, &fresh);
+    ck_assert_int_eq(plan.alg, fresh.alg);
+    ck_assert_int_ne(plan.alg, CG_ALG_LL);
+    call.counts = uneven2; /* another array, the same largest block: the memo's plan */
+    memo.plan.alg = CG_ALG_STAGED;
+    cg_plan_select_memo(&memo, &c, &call, &one, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_STAGED);
+    memo.valid = 0;
     c.explain = 1;
     call.coll = CG_COLL_ALLREDUCE, call.counts = NULL, call.count = 2, call.bytes = 8;
     cg_plan_select_memo(&memo, &c, &call, &one, &plan);
