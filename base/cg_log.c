@@ -245,8 +245,9 @@ static const struct {
     [CG_CNT_CONTEXTS_MADE] = {"contexts_made", "Fast-path contexts of communicators made"},
     [CG_CNT_CONTEXTS_KEPT] = {"contexts_kept", "Contexts of freed communicators taken by a new communicator "
                                                "over the same processes (coll_gpu_context_keep)"},
-    [CG_CNT_LL_MISSED]     = {"ll_missed", "LL calls run before the memory-kind agreement that a "
-                                           "local rank was not on (they went staged)"},
+    [CG_CNT_LL_MISSED]     = {"ll_missed", "Calls run before the memory-kind agreement (LL, or "
+                                           "its first host barrier) that a local rank was not "
+                                           "on (they went staged)"},
     [CG_CNT_MEM_QUERIES]   = {"mem_queries", "Memory queries of the device layer (on a GPU, one "
                                              "cuPointerGetAttributes each)"},
     [CG_CNT_MEM_CACHE_HITS] = {"mem_cache_hits", "Buffers known as host memory from an earlier "

@@ -362,6 +362,9 @@ cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeo
  * such a rank was on it exactly when its lines for it came (a rank finishes an LL call only
  * after every line of every rank was written). */
 int         cg_board_watch(const cg_board_t *board, const cg_ll_watch_t *watch, uint64_t *later);
+/* Is board rank i's announcement of seq still on the board (1, with *kinds; 0: not yet,
+ * or overwritten by a call 64 later)? */
+int         cg_board_announced(const cg_board_t *board, int i, uint64_t seq, int *kinds);
 
 /* Run a planned fast path: one indirect call through the plan's registry row.
  * CG_ERR_PEER_NOT_FAST (a call with a watch only): a local rank was not on the call; take
@@ -370,6 +373,10 @@ cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t 
 /* A call announced on the board of a one-node context: every rank counts it, whatever it
  * runs (the flags of LL calls run before the agreement; cg_ll_watch_t). */
 void        cg_comm_ll_tick(cg_comm_t *comm);
+/* Can plan run before the agreement on the call's memory kinds, the agreement riding on
+ * its first synchronisation (call->watch set: LL lines, or the first host barrier of a
+ * host-synchronised node)? The same answer on every rank of the node. */
+int         cg_comm_agrees_in_band(const cg_comm_t *comm, const cg_plan_t *plan, cg_coll_t coll);
 
 #ifdef __cplusplus
 }

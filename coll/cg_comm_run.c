@@ -39,6 +39,16 @@ void cg_comm_ll_tick(cg_comm_t *comm)
     }
 }
 
+int cg_comm_agrees_in_band(const cg_comm_t *comm, const cg_plan_t *plan, cg_coll_t coll)
+{
+    const cg_alg_info_t *info = cg_alg_info(coll, plan->alg);
+
+    if (info == NULL || info->scope != CG_SCOPE_INTRA || comm->intra == NULL) {
+        return 0;
+    }
+    return plan->alg == CG_ALG_LL || comm->intra->sync == CG_SYNC_HOST;
+}
+
 static cg_status_t cg_comm_done(cg_comm_t *comm, cg_status_t status)
 {
     if (status != CG_OK && status != CG_ERR_PEER_NOT_FAST) { /* that one: staged, no harm */
@@ -121,16 +131,26 @@ static cg_status_t cg_comm_run_alg(cg_comm_t *comm, const cg_alg_info_t *info,
 
 cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
-    const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
+    const cg_alg_info_t *info   = cg_alg_info(call->coll, plan->alg);
+    const int            inband = call->watch != NULL && plan->alg != CG_ALG_LL;
     cg_status_t          status;
 
     if (info == NULL || info->run == NULL) {
         return CG_ERR_UNSUPPORTED;
     }
+    if (inband && !cg_comm_agrees_in_band(comm, plan, call->coll)) {
+        return CG_ERR_INVALID_PARAM; /* the caller's error: nobody would watch the board */
+    }
     if (comm->intra != NULL) { /* the entry point's answers, for the publish */
         cg_intra_asked(comm->intra, call->sbuf, call->sattr, call->rbuf, call->rattr);
     }
+    if (inband) { /* LL agrees in its lines (cg_intra_ll), the others in a first barrier */
+        cg_intra_inband_begin(comm->intra, call->watch);
+    }
     status = cg_comm_run_alg(comm, info, plan, call);
+    if (inband) {
+        cg_intra_inband_end(comm->intra, status);
+    }
     if (comm->intra != NULL) {
         cg_intra_asked(comm->intra, NULL, NULL, NULL, NULL);
     }

@@ -145,9 +145,13 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  *          rides on the call's lines, which only complete when every rank sent them. A
  *          rank with other kinds goes where its own kinds send it (underneath, or staged)
  *          without waiting; the ranks on the call see its announcement, cancel the call
- *          (nothing written) and take the staged path (cg_intra_ll). Every rank counts
- *          every announced call on the context (cg_comm_ll_tick): the LL flags stay in
- *          step whoever ran the call.
+ *          (nothing written) and take the staged path (cg_intra_ll). On a node whose
+ *          barriers are host-synchronised (ranks sharing a GPU, the host device layer) the
+ *          other intra-node plans run at once too: the agreement rides on their first host
+ *          barrier, which cannot complete without every rank and watches the board
+ *          meanwhile (cg_intra_inband_begin). Every rank counts every announced call on
+ *          the context (cg_comm_ll_tick): the LL flags and the host barriers stay in step
+ *          whoever ran the call.
  * In agree and auto, the agreements through the layer underneath also carry whether the
  * rank's communicator info asserts host memory only (mpi_assert_memory_alloc_kinds, MPI
  * 4.1, e.g. "system"): once every rank did, the communicator never agrees again and each
@@ -197,7 +201,7 @@ static void mca_coll_gpu_route_announce(mca_coll_gpu_module_t *m, int mine)
 
 /* on_board: the call was announced (mca_coll_gpu_route_announce). */
 static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
-                                    int mine, int on_board, int ll_first, int *all_kinds)
+                                    int mine, int on_board, int in_band, int *all_kinds)
 {
     const int   host_only = (mine & MCA_COLL_GPU_KIND_HOST) && !(mine & MCA_COLL_GPU_KIND_DEVICE);
     cg_status_t status;
@@ -211,7 +215,7 @@ static int mca_coll_gpu_route_agree(mca_coll_gpu_module_t *m, struct ompi_commun
         if (host_only) {
             return MCA_COLL_GPU_AGREED_HOST;
         }
-        if (ll_first) {
+        if (in_band) {
             return MCA_COLL_GPU_AGREED_IN_BAND;
         }
         status = cg_board_collect(m->board, m->seq, mca_coll_gpu_component.timeout, all_kinds);
@@ -300,7 +304,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
                        mca_coll_gpu_route_t *route)
 {
     cg_planner_config_t planner = mca_coll_gpu_component.planner;
-    int                 all     = local_kinds, ll_first = 0, on_board, rc;
+    int                 all     = local_kinds, in_band = 0, on_board, rc;
     cg_shape_t          shape;
     cg_comm_t          *core, *shape_of = NULL; /* the context shape describes */
 
@@ -359,17 +363,18 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
             return OMPI_SUCCESS;
         }
     }
-    /* device buffers only, one node, a board and a context: when the plan is LL, the call
-     * runs at once and the agreement rides on its lines (see above) */
+    /* device buffers only, one node, a board and a context: when the plan is LL, or runs
+     * on a host-synchronised node, the call runs at once and the agreement rides on its
+     * lines or its first barrier (see above) */
     if (all == MCA_COLL_GPU_KIND_DEVICE && m->core != NULL && on_board) {
         if (shape_of != m->core) {
             cg_comm_shape(m->core, &shape);
             shape_of = m->core;
         }
         cg_plan_select_memo(&m->plans[call->coll], &planner, call, &shape, &route->plan);
-        ll_first = route->plan.alg == CG_ALG_LL;
+        in_band = cg_comm_agrees_in_band(m->core, &route->plan, call->coll);
     }
-    rc = mca_coll_gpu_route_agree(m, comm, all, on_board, ll_first, &all);
+    rc = mca_coll_gpu_route_agree(m, comm, all, on_board, in_band, &all);
     if (rc == MCA_COLL_GPU_AGREED_HOST) { /* host buffers, announced on the board: done */
         route->path = MCA_COLL_GPU_PATH_UNDER;
         mca_coll_gpu_route_count(route);
@@ -379,6 +384,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         route->path  = MCA_COLL_GPU_PATH_FAST;
         route->watch = (cg_ll_watch_t){.board = m->board, .seq = m->seq,
                                        .fast_kinds = MCA_COLL_GPU_KIND_DEVICE};
+        mca_coll_gpu_route_app_wait(route, call);
         mca_coll_gpu_route_debug_fail(route);
         return OMPI_SUCCESS;
     }

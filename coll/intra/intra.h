@@ -119,6 +119,10 @@ typedef struct cg_intra {
     const cg_mem_attr_t *asked_attr[2];     /* layer said of them (cg_intra_asked) */
     cg_intra_known_t known[CG_INTRA_KNOWN_MAX]; /* buffers every rank already shares */
     uint64_t         publishes;             /* zero-copy exchanges (the table's clock) */
+    const cg_ll_watch_t *inband;            /* the running call agrees in its first host
+                                               barrier (cg_intra_inband_begin) */
+    unsigned         inband_parity;         /* parity and publishes when it began: back to */
+    uint64_t         inband_publishes;      /* them when a rank was not on the call */
     int              failed;                /* a barrier failed: the group is unusable */
     struct cg_intra *next_pending;          /* torn down, waiting for its peers to close */
 } cg_intra_t;
@@ -167,6 +171,17 @@ cg_status_t cg_intra_watch(cg_intra_t *group, double *t0);
 /* Wait for this rank's stream, watching for peers that failed or died; the end of a call:
  * releases the peers' buffers that cg_intra_publish mapped for it. */
 cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine);
+/* A call run before the agreement on its memory kinds (watch: the board, the call's seq,
+ * the kinds of the ranks on the call), on a host-synchronised group: its first host
+ * barrier also watches the board, and returns CG_ERR_PEER_NOT_FAST, with no failure, when a
+ * rank announced other kinds or went past the call without it. Everything before that
+ * barrier touches only this rank's own memory (scratch halves it alone fills, its control
+ * page): cg_intra_inband_end then puts the group's step state back where the call began,
+ * as it is on the ranks that were not on it, and the call takes the staged path. Host
+ * barriers count from the announced calls (cg_intra_ll_tick), so a barrier that some rank
+ * skipped leaves every later barrier in step. */
+void        cg_intra_inband_begin(cg_intra_t *group, const cg_ll_watch_t *watch);
+void        cg_intra_inband_end(cg_intra_t *group, cg_status_t status);
 /* The closing barrier of a call, then its end (cg_intra_finish): nobody returns before
  * every rank is done with the others' buffers. A host barrier waited for the stream
  * already, so the end waits for nothing more. */

@@ -255,3 +255,11 @@ int cg_board_watch(const cg_board_t *board, const cg_ll_watch_t *watch, uint64_t
     }
     return 0;
 }
+
+int cg_board_announced(const cg_board_t *board, int i, uint64_t seq, int *kinds)
+{
+    const uint64_t word = cg_board_word(board, i, seq);
+
+    *kinds = (int)(word & 0xff);
+    return (word >> 8) == seq;
+}

@@ -86,6 +86,9 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
 void cg_intra_ll_tick(cg_intra_t *group)
 {
     group->ll_calls++;
+    /* host barriers count from here (cg_intra_inband_begin): the same on every rank, and
+     * past any barrier of the calls before (fewer than 2^24 each) */
+    group->host_epoch = CG_MAX(group->host_epoch, group->ll_calls << 24);
 }
 
 cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch_t *watch)

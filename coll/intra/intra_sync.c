@@ -68,21 +68,97 @@ cg_status_t cg_intra_watch(cg_intra_t *group, double *t0)
     return CG_OK;
 }
 
+void cg_intra_inband_begin(cg_intra_t *group, const cg_ll_watch_t *watch)
+{
+    group->inband           = watch;
+    group->inband_parity    = group->parity;
+    group->inband_publishes = group->publishes;
+}
+
+void cg_intra_inband_end(cg_intra_t *group, cg_status_t status)
+{
+    if (status == CG_ERR_PEER_NOT_FAST) {
+        group->parity    = group->inband_parity;
+        group->publishes = group->inband_publishes;
+        cg_intra_unpin(group);
+    }
+    group->inband = NULL;
+}
+
+/* Is peer p, whose epoch is still below this barrier's, not on the call (in-band
+ * agreement)? A rank that announced other kinds is not; one that announced a later call
+ * skipped this one unless its epoch came meanwhile (it stores its epoch before it can
+ * leave the call). */
+static int cg_intra_inband_missing(const cg_intra_t *group, const cg_ll_watch_t *watch, int p,
+                                   uint64_t epoch)
+{
+    uint64_t later;
+
+    if (cg_board_watch(watch->board, watch, &later)) {
+        return 1;
+    }
+    return ((later >> group->comm_ranks[p]) & 1) &&
+           __atomic_load_n(&group->ctl[p]->epoch, __ATOMIC_ACQUIRE) < epoch;
+}
+
+/* Has peer p, whose epoch seen is at least this barrier's, arrived at it? Epochs count from
+ * the announced calls (cg_intra_ll_tick: 2^24 per call), and a rank that skipped a call can
+ * be at a later one already. In a first barrier run in band, an epoch of a later call is an
+ * arrival only from a rank that announced this call with the kinds of the ranks on it (it
+ * was on the call, passed this barrier and went on: one_shot ends with no barrier); from
+ * any other, *missing is set. Other barriers: every rank is on the call, so any epoch at
+ * least this one is an arrival. */
+static int cg_intra_arrived(const cg_intra_t *group, const cg_ll_watch_t *watch, int p,
+                            uint64_t epoch, uint64_t seen, int *missing)
+{
+    int kinds;
+
+    if (seen < epoch) {
+        return 0;
+    }
+    if (watch == NULL || seen >> 24 == epoch >> 24) {
+        return 1;
+    }
+    if (cg_board_announced(watch->board, group->comm_ranks[p], watch->seq, &kinds) &&
+        kinds == watch->fast_kinds) {
+        return 1;
+    }
+    *missing = 1;
+    return 0;
+}
+
 cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine)
 {
-    const uint64_t epoch = ++group->host_epoch;
-    cg_status_t    status;
-    double         t0 = 0;
+    const cg_ll_watch_t *watch = group->inband; /* the call's first barrier only */
+    cg_status_t          status;
+    double               t0 = 0;
+    uint64_t             epoch;
 
+    if (mine == CG_ERR_PEER_NOT_FAST) { /* the call was given up in band: no failure */
+        return mine;
+    }
+    epoch = ++group->host_epoch;
     if (mine != CG_OK) {
         cg_intra_report(group, epoch);
     }
+    group->inband = NULL;
     cg_count(CG_CNT_HOST_WAITS, 1);
     __atomic_store_n(&group->ctl[group->rank]->epoch, epoch, __ATOMIC_RELEASE);
     for (int p = 0; p < group->size; p++) {
-        cg_pace_t pace = {0};
-        while (p != group->rank && __atomic_load_n(&group->ctl[p]->epoch, __ATOMIC_ACQUIRE) < epoch) {
-            if (!cg_pace(&pace)) {
+        cg_pace_t pace    = {0};
+        int       missing = 0;
+        while (p != group->rank &&
+               !cg_intra_arrived(group, watch, p, epoch,
+                                 __atomic_load_n(&group->ctl[p]->epoch, __ATOMIC_ACQUIRE), &missing)) {
+            const int check = !missing && cg_pace(&pace);
+            if (check && watch != NULL) {
+                missing = cg_intra_inband_missing(group, watch, p, epoch);
+            }
+            if (missing) {
+                cg_count(CG_CNT_LL_MISSED, 1); /* this rank's failure: reported above */
+                return mine != CG_OK ? mine : CG_ERR_PEER_NOT_FAST;
+            }
+            if (!check) {
                 continue;
             }
             if ((status = cg_intra_watch(group, &t0)) != CG_OK) {
@@ -112,6 +188,9 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine)
     uint64_t    epoch;
     cg_status_t status = CG_OK;
 
+    if (mine == CG_ERR_PEER_NOT_FAST) { /* given up in band (cg_intra_inband_begin) */
+        return mine;
+    }
     if (group->sync == CG_SYNC_HOST) {
         if (mine == CG_OK && dev->caps.async) {
             mine = dev->ops->stream_sync(dev, group->stream);
@@ -176,6 +255,10 @@ static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
     double      t0    = 0;
     int         done  = 0;
 
+    if (mine == CG_ERR_PEER_NOT_FAST) { /* given up in band: what it queued on its own */
+        (void)dev->ops->stream_sync(dev, group->stream); /* memory ends here, no failure */
+        return mine;
+    }
     if (mine != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
         return mine;
