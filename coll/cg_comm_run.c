@@ -149,7 +149,7 @@ cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t 
     }
     status = cg_comm_run_alg(comm, info, plan, call);
     if (inband) {
-        cg_intra_inband_end(comm->intra, status);
+        status = cg_intra_inband_end(comm->intra, status);
     }
     if (comm->intra != NULL) {
         cg_intra_asked(comm->intra, NULL, NULL, NULL, NULL);

@@ -181,7 +181,8 @@ cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine);
  * barriers count from the announced calls (cg_intra_ll_tick), so a barrier that some rank
  * skipped leaves every later barrier in step. */
 void        cg_intra_inband_begin(cg_intra_t *group, const cg_ll_watch_t *watch);
-void        cg_intra_inband_end(cg_intra_t *group, cg_status_t status);
+/* Returns status, or the agreement's verdict when the plan never reached a host barrier. */
+cg_status_t cg_intra_inband_end(cg_intra_t *group, cg_status_t status);
 /* The closing barrier of a call, then its end (cg_intra_finish): nobody returns before
  * every rank is done with the others' buffers. A host barrier waited for the stream
  * already, so the end waits for nothing more. */

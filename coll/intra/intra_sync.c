@@ -75,14 +75,20 @@ void cg_intra_inband_begin(cg_intra_t *group, const cg_ll_watch_t *watch)
     group->inband_publishes = group->publishes;
 }
 
-void cg_intra_inband_end(cg_intra_t *group, cg_status_t status)
+cg_status_t cg_intra_inband_end(cg_intra_t *group, cg_status_t status)
 {
+    if (status == CG_OK && group->inband != NULL) {
+        /* a plan that never reached a host barrier would leave a missing rank waiting in
+         * the collective underneath: none does, and this one then agrees here */
+        status = cg_intra_host_barrier(group, CG_OK);
+    }
     if (status == CG_ERR_PEER_NOT_FAST) {
         group->parity    = group->inband_parity;
         group->publishes = group->inband_publishes;
         cg_intra_unpin(group);
     }
     group->inband = NULL;
+    return status;
 }
 
 /* Is peer p, whose epoch is still below this barrier's, not on the call (in-band
