@@ -41,19 +41,20 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
                                 memcpy of the simulated GPU's memory), fitted to forced runs
                                 of every algorithm at np 2 on the 2-core CI machine: a
                                 barrier of two spinning ranks about 0.1 us, the CPU's
-                                reductions about 10 GB/s (one_shot and two_shot cross at
-                                1 KiB) */
-        p->intra_bw_gbs = 10.0, p->intra_alpha_us = 0.1;
+                                reductions about 13 GB/s (one_shot and two_shot cross at
+                                about 1.3 KiB) */
+        p->intra_bw_gbs = 13.0, p->intra_alpha_us = 0.1;
         p->copy_alpha_us = 0.5, p->copy_bw_gbs = 4.0, p->under_bw_gbs = 3.0;
         break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
     /* A GPU writes LL lines at the speed of its stores; the host device layer emulates them
      * with one 8-byte store per line and reads them back, moving lines between the cores'
-     * caches: about 6 GB/s of lines on the 2-core CI machine (coll_gpu_bench np 2, every
-     * algorithm forced: LL stops where the copies win, allreduce after about 150 B, bcast
-     * after 300-500 B, allgather and reduce_scatter after about 600 B). */
-    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 6.0 : p->intra_bw_gbs;
+     * caches: about 4.6 GB/s of lines on the 2-core CI machine, against copy algorithms
+     * whose agreement rides on their first barrier (coll_gpu_bench np 2, every algorithm
+     * forced: LL stops where the copies win, allreduce after about 100 B, bcast after
+     * about 250 B, allgather and reduce_scatter after 350-450 B). */
+    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 4.6 : p->intra_bw_gbs;
 }
 
 /* Seconds to move bytes at gbs GB/s. */
