@@ -227,7 +227,11 @@ CG_COST_FN(ll)
     if (coll == CG_COLL_REDUCE_SCATTER || coll == CG_COLL_REDUCE_SCATTER_BLOCK) {
         return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->ll_bw_gbs);
     }
-    /* allreduce and bcast: the whole message to every peer */
+    if (coll == CG_COLL_BCAST) { /* the root's message to every other rank */
+        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 * (L - 1) : (double)(L - 1)),
+                              p->ll_bw_gbs);
+    }
+    /* allreduce: every input to every rank, this one's own slot included */
     return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 * L : (double)L), p->ll_bw_gbs);
 }
 

@@ -133,8 +133,8 @@ static inline size_t cg_ll_send_bytes(const cg_ll_args_t *args, int to, size_t *
 
     *offset = 0;
     switch (args->coll) {
-    case CG_LL_BCAST:
-        return args->rank == args->root ? args->count * elem : 0;
+    case CG_LL_BCAST: /* the root's own buffer holds the data already */
+        return args->rank == args->root && to != args->root ? args->count * elem : 0;
     case CG_LL_REDUCE_SCATTER:
         *offset = args->displs[to] * elem;
         return args->counts[to] * elem;
@@ -150,7 +150,7 @@ static inline size_t cg_ll_recv_bytes(const cg_ll_args_t *args, int from)
 
     switch (args->coll) {
     case CG_LL_BCAST:
-        return from == args->root ? args->count * elem : 0;
+        return from == args->root && args->rank != args->root ? args->count * elem : 0;
     case CG_LL_REDUCE_SCATTER:
         return args->counts[args->rank] * elem;
     default:
