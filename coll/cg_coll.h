@@ -362,9 +362,9 @@ cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeo
  * such a rank was on it exactly when its lines for it came (a rank finishes an LL call only
  * after every line of every rank was written). */
 int         cg_board_watch(const cg_board_t *board, const cg_ll_watch_t *watch, uint64_t *later);
-/* Is board rank i's announcement of seq still on the board (1, with *kinds; 0: not yet,
- * or overwritten by a call 64 later)? */
-int         cg_board_announced(const cg_board_t *board, int i, uint64_t seq, int *kinds);
+/* Board rank i's kinds at seq: 1 and *kinds when known, 0 while it has not announced seq
+ * yet. A later seq in the slot means it was not on a fast path at seq: host memory. */
+int         cg_board_peer(const cg_board_t *board, int i, uint64_t seq, int *kinds);
 
 /* Run a planned fast path: one indirect call through the plan's registry row.
  * CG_ERR_PEER_NOT_FAST (a call with a watch only): a local rank was not on the call; take

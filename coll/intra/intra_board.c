@@ -183,9 +183,7 @@ static uint64_t cg_board_word(const cg_board_t *board, int i, uint64_t seq)
     return __atomic_load_n(&board->pages[i]->slot[seq % CG_BOARD_SLOTS], __ATOMIC_ACQUIRE);
 }
 
-/* Peer i's kinds at seq: 1 and *kinds when known, 0 while it has not announced seq yet. A
- * later seq in the slot means it was not on a fast path at seq: host memory. */
-static int cg_board_peer(const cg_board_t *board, int i, uint64_t seq, int *kinds)
+int cg_board_peer(const cg_board_t *board, int i, uint64_t seq, int *kinds)
 {
     uint64_t word = cg_board_word(board, i, seq);
 
@@ -254,12 +252,4 @@ int cg_board_watch(const cg_board_t *board, const cg_ll_watch_t *watch, uint64_t
         }
     }
     return 0;
-}
-
-int cg_board_announced(const cg_board_t *board, int i, uint64_t seq, int *kinds)
-{
-    const uint64_t word = cg_board_word(board, i, seq);
-
-    *kinds = (int)(word & 0xff);
-    return (word >> 8) == seq;
 }

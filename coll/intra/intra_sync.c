@@ -125,7 +125,7 @@ static int cg_intra_arrived(const cg_intra_t *group, const cg_ll_watch_t *watch,
     if (watch == NULL || seen >> 24 == epoch >> 24) {
         return 1;
     }
-    if (cg_board_announced(watch->board, group->comm_ranks[p], watch->seq, &kinds) &&
+    if (cg_board_peer(watch->board, group->comm_ranks[p], watch->seq, &kinds) &&
         kinds == watch->fast_kinds) {
         return 1;
     }
