@@ -49,12 +49,12 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
     /* A GPU writes LL lines at the speed of its stores; the host device layer emulates them
-     * with one 8-byte store per line and reads them back, moving lines between the cores'
-     * caches: about 4.6 GB/s of lines on the 2-core CI machine, against copy algorithms
-     * whose agreement rides on their first barrier (coll_gpu_bench np 2, every algorithm
-     * forced: LL stops where the copies win, allreduce after about 100 B, bcast after
-     * about 250 B, allgather and reduce_scatter after 350-450 B). */
-    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 4.6 : p->intra_bw_gbs;
+     * with two lines per 16-byte store and load, moving lines between the cores' caches:
+     * about 11 GB/s of lines on the 2-core CI machine, against copy algorithms whose
+     * agreement rides on their first barrier (coll_gpu_bench np 2, every algorithm forced:
+     * LL stops where the copies win, allreduce after about 300 B, reduce_scatter after
+     * about 600 B, bcast and allgather after about 1.2 KiB). */
+    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 11.0 : p->intra_bw_gbs;
 }
 
 /* Seconds to move bytes at gbs GB/s. */

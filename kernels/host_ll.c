@@ -11,6 +11,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define CG_LL_DECODE_SMALL 8192 /* bytes of contributions decoded on the stack */
 
@@ -36,16 +39,31 @@ static void cg_ll_claim(uint64_t *slot, size_t lines)
     }
 }
 
-/* bytes of src as lines of flag into slot (an empty line when bytes is 0): whole words in
- * a loop of fixed-size loads, the tail apart. Each line is one 8-byte store, so a reader
- * sees a line whole or not at all, as on a GPU. */
+/* bytes of src as lines of flag into slot (an empty line when bytes is 0). Each line is
+ * written by one 8-byte store, or by half of an aligned 16-byte store (two lines, each half
+ * atomic on x86-64), so a reader sees a line whole or not at all, as on a GPU. */
 static void cg_ll_encode(uint64_t *slot, const char *src, size_t bytes, uint32_t flag)
 {
     const uint64_t high  = (uint64_t)flag << 32;
     const size_t   words = bytes / 4;
     uint32_t       data  = 0;
+    size_t         i     = 0;
 
-    for (size_t i = 0; i < words; i++) {
+#if defined(__SSE2__)
+    const __m128i flags = _mm_set1_epi32((int)flag);
+
+    if (((uintptr_t)slot & 15) != 0 && words > 0) { /* one line to the 16-byte boundary */
+        memcpy(&data, src, 4);
+        __atomic_store_n(&slot[0], high | data, __ATOMIC_RELAXED);
+        i = 1;
+    }
+    for (; i + 4 <= words; i += 4) { /* four words: two pairs of lines */
+        __m128i four = _mm_loadu_si128((const __m128i *)(const void *)(src + 4 * i));
+        _mm_store_si128((__m128i *)(void *)&slot[i], _mm_unpacklo_epi32(four, flags));
+        _mm_store_si128((__m128i *)(void *)&slot[i + 2], _mm_unpackhi_epi32(four, flags));
+    }
+#endif
+    for (; i < words; i++) {
         memcpy(&data, src + 4 * i, 4);
         __atomic_store_n(&slot[i], high | data, __ATOMIC_RELAXED);
     }
@@ -93,19 +111,36 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
     return status;
 }
 
-/* Is slot `from` complete (*aborted: with an abort line)? The last line first: one load
- * while the peer has not written it. */
+/* Does every line of slot carry flag (*aborted: some carry the abort flag instead)? The last
+ * line first: one load while the peer has not written it. */
 static int cg_ll_slot_ready(const uint64_t *slot, size_t lines, uint32_t flag, int *aborted)
 {
-    for (size_t k = 0; k < lines; k++) {
-        size_t   i = lines - 1 - k;
-        uint32_t f = (uint32_t)(__atomic_load_n(&slot[i], __ATOMIC_ACQUIRE) >> 32);
-        if (f == (flag | CG_LL_ABORT)) {
+    size_t   i = 0;
+    uint32_t line_flag = (uint32_t)(__atomic_load_n(&slot[lines - 1], __ATOMIC_ACQUIRE) >> 32);
+
+    if (line_flag != flag && line_flag != (flag | CG_LL_ABORT)) {
+        return 0;
+    }
+#if defined(__SSE2__)
+    if (((uintptr_t)slot & 15) == 0) { /* two lines per aligned load (each half atomic) */
+        const __m128i flags = _mm_set1_epi32((int)flag);
+        for (; i + 2 <= lines; i += 2) {
+            __m128i pair = _mm_load_si128((const __m128i *)(const void *)&slot[i]);
+            if ((_mm_movemask_epi8(_mm_cmpeq_epi32(pair, flags)) & 0xf0f0) != 0xf0f0) {
+                break; /* a line of another flag: the lines one by one below */
+            }
+        }
+    }
+#endif
+    for (; i < lines; i++) {
+        line_flag = (uint32_t)(__atomic_load_n(&slot[i], __ATOMIC_ACQUIRE) >> 32);
+        if (line_flag == (flag | CG_LL_ABORT)) {
             *aborted = 1;
-        } else if (f != flag) {
+        } else if (line_flag != flag) {
             return 0;
         }
     }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
     return 1;
 }
 
@@ -114,8 +149,18 @@ static void cg_ll_decode(char *out, const uint64_t *slot, size_t bytes)
 {
     const size_t words = bytes / 4;
     uint32_t     data;
+    size_t       i = 0;
 
-    for (size_t i = 0; i < words; i++) {
+#if defined(__SSE2__)
+    if (((uintptr_t)slot & 15) == 0) {
+        for (; i + 4 <= words; i += 4) { /* the data words of four lines */
+            __m128 low  = _mm_castsi128_ps(_mm_load_si128((const __m128i *)(const void *)&slot[i]));
+            __m128 high = _mm_castsi128_ps(_mm_load_si128((const __m128i *)(const void *)&slot[i + 2]));
+            _mm_storeu_ps((float *)(void *)(out + 4 * i), _mm_shuffle_ps(low, high, _MM_SHUFFLE(2, 0, 2, 0)));
+        }
+    }
+#endif
+    for (; i < words; i++) {
         data = (uint32_t)slot[i];
         memcpy(out + 4 * i, &data, 4);
     }
