@@ -20,7 +20,7 @@
  */
 #include "base/cg_base.h"
 
-#define CG_HOST_CACHE_SLOTS 64
+#define CG_HOST_CACHE_SLOTS 64 /* the slot: 6 bits of a hash of the address */
 
 typedef struct {
     uint64_t  seq; /* odd while written */
@@ -33,9 +33,12 @@ static cg_host_cache_slot_t cg_host_cache_slots[CG_HOST_CACHE_SLOTS];
 static uint64_t             cg_host_cache_gen = 1; /* 0: an empty slot's */
 static int                  cg_host_cache_on;
 
+/* An entry is found by the address a call passed (the start of its range), so the whole
+ * address picks the slot: two small buffers next to each other (the 8-byte input and output
+ * of a norm on the stack) must not share one and push each other out at every call. */
 static cg_host_cache_slot_t *cg_host_cache_slot(uintptr_t addr)
 {
-    return &cg_host_cache_slots[((addr >> 6) ^ (addr >> 16)) % CG_HOST_CACHE_SLOTS];
+    return &cg_host_cache_slots[((uint64_t)addr * 0x9e3779b97f4a7c15ull) >> 58]; /* 64 */
 }
 
 void cg_host_cache_enable(int on)

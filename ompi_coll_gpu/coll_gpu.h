@@ -162,6 +162,11 @@ typedef struct mca_coll_gpu_module_t {
     cg_dev_stream_t           *stream;  /* for staging copies; created at first use */
     cg_comm_t                 *core;    /* fast-path context; created at first use */
     int                        core_failed;
+    int                        nested;  /* > 0 while this module is in a blocking call of its
+                                           layer underneath: a collective that layer makes on
+                                           the same communicator (host buffers: only those go
+                                           underneath) comes back to the entry points and
+                                           goes straight down, unclassified and uncounted */
     size_t                    *counts;  /* reduce_scatter counts, comm size entries */
     uint64_t                   seq;     /* calls that needed an agreement (the same on every
                                            rank) */
@@ -183,7 +188,18 @@ OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
 /* Call the layer underneath's _coll (counted: coll_gpu_mpi_underlying):
  * MCA_COLL_GPU_UNDER(module, allreduce, sbuf, rbuf, count, dtype, op, comm). */
 #define MCA_COLL_GPU_UNDER(_m, _coll, ...)                                                  \
-    (cg_count_caller(CG_CNT_MPI_UNDER, 1), (_m)->under._coll(__VA_ARGS__, (_m)->under._coll##_module))
+    (cg_count_caller(CG_CNT_MPI_UNDER, 1), (_m)->nested++,                                  \
+     mca_coll_gpu_under_returned((_m), (_m)->under._coll(__VA_ARGS__, (_m)->under._coll##_module)))
+
+/* A collective the layer underneath makes inside one of ours (see nested): straight down,
+ * MCA_COLL_GPU_NESTED(module, allreduce, sbuf, rbuf, count, dtype, op, comm). */
+#define MCA_COLL_GPU_NESTED(_m, _coll, ...) ((_m)->under._coll(__VA_ARGS__, (_m)->under._coll##_module))
+
+static inline int mca_coll_gpu_under_returned(mca_coll_gpu_module_t *m, int rc)
+{
+    m->nested--;
+    return rc;
+}
 
 /* component / module */
 int mca_coll_gpu_register_params(void);

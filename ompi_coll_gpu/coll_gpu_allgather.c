@@ -54,6 +54,9 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     cg_call_t              call;
     int                    kinds, skind = 0, rkind, rc, nofast;
 
+    if (m->nested > 0) {
+        return MCA_COLL_GPU_NESTED(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    }
     rkind  = mca_coll_gpu_buffer_query(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap), &route.rattr);
     memset(&route.sattr, 0, sizeof(route.sattr));
     kinds  = rkind;

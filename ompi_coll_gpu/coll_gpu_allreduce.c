@@ -51,6 +51,9 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     cg_call_t              call;
     int                    kinds, skind, rkind, rc;
 
+    if (m->nested > 0) {
+        return MCA_COLL_GPU_NESTED(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    }
     skind = mca_coll_gpu_buffer_query(sbuf, span, &route.sattr);
     rkind = mca_coll_gpu_buffer_query(rbuf, span, &route.rattr);
     kinds = skind | rkind;

@@ -416,14 +416,21 @@ static int mca_coll_gpu_under_persistent(const mca_coll_gpu_underlying_t *u,
 int mca_coll_gpu_under_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                             const void *sbuf, void *rbuf, ompi_request_t **request)
 {
-    cg_count_caller(CG_CNT_MPI_UNDER, 1);
+    int rc;
+
+    if (m->nested == 0) { /* a call of the layer underneath's own passes uncounted */
+        cg_count_caller(CG_CNT_MPI_UNDER, 1);
+    }
     switch (a->mode) {
     case MCA_COLL_GPU_NONBLOCKING:
         return mca_coll_gpu_under_nonblocking(&m->under, a, sbuf, rbuf, request);
     case MCA_COLL_GPU_PERSISTENT:
         return mca_coll_gpu_under_persistent(&m->under, a, sbuf, rbuf, request);
     default:
-        return mca_coll_gpu_under_blocking(&m->under, a, sbuf, rbuf);
+        m->nested++;
+        rc = mca_coll_gpu_under_blocking(&m->under, a, sbuf, rbuf);
+        m->nested--;
+        return rc;
     }
 }
 

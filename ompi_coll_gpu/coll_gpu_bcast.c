@@ -42,6 +42,9 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     cg_call_t              call;
     int                    kinds, rc;
 
+    if (m->nested > 0) {
+        return MCA_COLL_GPU_NESTED(m, bcast, buf, count, dtype, root, comm);
+    }
     kinds = mca_coll_gpu_buffer_query(buf, span, &route.rattr);
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_BCAST)) {
         return MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm);

@@ -20,6 +20,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->stream      = NULL;
     m->core        = NULL;
     m->core_failed = 0;
+    m->nested      = 0;
     m->counts      = NULL;
     m->seq         = 0;
     m->board       = NULL;

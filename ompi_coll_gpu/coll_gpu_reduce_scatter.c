@@ -118,6 +118,9 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
     cg_call_t              call;
     int                    rc;
 
+    if (m->nested > 0) {
+        return MCA_COLL_GPU_NESTED(m, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    }
     rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER, sbuf, rbuf, rcounts, 0, dtype, op, comm,
                                m, &route, &call);
     if (MCA_COLL_GPU_ROUTED_UNDER == rc) {
@@ -155,6 +158,9 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
     cg_call_t              call;
     int                    rc;
 
+    if (m->nested > 0) {
+        return MCA_COLL_GPU_NESTED(m, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
+    }
     rc = mca_coll_gpu_rs_route(CG_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, NULL, (size_t)rcount,
                                dtype, op, comm, m, &route, &call);
     if (MCA_COLL_GPU_ROUTED_UNDER == rc) {

@@ -37,6 +37,10 @@ int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, reduce, sbuf, rbuf, count,
+                                   dtype, op, root, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
                                    .count = count, .dtype = dtype, .op = op, .root = root,
                                    .comm = comm};
@@ -48,6 +52,10 @@ int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datat
                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
                       mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, scan, sbuf, rbuf, count, dtype,
+                                   op, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_SCAN, .sbuf = sbuf, .rbuf = rbuf,
                                    .count = count, .dtype = dtype, .op = op, .comm = comm};
 
@@ -58,6 +66,10 @@ int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_dat
                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, exscan, sbuf, rbuf, count,
+                                   dtype, op, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_EXSCAN, .sbuf = sbuf, .rbuf = rbuf,
                                    .count = count, .dtype = dtype, .op = op, .comm = comm};
 
@@ -68,6 +80,10 @@ int mca_coll_gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sd
                         void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, gather, sbuf, scount, sdtype,
+                                   rbuf, rcount, rdtype, root, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_GATHER, .sbuf = sbuf,
                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
                                    .rcount = rcount, .rdtype = rdtype, .root = root,
@@ -81,6 +97,10 @@ int mca_coll_gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *s
                          struct ompi_datatype_t *rdtype, int root,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, gatherv, sbuf, scount, sdtype,
+                                   rbuf, rcounts, displs, rdtype, root, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_GATHERV, .sbuf = sbuf,
                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype,
@@ -93,6 +113,10 @@ int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *s
                          void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, scatter, sbuf, scount, sdtype,
+                                   rbuf, rcount, rdtype, root, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_SCATTER, .sbuf = sbuf,
                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
                                    .rcount = rcount, .rdtype = rdtype, .root = root,
@@ -106,6 +130,10 @@ int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displ
                           struct ompi_datatype_t *rdtype, int root,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, scatterv, sbuf, scounts,
+                                   displs, sdtype, rbuf, rcount, rdtype, root, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_SCATTERV, .sbuf = sbuf,
                                    .scounts = scounts, .sdispls = displs, .sdtype = sdtype,
                                    .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype,
@@ -119,6 +147,10 @@ int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, allgatherv, sbuf, scount,
+                                   sdtype, rbuf, rcounts, displs, rdtype, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_ALLGATHERV, .sbuf = sbuf,
                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype,
@@ -131,6 +163,10 @@ int mca_coll_gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, alltoall, sbuf, scount, sdtype,
+                                   rbuf, rcount, rdtype, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_ALLTOALL, .sbuf = sbuf,
                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
                                    .rcount = rcount, .rdtype = rdtype, .comm = comm};
@@ -143,6 +179,10 @@ int mca_coll_gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdis
                            const int *rdispls, struct ompi_datatype_t *rdtype,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, alltoallv, sbuf, scounts,
+                                   sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_ALLTOALLV, .sbuf = sbuf,
                                    .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
@@ -157,6 +197,10 @@ int mca_coll_gpu_alltoallw(const void *sbuf, const int *scounts, const int *sdis
                            struct ompi_datatype_t *const *rdtypes,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    if (((mca_coll_gpu_module_t *)module)->nested > 0) { /* from the layer underneath */
+        return MCA_COLL_GPU_NESTED((mca_coll_gpu_module_t *)module, alltoallw, sbuf, scounts,
+                                   sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm);
+    }
     const mca_coll_gpu_args_t a = {.id = MCA_COLL_GPU_ID_ALLTOALLW, .sbuf = sbuf,
                                    .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes,
                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,

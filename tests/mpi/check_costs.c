@@ -441,6 +441,11 @@ int main(int argc, char **argv)
             /* host buffers: straight underneath; inside a node no agreement call */
             {K_ALLREDUCE, "auto", 1, 1, 0, 1, {"host allreduce 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
             {K_BCAST, "auto", 1, 1, 0, 1, {"host bcast 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0, 0, 1}, {0}}},
+            /* whatever the layer underneath does inside (Open MPI's linear reduce_scatter_block
+             * calls MPI_Reduce and MPI_Scatter on the same communicator): one call
+             * underneath, the two entry queries, nothing counted for its own collectives */
+            {K_RSB, "auto", 1, 1, 0, 1, {"host reduce_scatter_block 4 B", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
+            {K_RSB, "auto", 1000, 1, 0, 1, {"host reduce_scatter_block 4 KB", {0, 0, 1, 0, 1 + N, N, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
             /* a warm small allreduce: no MPI call, one device operation, one host wait (the
              * result): the agreement rides on the LL lines */
             {K_ALLREDUCE, "auto", 1, 0, 0, 0, {"device allreduce 4 B auto", {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2}, {0}}},

@@ -218,11 +218,15 @@ run "zero-copy-forced-two-shot-np7" 7 "${dev_mca[@]}" --mca coll_gpu_allreduce_a
 #     munmap; without it, or without UCX's memory events, a query per buffer), zero copy
 #     without scratch traffic; across nodes a small call staged with no
 #     agreement and a large one with its agreement (the model's latencies pinned, so that
-#     the choice does not follow what the setup measured on a loaded machine).
+#     the choice does not follow what the setup measured on a loaded machine). At np 3 the
+#     layer underneath runs reduce_scatter_block as MPI_Reduce + MPI_Scatter on the same
+#     communicator: those come back through the component and must go straight down,
+#     uncounted and unqueried.
 costs=$builddir/tests/mpi/coll_costs
 run "costs-np2" 2 "${dev_mca[@]}" "$costs" --mem device
 run "costs-pool-np4" 4 "${dev_mca[@]}" "$costs" --mem pool
-run "costs-np3" 3 "${dev_mca[@]}" "$costs" --mem device
+run "costs-np3" 3 "${dev_mca[@]}" --mca coll_tuned_use_dynamic_rules 1 \
+    --mca coll_tuned_reduce_scatter_block_algorithm 1 "$costs" --mem device
 run "costs-nocache-np2" 2 "${dev_mca[@]}" --mca coll_gpu_host_cache 0 "$costs" --mem device \
     --no-host-cache
 run "costs-nomemevents-np2" 2 "${dev_mca[@]}" -x UCX_MEM_EVENTS=no "$costs" --mem device \

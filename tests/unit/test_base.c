@@ -261,7 +261,7 @@ START_TEST(test_host_cache)
     gen = cg_host_cache_generation();
     cg_host_cache_insert(buf, 64, gen);
     ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
-    ck_assert_int_eq(cg_host_cache_lookup(buf + 8, 56), 1);
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 8), 1);
     ck_assert_int_eq(cg_host_cache_lookup(buf, 65), 0);
     ck_assert_int_eq(cg_host_cache_lookup(buf + 60, 8), 0);
     ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 8), 0);
@@ -271,6 +271,12 @@ START_TEST(test_host_cache)
     ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
     cg_host_cache_insert(buf, 128, cg_host_cache_generation());
     ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
+    for (int apart = 8; apart < 64; apart += 8) { /* neighbours (a norm's input and output) */
+        cg_host_cache_insert(buf + 128, 8, cg_host_cache_generation());
+        cg_host_cache_insert(buf + 128 + apart, 8, cg_host_cache_generation());
+        ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 8), 1);
+        ck_assert_int_eq(cg_host_cache_lookup(buf + 128 + apart, 8), 1);
+    }
     /* the releases come from UCX's memory hooks where the build has UCX */
     if (cg_ucx_watch_releases(test_count_release, NULL) == CG_OK) {
         page = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -285,16 +291,27 @@ START_TEST(test_host_cache)
 END_TEST
 
 /* Two ranges in one slot, written over and over by one thread while another reads: a torn
- * read (one range's start with the other's end) would cover the gap between them. */
-static char          test_cache_area[1 << 14] __attribute__((aligned(1 << 14)));
+ * read (one range's start with the other's end) would cover the gap between them. The slot
+ * is a hash of the address: the test finds two starts that share one (the second insert
+ * pushes the first out), and an address between them that hashes there too. */
+static char          test_cache_area[1 << 16] __attribute__((aligned(64)));
+static char         *test_cache_ranges[2];
 static volatile int  test_cache_stop;
+
+static int test_cache_collides(char *first, char *second)
+{
+    cg_host_cache_forget();
+    cg_host_cache_insert(first, 8, cg_host_cache_generation());
+    cg_host_cache_insert(second, 8, cg_host_cache_generation());
+    return cg_host_cache_lookup(first, 8) == 0;
+}
 
 static void *test_cache_writer(void *arg)
 {
     (void)arg;
     while (!test_cache_stop) {
-        cg_host_cache_insert(test_cache_area, 64, cg_host_cache_generation());
-        cg_host_cache_insert(test_cache_area + 4096, 64, cg_host_cache_generation());
+        cg_host_cache_insert(test_cache_ranges[0], 64, cg_host_cache_generation());
+        cg_host_cache_insert(test_cache_ranges[1], 64, cg_host_cache_generation());
     }
     return NULL;
 }
@@ -303,13 +320,30 @@ START_TEST(test_host_cache_threads)
 {
     pthread_t writer;
     long      hits = 0;
+    char     *gap = NULL;
 
     cg_host_cache_enable(1);
+    test_cache_ranges[0] = test_cache_area;
+    test_cache_ranges[1] = NULL;
+    for (size_t at = 128; at + 64 <= sizeof(test_cache_area) && test_cache_ranges[1] == NULL;
+         at += 8) {
+        if (!test_cache_collides(test_cache_area, test_cache_area + at)) {
+            continue;
+        }
+        if (gap == NULL) {
+            gap = test_cache_area + at; /* the first: inside the gap */
+        } else if (test_cache_area + at >= gap + 64) {
+            test_cache_ranges[1] = test_cache_area + at;
+        }
+    }
+    ck_assert_ptr_nonnull(test_cache_ranges[1]);
+    cg_host_cache_forget();
     test_cache_stop = 0;
     ck_assert_int_eq(pthread_create(&writer, NULL, test_cache_writer, NULL), 0);
     for (int i = 0; i < 2000000; i++) {
-        ck_assert_int_eq(cg_host_cache_lookup(test_cache_area + 1000, 8), 0); /* the gap */
-        hits += cg_host_cache_lookup(test_cache_area, 64) + cg_host_cache_lookup(test_cache_area + 4096, 64);
+        ck_assert_int_eq(cg_host_cache_lookup(gap, 8), 0); /* in the gap, in the same slot */
+        hits += cg_host_cache_lookup(test_cache_ranges[0], 64) +
+                cg_host_cache_lookup(test_cache_ranges[1], 64);
     }
     test_cache_stop = 1;
     pthread_join(writer, NULL);
