@@ -198,6 +198,22 @@ int         cg_process_alive(int pid);
  * across PID namespaces). */
 uint64_t    cg_process_id(void);
 
+/* Memory shared through a file descriptor (cg_fd_share.c): ref describes an open
+ * descriptor of this process, kept open by the exporter until its peers have fetched it
+ * (release closes it); fetch gives this process its own copy of a peer's
+ * (CG_ERR_UNSUPPORTED when the kernel refuses: then usable() is 0 for the rest of the
+ * process). */
+typedef struct {
+    int32_t  pid;
+    int32_t  fd;
+    uint64_t dev, ino; /* the file behind it: a reused descriptor number is refused */
+} cg_fd_ref_t;
+
+int         cg_fd_share_usable(void);
+cg_status_t cg_fd_share_ref(int fd, cg_fd_ref_t *ref);
+cg_status_t cg_fd_share_fetch(const cg_fd_ref_t *ref, int *fd_out);
+void        cg_fd_share_release(const cg_fd_ref_t *ref);
+
 /* The host-memory cache (cg_host_cache.c): ranges a memory query found to be host memory.
  * Only sound while every release of address space calls cg_host_cache_forget first: the
  * owner enables it once such a source is installed. lookup: 1 when [ptr, ptr + bytes) is

@@ -7,6 +7,12 @@
 
 #include <mpi.h>
 #include <stdio.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +20,7 @@ typedef enum { EM_BACKEND_HOST, EM_BACKEND_SIM, EM_BACKEND_CUDA } em_backend_t;
 
 static em_backend_t em_backend = EM_BACKEND_HOST;
 static int          em_pool; /* device allocations that IPC cannot export */
+static int          em_vmm;  /* device allocations as cuMemCreate makes them (descriptors) */
 
 #define EM_ON_DEVICE(kind) ((kind) == EM_DEVICE && em_backend != EM_BACKEND_HOST)
 
@@ -42,7 +49,118 @@ static int em_cuda_device = -1;
             em_die(#call, cudaGetErrorString(e_));                                       \
         }                                                                                \
     } while (0)
+
+/* cuMemCreate memory with a POSIX file-descriptor handle type, mapped and made accessible
+ * to this rank's GPU, as PyTorch's expandable segments make it; the driver API from the
+ * driver the runtime loaded. */
+#include <cuda.h>
+#include <dlfcn.h>
+
+typedef struct {
+    CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                       unsigned long long);
+    CUresult (*granularity)(size_t *, const CUmemAllocationProp *,
+                            CUmemAllocationGranularity_flags);
+    CUresult (*reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+    CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+    CUresult (*access)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+    CUresult (*release)(CUmemGenericAllocationHandle);
+    CUresult (*unmap)(CUdeviceptr, size_t);
+    CUresult (*address_free)(CUdeviceptr, size_t);
+    CUresult (*range)(CUdeviceptr *, size_t *, CUdeviceptr);
+} em_vmm_api_t;
+
+static em_vmm_api_t em_vmm_api;
+
+static void em_vmm_load(void)
+{
+    void *lib;
+
+    if (em_vmm_api.create != NULL) {
+        return;
+    }
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (lib == NULL) {
+        em_die("dlopen(libcuda.so.1)", "the CUDA driver is not loaded");
+    }
+    *(void **)&em_vmm_api.granularity  = dlsym(lib, "cuMemGetAllocationGranularity");
+    *(void **)&em_vmm_api.reserve      = dlsym(lib, "cuMemAddressReserve");
+    *(void **)&em_vmm_api.map          = dlsym(lib, "cuMemMap");
+    *(void **)&em_vmm_api.access       = dlsym(lib, "cuMemSetAccess");
+    *(void **)&em_vmm_api.release      = dlsym(lib, "cuMemRelease");
+    *(void **)&em_vmm_api.unmap        = dlsym(lib, "cuMemUnmap");
+    *(void **)&em_vmm_api.address_free = dlsym(lib, "cuMemAddressFree");
+    *(void **)&em_vmm_api.range        = dlsym(lib, "cuMemGetAddressRange_v2");
+    *(void **)&em_vmm_api.create       = dlsym(lib, "cuMemCreate");
+    if (em_vmm_api.create == NULL || em_vmm_api.range == NULL || em_vmm_api.address_free == NULL) {
+        em_die("dlsym(cuMemCreate ...)", "the CUDA driver lacks virtual memory management");
+    }
+}
+
+#define EM_CU(call)                                                                      \
+    do {                                                                                 \
+        if ((call) != CUDA_SUCCESS) {                                                    \
+            em_die(#call, "CUDA driver error");                                          \
+        }                                                                                \
+    } while (0)
+
+static void *em_vmm_alloc(size_t bytes)
+{
+    CUmemAllocationProp          prop = {0};
+    CUmemAccessDesc              desc = {0};
+    CUmemGenericAllocationHandle handle;
+    CUdeviceptr                  ptr = 0;
+    size_t                       granularity = 0, size;
+
+    EM_CUDA(cudaFree(NULL)); /* the runtime's context first: the driver calls need it */
+    em_vmm_load();
+    prop.type                 = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type        = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id          = em_cuda_device;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    EM_CU(em_vmm_api.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    size = (bytes + granularity - 1) / granularity * granularity;
+    EM_CU(em_vmm_api.create(&handle, size, &prop, 0));
+    EM_CU(em_vmm_api.reserve(&ptr, size, 0, 0, 0));
+    EM_CU(em_vmm_api.map(ptr, size, 0, handle, 0));
+    EM_CU(em_vmm_api.release(handle)); /* the mapping holds the memory */
+    desc.location = prop.location;
+    desc.flags    = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    EM_CU(em_vmm_api.access(ptr, size, &desc, 1));
+    return (void *)(uintptr_t)ptr;
+}
+
+static void em_vmm_free(void *p)
+{
+    CUdeviceptr base = 0;
+    size_t      size = 0;
+
+    EM_CUDA(cudaDeviceSynchronize());
+    EM_CU(em_vmm_api.range(&base, &size, (CUdeviceptr)(uintptr_t)p));
+    EM_CU(em_vmm_api.unmap(base, size));
+    EM_CU(em_vmm_api.address_free(base, size));
+}
 #endif
+
+/* "vmm-private": this process may not take another's file descriptors (pidfd_getfd fails
+ * with EPERM, as under a container's seccomp profile), so the collectives must copy. */
+static void em_forbid_fd_taking(void)
+{
+#ifdef SYS_pidfd_getfd
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog program = {(unsigned short)(sizeof(filter) / sizeof(filter[0])), filter};
+
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
+        em_die("prctl(PR_SET_SECCOMP)", "cannot forbid pidfd_getfd");
+    }
+#endif
+}
 
 int em_local_rank(int world_rank)
 {
@@ -53,14 +171,19 @@ int em_local_rank(int world_rank)
 em_kind_t em_init(const char *mode, int local_rank)
 {
     em_pool = strcmp(mode, "pool") == 0;
+    em_vmm  = strncmp(mode, "vmm", 3) == 0;
     if (strcmp(mode, "host") == 0) {
         em_backend = EM_BACKEND_HOST;
         return EM_HOST;
     }
-    if (strcmp(mode, "auto") != 0 && strcmp(mode, "device") != 0 && !em_pool) {
-        fprintf(stderr, "example_mem: unknown memory mode \"%s\" (auto, device, pool, host)\n",
-                mode);
+    if (strcmp(mode, "auto") != 0 && strcmp(mode, "device") != 0 && !em_pool &&
+        strcmp(mode, "vmm") != 0 && strcmp(mode, "vmm-private") != 0) {
+        fprintf(stderr, "example_mem: unknown memory mode \"%s\" (auto, device, pool, vmm, "
+                "vmm-private, host)\n", mode);
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (strcmp(mode, "vmm-private") == 0) {
+        em_forbid_fd_taking();
     }
 #ifdef CG_HAVE_CUDA
     int count = 0;
@@ -89,8 +212,10 @@ int em_device(void)
 
 const char *em_describe(void)
 {
-    static char text[320];
-    const char *pool = em_pool ? ", pool allocations (not exportable)" : "";
+    static char text[400];
+    const char *pool = em_pool  ? ", pool allocations (not exportable)"
+                       : em_vmm ? ", cuMemCreate allocations (shared as file descriptors)"
+                                : "";
 
     switch (em_backend) {
     case EM_BACKEND_CUDA: {
@@ -116,11 +241,16 @@ void *em_alloc(size_t bytes, em_kind_t kind)
 
     bytes = bytes ? bytes : 1;
     if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
-        EM_SIM(cg_sim_malloc(&p, bytes, em_pool ? CG_SIM_ALLOC_POOL : CG_SIM_ALLOC_DEFAULT));
+        EM_SIM(cg_sim_malloc(&p, bytes, em_pool  ? CG_SIM_ALLOC_POOL
+                                        : em_vmm ? CG_SIM_ALLOC_VMM
+                                                 : CG_SIM_ALLOC_DEFAULT));
         return p;
     }
 #ifdef CG_HAVE_CUDA
     if (EM_ON_DEVICE(kind)) {
+        if (em_vmm) {
+            return em_vmm_alloc(bytes);
+        }
         if (em_pool) { /* stream-ordered pool memory: legacy IPC cannot export it */
             EM_CUDA(cudaMallocAsync(&p, bytes, 0));
             EM_CUDA(cudaStreamSynchronize(0));
@@ -145,6 +275,10 @@ void em_free(void *p, em_kind_t kind)
     }
 #ifdef CG_HAVE_CUDA
     if (EM_ON_DEVICE(kind)) {
+        if (em_vmm) {
+            em_vmm_free(p);
+            return;
+        }
         if (em_pool) {
             EM_CUDA(cudaFreeAsync(p, 0));
             EM_CUDA(cudaStreamSynchronize(0));

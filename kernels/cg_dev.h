@@ -49,6 +49,14 @@ typedef struct {
                                 an open layer's mem_query) */
 } cg_mem_attr_t;
 
+/* How an exported allocation is shared. */
+typedef enum {
+    CG_IPC_SHARE_HANDLE = 0, /* the layer's own handle (legacy CUDA IPC, a shared-memory name) */
+    CG_IPC_SHARE_FD     = 1  /* a file descriptor of the exporter (cuMemCreate memory made
+                                with a POSIX file-descriptor handle type): opaque holds its
+                                cg_fd_ref_t, open until ipc_export_done */
+} cg_ipc_share_t;
+
 /* A shareable handle of one allocation. The first fields identify the allocation, so that
  * an importer can cache its mapping and notice when the memory was freed and reused
  * (same address, another buffer id); opaque is what the layer needs to map it. */
@@ -57,6 +65,7 @@ typedef struct {
     uint64_t base;      /* the exporter's address of the allocation */
     uint64_t size;      /* bytes of the allocation */
     uint64_t offset;    /* offset of the exported pointer inside the allocation */
+    uint32_t share;     /* cg_ipc_share_t */
     uint8_t  opaque[CG_IPC_HANDLE_BYTES];
 } cg_ipc_handle_t;
 
@@ -212,10 +221,15 @@ typedef struct cg_dev_ops {
      * CG_ERR_UNSUPPORTED. import maps a peer's allocation and returns the local address of
      * its start; CG_ERR_ALREADY_MAPPED when this process still maps an allocation of that
      * peer over the same range (legacy CUDA IPC): close the stale mapping and retry. close
-     * unmaps what import returned. */
+     * unmaps what import returned. export_done, once every peer has imported a fresh
+     * export or given up on it, lets go of what the export holds (the descriptor of
+     * CG_IPC_SHARE_FD memory; nothing for the others): never for a handle republished
+     * from a table, whose descriptor is long closed (peers that hold the handle in their
+     * tables never import it again). */
     cg_status_t (*ipc_export)(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);
     cg_status_t (*ipc_import)(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base);
     void        (*ipc_close)(cg_dev_t *dev, void *base);
+    void        (*ipc_export_done)(cg_dev_t *dev, const cg_ipc_handle_t *handle);
 
     /* 64-bit flags in shared device memory: write after the work queued before on the
      * stream; make later work on the stream wait until *flag >= value. */

@@ -379,6 +379,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .ipc_export     = cg_host_ipc_export,
     .ipc_import     = cg_host_ipc_import,
     .ipc_close      = cg_host_ipc_close,
+    .ipc_export_done = cg_host_ipc_export_done,
     .flag_write     = cg_host_flag_write,
     .flag_wait      = cg_host_flag_wait,
     .flag_release   = cg_host_flag_release,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 _Static_assert(sizeof(cg_sim_ipc_handle_t) <= CG_IPC_HANDLE_BYTES, "IPC handle too large");
 
@@ -189,6 +190,68 @@ void cg_host_host_free(cg_dev_t *dev, void *ptr)
 }
 
 /* ---- IPC ----------------------------------------------------------------------------------- */
+/* Simulated VMM memory, as cuMemCreate memory: a descriptor of it, kept open until the
+ * peers have taken their copies (cg_host_ipc_export_done). */
+static cg_status_t cg_host_vmm_export(cg_dev_host_t *host, const void *ptr,
+                                      const cg_sim_attr_t *attr, cg_ipc_handle_t *handle)
+{
+    cg_fd_ref_t ref;
+    int         fd = -1, rc;
+
+    if (!cg_fd_share_usable()) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    rc = host->sim->vmm_export(&fd, ptr);
+    if (rc != CG_SIM_OK || cg_fd_share_ref(fd, &ref) != CG_OK) {
+        cg_debug(CG_SUB_IPC, "cannot export %p: %s", ptr, host->sim->status_string(rc));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return CG_ERR_UNSUPPORTED;
+    }
+    handle->buffer_id = attr->buffer_id;
+    handle->base      = attr->base;
+    handle->size      = attr->size;
+    handle->offset    = (uint64_t)((uintptr_t)ptr - attr->base);
+    handle->share     = CG_IPC_SHARE_FD;
+    memcpy(handle->opaque, &ref, sizeof(ref));
+    return CG_OK;
+}
+
+static cg_status_t cg_host_vmm_import(cg_dev_host_t *host, const cg_ipc_handle_t *handle,
+                                      void **base)
+{
+    cg_fd_ref_t ref;
+    cg_status_t status;
+    int         fd, rc;
+
+    memcpy(&ref, handle->opaque, sizeof(ref));
+    status = cg_fd_share_fetch(&ref, &fd);
+    if (status != CG_OK) {
+        return status;
+    }
+    rc = host->sim->vmm_import(base, fd, (size_t)handle->size, handle->buffer_id);
+    close(fd); /* the mapping keeps the memory */
+    if (rc != CG_SIM_OK) {
+        cg_error(CG_SUB_IPC, "mapping buffer %#lx of process %d: %s",
+                 (unsigned long)handle->buffer_id, (int)ref.pid, host->sim->status_string(rc));
+        return rc == CG_SIM_ERR_NO_MEMORY ? CG_ERR_NO_MEMORY : CG_ERR_DEVICE;
+    }
+    return CG_OK;
+}
+
+void cg_host_ipc_export_done(cg_dev_t *dev, const cg_ipc_handle_t *handle)
+{
+    cg_fd_ref_t ref;
+
+    (void)dev;
+    if (handle->share != CG_IPC_SHARE_FD) {
+        return;
+    }
+    memcpy(&ref, handle->opaque, sizeof(ref));
+    cg_fd_share_release(&ref);
+}
+
 static cg_status_t cg_host_sim_export(cg_dev_host_t *host, const void *ptr, size_t size,
                                       cg_ipc_handle_t *handle)
 {
@@ -199,6 +262,9 @@ static cg_status_t cg_host_sim_export(cg_dev_host_t *host, const void *ptr, size
     if (host->sim->query(ptr, &attr) != CG_SIM_OK || attr.imported ||
         (uintptr_t)ptr + size > attr.base + attr.size) {
         return CG_ERR_UNSUPPORTED; /* host memory, a peer's memory: not exportable */
+    }
+    if (attr.flags & CG_SIM_ALLOC_VMM) {
+        return cg_host_vmm_export(host, ptr, &attr, handle);
     }
     rc = host->sim->ipc_get_handle(&sim_handle, (const void *)attr.base);
     if (rc != CG_SIM_OK) {
@@ -279,7 +345,8 @@ cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, voi
     cg_status_t                 status;
 
     if (host->sim != NULL) {
-        return cg_host_sim_import(host, handle, base);
+        return handle->share == CG_IPC_SHARE_FD ? cg_host_vmm_import(host, handle, base)
+                                                : cg_host_sim_import(host, handle, base);
     }
     if (handle->buffer_id == 0 || o->name[0] != '/') {
         cg_error(CG_SUB_IPC, "not a host-layer IPC handle");

@@ -109,10 +109,11 @@ void cg_intra_asked(cg_intra_t *group, const void *buf0, const cg_mem_attr_t *at
     group->asked_attr[1] = dev1 ? attr1 : NULL;
 }
 
-/* This rank's buffer: republished from the table when known, else exported. *ok is
- * cleared when it cannot be shared (every rank then runs the copy variant). */
+/* This rank's buffer: republished from the table when known, else exported (*fresh set:
+ * cg_intra_exported lets go of what the export holds once the peers are done with it). *ok
+ * is cleared when it cannot be shared (every rank then runs the copy variant). */
 static cg_status_t cg_intra_export(cg_intra_t *group, const void *buf, size_t bytes,
-                                   cg_ipc_handle_t *handle, int *ok)
+                                   cg_ipc_handle_t *handle, int *ok, int *fresh)
 {
     cg_mem_attr_t     attr;
     cg_status_t       status;
@@ -141,6 +142,7 @@ static cg_status_t cg_intra_export(cg_intra_t *group, const void *buf, size_t by
     status = group->dev->ops->ipc_export(group->dev, buf, bytes, handle);
     if (status == CG_OK) {
         cg_count(CG_CNT_IPC_EXPORTS, 1);
+        *fresh = 1;
     }
     if (status == CG_ERR_UNSUPPORTED) {
         *ok = 0; /* not shareable memory: everyone runs the copy variant */
@@ -208,34 +210,55 @@ static int cg_intra_all_known(cg_intra_t *group, const void *in, void *out, char
     return 1;
 }
 
+/* The peers are done with this call's fresh exports (mapped, or given up at a barrier
+ * after which nobody imports): what they hold goes. */
+static void cg_intra_exported(cg_intra_t *group, const cg_ipc_handle_t *in,
+                              const cg_ipc_handle_t *out, const int fresh[2])
+{
+    if (group->dev->ops->ipc_export_done == NULL) {
+        return;
+    }
+    if (fresh[0]) {
+        group->dev->ops->ipc_export_done(group->dev, in);
+    }
+    if (fresh[1]) {
+        group->dev->ops->ipc_export_done(group->dev, out);
+    }
+}
+
 cg_status_t cg_intra_publish(cg_intra_t *group, cg_status_t status, const void *in, size_t in_bytes,
                              void *out, size_t out_bytes, char *peer_in[], char *peer_out[],
                              int *all_ok)
 {
     cg_intra_ctl_t *mine = group->ctl[group->rank];
-    int             ok = 1, mapped = 1;
+    cg_ipc_handle_t exported[2];
+    int             ok = 1, mapped = 1, fresh[2] = {0, 0};
 
     *all_ok = 0;
     group->publishes++;
     if (status == CG_OK) {
-        status = cg_intra_export(group, in, in_bytes, &mine->in, &ok);
+        status = cg_intra_export(group, in, in_bytes, &mine->in, &ok, &fresh[0]);
     }
     if (status == CG_OK) {
-        status = cg_intra_export(group, out, out_bytes, &mine->out, &ok);
+        status = cg_intra_export(group, out, out_bytes, &mine->out, &ok, &fresh[1]);
     }
+    exported[0]   = mine->in; /* this page is the peers' to read from the barrier on */
+    exported[1]   = mine->out;
     mine->meta_ok = (uint32_t)ok;
     status        = cg_intra_host_barrier(group, status);
-    if (status != CG_OK) {
+    if (status != CG_OK) { /* no peer maps anything after a failed barrier */
+        cg_intra_exported(group, &exported[0], &exported[1], fresh);
         return status;
     }
     for (int p = 0; p < group->size; p++) {
         ok &= (int)group->ctl[p]->meta_ok;
     }
     if (!ok) {
+        cg_intra_exported(group, &exported[0], &exported[1], fresh);
         return CG_OK;
     }
     if (cg_intra_all_known(group, in, out, peer_in, peer_out)) {
-        *all_ok = 1;
+        *all_ok = 1; /* nothing was exported: every handle is in the table */
         return CG_OK;
     }
     for (int p = 0; p < group->size; p++) {
@@ -250,6 +273,7 @@ cg_status_t cg_intra_publish(cg_intra_t *group, cg_status_t status, const void *
     /* Every rank must know that every rank mapped its peers before anyone writes. */
     mine->map_ok = (uint32_t)mapped;
     status       = cg_intra_host_barrier(group, status);
+    cg_intra_exported(group, &exported[0], &exported[1], fresh);
     for (int p = 0; p < group->size && status == CG_OK; p++) {
         mapped &= (int)group->ctl[p]->map_ok;
     }

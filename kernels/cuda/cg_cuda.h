@@ -39,12 +39,35 @@ typedef struct {
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
     CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
+    /* Virtual memory management (sharing cuMemCreate memory): NULL when the driver lacks
+     * any of them (cg_cu_vmm_available) */
+    CUresult (*cuMemRetainAllocationHandle)(CUmemGenericAllocationHandle *handle, void *addr);
+    CUresult (*cuMemGetAllocationPropertiesFromHandle)(CUmemAllocationProp *prop,
+                                                       CUmemGenericAllocationHandle handle);
+    CUresult (*cuMemExportToShareableHandle)(void *shareable, CUmemGenericAllocationHandle handle,
+                                             CUmemAllocationHandleType type,
+                                             unsigned long long flags);
+    CUresult (*cuMemImportFromShareableHandle)(CUmemGenericAllocationHandle *handle,
+                                               void *shareable, CUmemAllocationHandleType type);
+    CUresult (*cuMemGetAllocationGranularity)(size_t *granularity, const CUmemAllocationProp *prop,
+                                              CUmemAllocationGranularity_flags option);
+    CUresult (*cuMemAddressReserve)(CUdeviceptr *ptr, size_t size, size_t alignment,
+                                    CUdeviceptr addr, unsigned long long flags);
+    CUresult (*cuMemAddressFree)(CUdeviceptr ptr, size_t size);
+    CUresult (*cuMemMap)(CUdeviceptr ptr, size_t size, size_t offset,
+                         CUmemGenericAllocationHandle handle, unsigned long long flags);
+    CUresult (*cuMemUnmap)(CUdeviceptr ptr, size_t size);
+    CUresult (*cuMemSetAccess)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+                               size_t count);
+    CUresult (*cuMemRelease)(CUmemGenericAllocationHandle handle);
 } cg_cu_driver_t;
 
 /* Has CUDA been initialised in this process (by the application, or by us)? Never
  * initialises it first: before the application does, no pointer is device memory. */
 int         cg_cu_process_active(void);
 extern cg_cu_driver_t cg_cu;
+/* Does the driver have every VMM call of cg_cu? */
+int         cg_cu_vmm_available(void);
 const char *cg_cu_error_string(CUresult res);
 
 #define CG_CU_CALL(_fn, ...)                                                               \

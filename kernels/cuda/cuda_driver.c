@@ -69,6 +69,20 @@ static void cg_cu_load_once(void)
     CG_CU_SYM(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
     CG_CU_SYM(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
 #undef CG_CU_SYM
+    /* optional: without them, cuMemCreate memory is copied through scratch memory */
+#define CG_CU_SYM_OPTIONAL(_field) (*(void **)&cg_cu._field = dlsym(lib, #_field))
+    CG_CU_SYM_OPTIONAL(cuMemRetainAllocationHandle);
+    CG_CU_SYM_OPTIONAL(cuMemGetAllocationPropertiesFromHandle);
+    CG_CU_SYM_OPTIONAL(cuMemExportToShareableHandle);
+    CG_CU_SYM_OPTIONAL(cuMemImportFromShareableHandle);
+    CG_CU_SYM_OPTIONAL(cuMemGetAllocationGranularity);
+    CG_CU_SYM_OPTIONAL(cuMemAddressReserve);
+    CG_CU_SYM_OPTIONAL(cuMemAddressFree);
+    CG_CU_SYM_OPTIONAL(cuMemMap);
+    CG_CU_SYM_OPTIONAL(cuMemUnmap);
+    CG_CU_SYM_OPTIONAL(cuMemSetAccess);
+    CG_CU_SYM_OPTIONAL(cuMemRelease);
+#undef CG_CU_SYM_OPTIONAL
     cg_cu_load_status = CG_OK;
 }
 
@@ -164,4 +178,15 @@ cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len)
 int cg_dev_cuda_built(void)
 {
     return 1;
+}
+
+int cg_cu_vmm_available(void)
+{
+    return cg_cu.cuMemRetainAllocationHandle != NULL &&
+           cg_cu.cuMemGetAllocationPropertiesFromHandle != NULL &&
+           cg_cu.cuMemExportToShareableHandle != NULL &&
+           cg_cu.cuMemImportFromShareableHandle != NULL &&
+           cg_cu.cuMemGetAllocationGranularity != NULL && cg_cu.cuMemAddressReserve != NULL &&
+           cg_cu.cuMemAddressFree != NULL && cg_cu.cuMemMap != NULL && cg_cu.cuMemUnmap != NULL &&
+           cg_cu.cuMemSetAccess != NULL && cg_cu.cuMemRelease != NULL;
 }

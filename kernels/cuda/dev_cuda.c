@@ -390,6 +390,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .ipc_export     = cg_cuda_ipc_export,
     .ipc_import     = cg_cuda_ipc_import,
     .ipc_close      = cg_cuda_ipc_close,
+    .ipc_export_done = cg_cuda_ipc_export_done,
     .flag_write     = cg_cuda_flag_write,
     .flag_wait      = cg_cuda_flag_wait,
     .flag_release   = cg_cuda_flag_release,

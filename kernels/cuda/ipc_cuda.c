@@ -4,12 +4,53 @@
  * CUDA IPC of the CUDA device layer: legacy cudaIpc handles of whole cudaMalloc
  * allocations, the mappings this process opened (closed with the layer), and
  * cudaErrorAlreadyMapped reported as CG_ERR_ALREADY_MAPPED so that the caller's cache
- * evicts the stale mapping and retries (coll/intra/ipc_cache.c).
+ * evicts the stale mapping and retries (coll/intra/ipc_cache.c). Memory that legacy IPC
+ * refuses and that was made by cuMemCreate with a POSIX file-descriptor handle type (as
+ * PyTorch's expandable segments make it) is shared as that descriptor (base/cg_fd_share.c):
+ * the importer maps the allocation into a range it reserves and gives its device access.
  */
 #include "kernels/cuda/dev_cuda_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* cuMemCreate memory whose allocation asked for POSIX file-descriptor handles: a
+ * descriptor of it (open until cg_cuda_ipc_export_done); CG_ERR_UNSUPPORTED otherwise. */
+static cg_status_t cg_cuda_vmm_export(const void *ptr, cg_ipc_handle_t *handle)
+{
+    CUmemGenericAllocationHandle alloc;
+    CUmemAllocationProp          prop;
+    cg_fd_ref_t                  ref;
+    int                          fd = -1;
+    CUresult                     res;
+
+    if (!cg_cu_vmm_available() || !cg_fd_share_usable() ||
+        cg_cu.cuMemRetainAllocationHandle(&alloc, (void *)(uintptr_t)ptr) != CUDA_SUCCESS) {
+        return CG_ERR_UNSUPPORTED; /* not cuMemCreate memory, or no way to share it */
+    }
+    memset(&prop, 0, sizeof(prop));
+    res = cg_cu.cuMemGetAllocationPropertiesFromHandle(&prop, alloc);
+    if (res == CUDA_SUCCESS &&
+        (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0) {
+        res = cg_cu.cuMemExportToShareableHandle(&fd, alloc,
+                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    } else if (res == CUDA_SUCCESS) {
+        res = CUDA_ERROR_NOT_SUPPORTED;
+    }
+    (void)cg_cu.cuMemRelease(alloc); /* the reference the retain took */
+    if (res != CUDA_SUCCESS || cg_fd_share_ref(fd, &ref) != CG_OK) {
+        cg_debug(CG_SUB_IPC, "cuMemCreate memory at %p not exportable as a descriptor: %s", ptr,
+                 res != CUDA_SUCCESS ? cg_cu_error_string(res) : "no descriptor");
+        if (fd >= 0) {
+            close(fd);
+        }
+        return CG_ERR_UNSUPPORTED;
+    }
+    handle->share = CG_IPC_SHARE_FD;
+    memcpy(handle->opaque, &ref, sizeof(ref));
+    return CG_OK;
+}
 
 static cg_status_t cg_cuda_ipc_export_guarded(const void *ptr, size_t size,
                                               cg_ipc_handle_t *handle)
@@ -24,20 +65,21 @@ static cg_status_t cg_cuda_ipc_export_guarded(const void *ptr, size_t size,
     /* legacy IPC exports whole cudaMalloc allocations: the mapped region's base */
     if (cg_cu.cuMemGetAddressRange(&start, &range, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS ||
         cg_cu.cuPointerGetAttributes(1, names, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS ||
-        start == 0 || (uintptr_t)ptr + size > (uintptr_t)start + range) {
-        return CG_ERR_UNSUPPORTED;
-    }
-    /* Memory from cuMemCreate/VMM allocators cannot go through legacy IPC: the caller
-     * falls back to copying through its scratch buffer. */
-    if (cudaIpcGetMemHandle(&mem, (void *)(uintptr_t)start) != cudaSuccess) {
-        (void)cudaGetLastError();
-        cg_debug(CG_SUB_IPC, "cudaIpcGetMemHandle refused %p: not exportable", ptr);
-        return CG_ERR_UNSUPPORTED;
+        start == 0 || buffer_id == 0 || (uintptr_t)ptr + size > (uintptr_t)start + range) {
+        return CG_ERR_UNSUPPORTED; /* a buffer id names the allocation in peers' tables */
     }
     handle->buffer_id = buffer_id;
     handle->base      = (uint64_t)start;
     handle->size      = range;
     handle->offset    = (uint64_t)((uintptr_t)ptr - (uintptr_t)start);
+    /* Memory from cuMemCreate/VMM allocators cannot go through legacy IPC: shared as a
+     * descriptor where it can be, else the caller copies through its scratch buffer. */
+    if (cudaIpcGetMemHandle(&mem, (void *)(uintptr_t)start) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cg_debug(CG_SUB_IPC, "cudaIpcGetMemHandle refused %p: trying it as cuMemCreate memory",
+                 ptr);
+        return cg_cuda_vmm_export(ptr, handle);
+    }
     memcpy(handle->opaque, &mem, sizeof(mem));
     return CG_OK;
 }
@@ -47,6 +89,58 @@ cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
 {
     memset(handle, 0, sizeof(*handle));
     return CG_CUDA_GUARDED(dev, cg_cuda_ipc_export_guarded(ptr, size, handle));
+}
+
+/* Map a peer's cuMemCreate allocation: its descriptor, a range of this process's address
+ * space, read and write access for this device. */
+static cg_status_t cg_cuda_vmm_map(cg_dev_cuda_t *cuda, const cg_ipc_handle_t *handle,
+                                   CUdeviceptr *va_out)
+{
+    CUmemGenericAllocationHandle alloc;
+    CUmemAccessDesc              access;
+    cg_fd_ref_t                  ref;
+    CUdeviceptr                  va = 0;
+    const size_t                 size = (size_t)handle->size;
+    cg_status_t                  status;
+    int                          fd;
+
+    if (!cg_cu_vmm_available()) {
+        return CG_ERR_UNSUPPORTED;
+    }
+    memcpy(&ref, handle->opaque, sizeof(ref));
+    status = cg_fd_share_fetch(&ref, &fd);
+    if (status != CG_OK) {
+        return status;
+    }
+    status = CG_CU_CALL(cuMemImportFromShareableHandle, &alloc, (void *)(uintptr_t)fd,
+                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    close(fd); /* the imported handle holds the memory */
+    if (status != CG_OK) {
+        return status;
+    }
+    status = CG_CU_CALL(cuMemAddressReserve, &va, size, 0, 0, 0);
+    if (status == CG_OK) {
+        status = CG_CU_CALL(cuMemMap, va, size, 0, alloc, 0);
+        if (status != CG_OK) {
+            (void)cg_cu.cuMemAddressFree(va, size);
+        }
+    }
+    (void)cg_cu.cuMemRelease(alloc); /* from here the mapping holds it */
+    if (status != CG_OK) {
+        return status;
+    }
+    memset(&access, 0, sizeof(access));
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id   = cuda->ordinal;
+    access.flags         = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    status               = CG_CU_CALL(cuMemSetAccess, va, size, &access, 1);
+    if (status != CG_OK) {
+        (void)cg_cu.cuMemUnmap(va, size);
+        (void)cg_cu.cuMemAddressFree(va, size);
+        return status;
+    }
+    *va_out = va;
+    return CG_OK;
 }
 
 static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle_t *handle,
@@ -63,6 +157,17 @@ static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle
     if (m == NULL) {
         return CG_ERR_NO_MEMORY;
     }
+    if (handle->share == CG_IPC_SHARE_FD) {
+        CUdeviceptr va = 0;
+        status = cg_cuda_vmm_map(cuda, handle, &va);
+        if (status != CG_OK) {
+            free(m);
+            return status;
+        }
+        base   = (void *)(uintptr_t)va;
+        m->vmm = 1;
+        goto mapped;
+    }
     memcpy(&mem, handle->opaque, sizeof(mem));
     err = cudaIpcOpenMemHandle(&base, mem, cudaIpcMemLazyEnablePeerAccess);
     if (err == cudaErrorAlreadyMapped) {
@@ -78,6 +183,7 @@ static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle
         free(m);
         return status;
     }
+mapped:
     m->base = base;
     m->size = handle->size;
     pthread_mutex_lock(&cuda->lock);
@@ -111,8 +217,23 @@ void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
         }
     }
     pthread_mutex_unlock(&cuda->lock);
-    if (m != NULL) {
+    if (m != NULL && m->vmm) {
+        const CUdeviceptr va = (CUdeviceptr)(uintptr_t)m->base;
+        (void)CG_CUDA_GUARDED(dev, CG_CU_CALL(cuMemUnmap, va, m->size));
+        (void)CG_CUDA_GUARDED(dev, CG_CU_CALL(cuMemAddressFree, va, m->size));
+    } else if (m != NULL) {
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaIpcCloseMemHandle(m->base)));
-        free(m);
+    }
+    free(m);
+}
+
+void cg_cuda_ipc_export_done(cg_dev_t *dev, const cg_ipc_handle_t *handle)
+{
+    cg_fd_ref_t ref;
+
+    (void)dev;
+    if (handle->share == CG_IPC_SHARE_FD) {
+        memcpy(&ref, handle->opaque, sizeof(ref));
+        cg_fd_share_release(&ref);
     }
 }

@@ -26,6 +26,7 @@ typedef struct {
     int       imported;
     int       owner_pid; /* imported: the exporter */
     uint64_t  owner_base;
+    int       vmm_fd;    /* VMM allocations: the memory's descriptor (exports dup it); -1 */
     char      name[52];
 } cg_sim_region_t;
 
@@ -185,7 +186,7 @@ CG_SIM_EXPORT int cg_sim_malloc(void **ptr, size_t bytes, unsigned flags)
     int             fd = -1, status;
     unsigned        serial = 0;
 
-    if (ptr == NULL || (flags & ~(unsigned)CG_SIM_ALLOC_POOL) != 0) {
+    if (ptr == NULL || (flags & ~(unsigned)(CG_SIM_ALLOC_POOL | CG_SIM_ALLOC_VMM)) != 0) {
         return CG_SIM_ERR_INVALID;
     }
     pthread_mutex_lock(&cg_sim_lock);
@@ -214,7 +215,10 @@ CG_SIM_EXPORT int cg_sim_malloc(void **ptr, size_t bytes, unsigned flags)
     if (status != CG_SIM_OK) {
         goto err_unlink;
     }
-    close(fd);
+    region.vmm_fd = (flags & CG_SIM_ALLOC_VMM) ? fd : -1;
+    if (region.vmm_fd < 0) {
+        close(fd);
+    }
     region.size      = bytes ? bytes : 1;
     region.buffer_id = ((uint64_t)(uint32_t)getpid() << 32) | serial;
     region.flags     = flags;
@@ -225,6 +229,9 @@ CG_SIM_EXPORT int cg_sim_malloc(void **ptr, size_t bytes, unsigned flags)
         munmap(region.device, region.mapped);
         munmap(region.view, region.mapped);
         shm_unlink(region.name);
+        if (region.vmm_fd >= 0) {
+            close(region.vmm_fd);
+        }
         return status;
     }
     *ptr = region.device;
@@ -259,6 +266,9 @@ static int cg_sim_release(void *ptr, int imported)
     pthread_mutex_unlock(&cg_sim_lock);
     munmap(region.device, region.mapped);
     munmap(region.view, region.mapped);
+    if (region.vmm_fd >= 0) {
+        close(region.vmm_fd);
+    }
     if (!imported) {
         shm_unlink(region.name); /* importers keep their mappings, as with cudaFree */
     }
@@ -384,7 +394,7 @@ CG_SIM_EXPORT int cg_sim_ipc_get_handle(cg_sim_ipc_handle_t *handle, const void 
         const cg_sim_region_t *r = &cg_sim_regions[i];
         if (r->imported || (const char *)ptr != r->device) {
             status = CG_SIM_ERR_INVALID; /* legacy IPC exports whole allocations it owns */
-        } else if (r->flags & CG_SIM_ALLOC_POOL) {
+        } else if (r->flags & (CG_SIM_ALLOC_POOL | CG_SIM_ALLOC_VMM)) {
             status = CG_SIM_ERR_NOT_SHAREABLE;
         } else {
             handle->buffer_id = r->buffer_id;
@@ -432,6 +442,7 @@ CG_SIM_EXPORT int cg_sim_ipc_open(void **ptr, const cg_sim_ipc_handle_t *handle)
     region.size       = (size_t)handle->size;
     region.buffer_id  = handle->buffer_id;
     region.imported   = 1;
+    region.vmm_fd     = -1;
     region.owner_pid  = handle->owner_pid;
     region.owner_base = handle->base;
     snprintf(region.name, sizeof(region.name), "%s", handle->name);
@@ -450,6 +461,52 @@ CG_SIM_EXPORT int cg_sim_ipc_open(void **ptr, const cg_sim_ipc_handle_t *handle)
 CG_SIM_EXPORT int cg_sim_ipc_close(void *ptr)
 {
     return cg_sim_release(ptr, 1);
+}
+
+CG_SIM_EXPORT int cg_sim_vmm_export(int *fd, const void *ptr)
+{
+    int partial, i, status = CG_SIM_ERR_INVALID;
+
+    *fd = -1;
+    pthread_mutex_lock(&cg_sim_lock);
+    i = cg_sim_find(ptr, 1, &partial);
+    if (i >= 0 && !cg_sim_regions[i].imported) {
+        status = CG_SIM_ERR_NOT_SHAREABLE;
+        if (cg_sim_regions[i].vmm_fd >= 0) {
+            *fd    = dup(cg_sim_regions[i].vmm_fd);
+            status = *fd >= 0 ? CG_SIM_OK : CG_SIM_ERR_SYSTEM;
+        }
+    }
+    pthread_mutex_unlock(&cg_sim_lock);
+    return status;
+}
+
+CG_SIM_EXPORT int cg_sim_vmm_import(void **ptr, int fd, size_t size, uint64_t buffer_id)
+{
+    cg_sim_region_t region = {0};
+    int             status;
+
+    if (fd < 0 || size == 0) {
+        return CG_SIM_ERR_INVALID;
+    }
+    status = cg_sim_map(fd, cg_sim_page_round(size), &region);
+    if (status != CG_SIM_OK) {
+        return status;
+    }
+    region.size      = size;
+    region.buffer_id = buffer_id;
+    region.imported  = 1; /* a mapping of its own: never "already mapped" */
+    region.vmm_fd    = -1;
+    pthread_mutex_lock(&cg_sim_lock);
+    status = cg_sim_add(&region);
+    pthread_mutex_unlock(&cg_sim_lock);
+    if (status != CG_SIM_OK) {
+        munmap(region.device, region.mapped);
+        munmap(region.view, region.mapped);
+        return status;
+    }
+    *ptr = region.device;
+    return CG_SIM_OK;
 }
 
 CG_SIM_EXPORT const char *cg_sim_status_string(int status)
@@ -478,6 +535,8 @@ static const cg_sim_api_t cg_sim_api_table = {
     .ipc_open       = cg_sim_ipc_open,
     .ipc_close      = cg_sim_ipc_close,
     .status_string  = cg_sim_status_string,
+    .vmm_export     = cg_sim_vmm_export,
+    .vmm_import     = cg_sim_vmm_import,
 };
 
 CG_SIM_EXPORT const cg_sim_api_t *cg_sim_api(void)

@@ -17,7 +17,10 @@
  * peer while it still maps an allocation of that peer over the same address range
  * (CG_SIM_ERR_ALREADY_MAPPED, as cudaErrorAlreadyMapped: the same handle twice, or memory
  * the peer freed and allocated again at the same address); pool allocations (like
- * cudaMallocAsync pools or cuMemCreate memory) cannot be exported.
+ * cudaMallocAsync pools) cannot be exported. VMM allocations (like cuMemCreate memory made
+ * with a POSIX file-descriptor handle type) refuse legacy IPC too, but export a file
+ * descriptor (cg_sim_vmm_export, as cuMemExportToShareableHandle) that a peer maps once it
+ * holds a copy of it (cg_sim_vmm_import, as cuMemImportFromShareableHandle + cuMemMap).
  *
  * The component finds the library in the process with dlopen(CG_SIM_SONAME, RTLD_NOLOAD)
  * and cg_sim_api(): an application that allocates simulated device memory has loaded it.
@@ -33,7 +36,7 @@ extern "C" {
 #endif
 
 #define CG_SIM_SONAME      "libcg_sim.so.0"
-#define CG_SIM_API_VERSION 1
+#define CG_SIM_API_VERSION 2
 
 typedef enum {
     CG_SIM_OK                 = 0,
@@ -48,7 +51,9 @@ typedef enum {
 /* cg_sim_malloc flags */
 enum {
     CG_SIM_ALLOC_DEFAULT = 0, /* like cudaMalloc: exportable */
-    CG_SIM_ALLOC_POOL    = 1  /* like cudaMallocAsync: not exportable */
+    CG_SIM_ALLOC_POOL    = 1, /* like cudaMallocAsync: not exportable */
+    CG_SIM_ALLOC_VMM     = 2  /* like cuMemCreate (POSIX file descriptor handles): exported
+                                 as a file descriptor only */
 };
 
 typedef struct {
@@ -80,6 +85,11 @@ void *cg_sim_access(const void *ptr, size_t bytes);
 int  cg_sim_ipc_get_handle(cg_sim_ipc_handle_t *handle, const void *ptr);
 int  cg_sim_ipc_open(void **ptr, const cg_sim_ipc_handle_t *handle);
 int  cg_sim_ipc_close(void *ptr);
+/* A new file descriptor of the VMM allocation holding ptr (the caller closes it). */
+int  cg_sim_vmm_export(int *fd, const void *ptr);
+/* Map size bytes of the VMM allocation behind fd (a copy of an exporter's descriptor) as
+ * an import of buffer_id; cg_sim_ipc_close unmaps it. The caller keeps fd. */
+int  cg_sim_vmm_import(void **ptr, int fd, size_t size, uint64_t buffer_id);
 const char *cg_sim_status_string(int status);
 
 /* The same functions as one table, for code that loads the library at run time. */
@@ -95,6 +105,8 @@ typedef struct {
     int (*ipc_open)(void **ptr, const cg_sim_ipc_handle_t *handle);
     int (*ipc_close)(void *ptr);
     const char *(*status_string)(int status);
+    int (*vmm_export)(int *fd, const void *ptr);
+    int (*vmm_import)(void **ptr, int fd, size_t size, uint64_t buffer_id);
 } cg_sim_api_t;
 
 const cg_sim_api_t *cg_sim_api(void);

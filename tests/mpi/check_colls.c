@@ -3,6 +3,8 @@
 /* The five collectives on predefined types: run on memory under test, verify on the host. */
 #include "check_colls.h"
 
+#include <dirent.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,15 +347,32 @@ void tc_run_float_consistency(tc_ctx_t *ctx, size_t count, uint64_t seed)
  * communicators over the same ranks: every rank maps its peers' buffers once per process
  * (legacy CUDA IPC refuses a second mapping of the same allocation, and one of memory freed
  * and reused while the old mapping is open), never reads a stale mapping. */
+/* Open file descriptors of this process. */
+static int tc_open_fds(void)
+{
+    DIR *dir = opendir("/proc/self/fd");
+    int  n   = 0;
+
+    if (dir == NULL) {
+        return -1;
+    }
+    while (readdir(dir) != NULL) {
+        n++;
+    }
+    closedir(dir);
+    return n;
+}
+
 void tc_run_reuse(tc_ctx_t *ctx, uint64_t seed)
 {
     const size_t count = 50000;
     int32_t     *host = malloc(count * sizeof(int32_t)), *got = malloc(count * sizeof(int32_t));
     void        *prev = NULL;
-    int          reused = 0;
+    int          reused = 0, fds;
     MPI_Comm     twin;
 
     MPI_Comm_dup(ctx->comm, &twin);
+    fds = tc_open_fds(); /* every round exports fresh memory (cuMemCreate memory: descriptors) */
     for (int round = 0; round < 4; round++) {
         void  *d = em_alloc(count * sizeof(int32_t), ctx->kind);
         size_t bad = 0;
@@ -383,6 +402,12 @@ void tc_run_reuse(tc_ctx_t *ctx, uint64_t seed)
         prev = d;
         em_free(d, ctx->kind);
         tc_tests++;
+    }
+    if (fds >= 0 && tc_open_fds() >= fds + 4) {
+        char detail[120];
+        snprintf(detail, sizeof(detail), "comm=%s rank=%d: %d file descriptors open after 4 "
+                 "rounds, %d before", ctx->comm_name, ctx->rank, tc_open_fds(), fds);
+        tc_fail("allreduce", detail);
     }
     MPI_Comm_free(&twin);
     if (tc_verbose && ctx->rank == 0) {

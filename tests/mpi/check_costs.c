@@ -6,7 +6,7 @@
  * same on a loaded machine. Each case runs its call twice (the first one warms up: mappings,
  * the board, contexts) and measures the second on every rank; rank 0 prints the table.
  *
- *   coll_costs [--mem device|pool] [--nodes] [--local] [--no-host-cache]
+ *   coll_costs [--mem device|pool|vmm|vmm-private] [--nodes] [--local] [--no-host-cache]
  *     --nodes  the communicator spans (virtual) nodes: expect the agreement allreduce
  *     --local  run with coll_gpu_buffer_check=local: no in-band agreement either, so the
  *              small calls wait once on the host
@@ -420,7 +420,8 @@ int main(int argc, char **argv)
     }
     {
         const size_t big  = 300000; /* 1.2 MB per rank: above the LL inbox and one_shot */
-        const int    pool = strcmp(mem, "pool") == 0;
+        /* memory that the calls copy through scratch */
+        const int    pool = strcmp(mem, "pool") == 0 || strcmp(mem, "vmm-private") == 0;
         const long   N    = nodes ? 1 : 0, X = -1; /* agreement across nodes; unchecked */
         int32_t     *host = malloc(4 * big * sizeof(int32_t));
         int32_t     *hbuf = malloc(4 * big * sizeof(int32_t)), *hsend = malloc(4 * big * sizeof(int32_t));

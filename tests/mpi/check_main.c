@@ -157,7 +157,8 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else {
-            fprintf(stderr, "usage: coll_check [--mem auto|device|pool|host|mixed] [--counts LIST] "
+            fprintf(stderr, "usage: coll_check [--mem auto|device|pool|vmm|vmm-private|host|mixed] "
+                            "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
                             "[--seed N] [--full-comms] [--no-derived] [--verbose]\n");
             return 1;

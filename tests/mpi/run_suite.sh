@@ -210,6 +210,16 @@ run "zero-copy-scatter-allgather-np6" 6 "${dev_mca[@]}" --mca coll_gpu_bcast_alg
     "$check" --mem device --colls bcast "${forced_args[@]}"
 run "zero-copy-forced-two-shot-np7" 7 "${dev_mca[@]}" --mca coll_gpu_allreduce_algorithm two_shot \
     "$check" --mem device --colls allreduce "${forced_args[@]}"
+# cuMemCreate memory (the simulated GPU's VMM allocations): zero copy through file
+# descriptors that the peers take with pidfd_getfd, none left open after the buffers go
+# (coll_check's reuse rounds count them); where the kernel refuses (vmm-private: a seccomp
+# filter), one warning and the copy variant, exact all the same.
+run "zero-copy-vmm-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 3 \
+    "$check" --mem vmm --counts 0,1,7,1000 --large 200003 --no-derived &&
+    { grep -q "two_shot: zero copy" "$logdir/zero-copy-vmm-np4.0.vlog" ||
+        fail "zero-copy-vmm-np4: no zero-copy call"; }
+run "vmm-refused-np3" 3 "${dev_mca[@]}" "$check" --mem vmm-private --counts 1,1000 --large 200003 \
+    --no-derived
 
 # 4b. What one call costs, from the component's counters (MPI_T performance variables):
 #     no MPI call on warm fast paths, one device operation and two host waits for a small
@@ -227,6 +237,7 @@ run "costs-np2" 2 "${dev_mca[@]}" "$costs" --mem device
 run "costs-pool-np4" 4 "${dev_mca[@]}" "$costs" --mem pool
 run "costs-np3" 3 "${dev_mca[@]}" --mca coll_tuned_use_dynamic_rules 1 \
     --mca coll_tuned_reduce_scatter_block_algorithm 1 "$costs" --mem device
+run "costs-vmm-np2" 2 "${dev_mca[@]}" "$costs" --mem vmm
 run "costs-nocache-np2" 2 "${dev_mca[@]}" --mca coll_gpu_host_cache 0 "$costs" --mem device \
     --no-host-cache
 run "costs-nomemevents-np2" 2 "${dev_mca[@]}" -x UCX_MEM_EVENTS=no "$costs" --mem device \
