@@ -374,8 +374,10 @@ cg_status_t cg_comm_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t 
  * runs (the flags of LL calls run before the agreement; cg_ll_watch_t). */
 void        cg_comm_ll_tick(cg_comm_t *comm);
 /* Can plan run before the agreement on the call's memory kinds, the agreement riding on
- * its first synchronisation (call->watch set: LL lines, or the first host barrier of a
- * host-synchronised node)? The same answer on every rank of the node. */
+ * its first synchronisation (call->watch set: LL lines; or the first barrier, on the host:
+ * a publish of zero-copy buffers, or any barrier of a host-synchronised node; on a
+ * device-synchronised node the first device barrier meets on the host first)? Every
+ * one-node plan can; the same answer on every rank of the node. */
 int         cg_comm_agrees_in_band(const cg_comm_t *comm, const cg_plan_t *plan, cg_coll_t coll);
 
 #ifdef __cplusplus

@@ -43,10 +43,8 @@ int cg_comm_agrees_in_band(const cg_comm_t *comm, const cg_plan_t *plan, cg_coll
 {
     const cg_alg_info_t *info = cg_alg_info(coll, plan->alg);
 
-    if (info == NULL || info->scope != CG_SCOPE_INTRA || comm->intra == NULL) {
-        return 0;
-    }
-    return plan->alg == CG_ALG_LL || comm->intra->sync == CG_SYNC_HOST;
+    (void)plan;
+    return info != NULL && info->scope == CG_SCOPE_INTRA && comm->intra != NULL;
 }
 
 static cg_status_t cg_comm_done(cg_comm_t *comm, cg_status_t status)

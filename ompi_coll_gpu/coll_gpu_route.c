@@ -145,10 +145,11 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
  *          rides on the call's lines, which only complete when every rank sent them. A
  *          rank with other kinds goes where its own kinds send it (underneath, or staged)
  *          without waiting; the ranks on the call see its announcement, cancel the call
- *          (nothing written) and take the staged path (cg_intra_ll). On a node whose
- *          barriers are host-synchronised (ranks sharing a GPU, the host device layer) the
- *          other intra-node plans run at once too: the agreement rides on their first host
- *          barrier, which cannot complete without every rank and watches the board
+ *          (nothing written) and take the staged path (cg_intra_ll). The other intra-node
+ *          plans run at once too: the agreement rides on their first barrier, on the host
+ *          (the handles' exchange of zero copy; any barrier of a host-synchronised node;
+ *          on a device-synchronised node the first device barrier meets on the host
+ *          first), which cannot complete without every rank and watches the board
  *          meanwhile (cg_intra_inband_begin). Every rank counts every announced call on
  *          the context (cg_comm_ll_tick): the LL flags and the host barriers stay in step
  *          whoever ran the call.
@@ -363,9 +364,8 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
             return OMPI_SUCCESS;
         }
     }
-    /* device buffers only, one node, a board and a context: when the plan is LL, or runs
-     * on a host-synchronised node, the call runs at once and the agreement rides on its
-     * lines or its first barrier (see above) */
+    /* device buffers only, one node, a board and a context: a one-node plan runs at once
+     * and the agreement rides on its LL lines or its first barrier (see above) */
     if (all == MCA_COLL_GPU_KIND_DEVICE && m->core != NULL && on_board) {
         if (shape_of != m->core) {
             cg_comm_shape(m->core, &shape);

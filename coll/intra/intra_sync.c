@@ -208,6 +208,15 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine)
         cg_intra_report(group, group->host_epoch + 1);
         return mine;
     }
+    if (group->inband != NULL) {
+        /* the call's first barrier, run before the agreement: flags on the streams carry
+         * no memory kinds, so the ranks meet on the host first (the board watched, as in
+         * any first barrier) and only then on the device */
+        status = cg_intra_host_barrier(group, CG_OK);
+        if (status != CG_OK) {
+            return status;
+        }
+    }
     epoch = ++group->dev_epoch;
     for (int p = 0; p < group->size && status == CG_OK; p++) {
         if (p != group->rank) {

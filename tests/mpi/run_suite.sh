@@ -238,6 +238,9 @@ run "costs-pool-np4" 4 "${dev_mca[@]}" "$costs" --mem pool
 run "costs-np3" 3 "${dev_mca[@]}" --mca coll_tuned_use_dynamic_rules 1 \
     --mca coll_tuned_reduce_scatter_block_algorithm 1 "$costs" --mem device
 run "costs-vmm-np2" 2 "${dev_mca[@]}" "$costs" --mem vmm
+# one GPU per rank (device-side barriers): the same counts, the agreement riding on the
+# handles' exchange of zero copy and on the first device barrier, held on the host first
+run "costs-device-sync-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync device "$costs" --mem device
 run "costs-nocache-np2" 2 "${dev_mca[@]}" --mca coll_gpu_host_cache 0 "$costs" --mem device \
     --no-host-cache
 run "costs-nomemevents-np2" 2 "${dev_mca[@]}" -x UCX_MEM_EVENTS=no "$costs" --mem device \
