@@ -53,7 +53,8 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
      * about 11 GB/s of lines on the 2-core CI machine, against copy algorithms whose
      * agreement rides on their first barrier (coll_gpu_bench np 2, every algorithm forced:
      * LL stops where the copies win, allreduce after about 300 B, reduce_scatter after
-     * about 600 B, bcast and allgather after about 1.2 KiB). */
+     * about 600 B (its lines, then the reduction of what came), bcast and allgather after
+     * about 1.2 KiB). */
     p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 11.0 : p->intra_bw_gbs;
 }
 
@@ -225,7 +226,10 @@ CG_COST_FN(ll)
         return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->ll_bw_gbs);
     }
     if (coll == CG_COLL_REDUCE_SCATTER || coll == CG_COLL_REDUCE_SCATTER_BLOCK) {
-        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->ll_bw_gbs);
+        /* the lines of every peer's block, then their reduction (as the copy algorithms'
+         * bandwidth term counts it) */
+        return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 : 1.0), p->ll_bw_gbs) +
+               cg_cost_bw(bytes, p->intra_bw_gbs);
     }
     if (coll == CG_COLL_BCAST) { /* the root's message to every other rank */
         return a + cg_cost_bw(2.0 * bytes * (p->shared_gpu ? 2.0 * (L - 1) : (double)(L - 1)),

@@ -11,8 +11,9 @@
 #
 #   contrib/bench/host-sweep.sh OUT AFTER_BUILD [BEFORE_BUILD]
 #
-# A build is a build directory (its .libs holds mca_coll_gpu.so); the benchmark binary is
-# AFTER_BUILD's (only the component differs between the two). Timings on a shared or
+# A build is a build directory (its .libs holds mca_coll_gpu.so); each build runs its own
+# benchmark binary (the simulated GPU's library, which the component finds in the process,
+# must be the one it was built against). Timings on a shared or
 # loaded machine are noisy: compare ratios measured in one run, never absolute times across
 # runs. CG_SWEEP_NPS (default "2 4"), CG_SWEEP_COLLS (default the four) narrow it;
 # CG_SWEEP_MCA adds mpirun arguments to every run (e.g. "--mca coll_gpu_node_size 2": two
@@ -25,7 +26,6 @@ ompi_dir=${CG_OMPI_COMPONENT_DIR:-$(dirname "$(find /usr/lib -name mca_coll_tune
 nps=${CG_SWEEP_NPS:-2 4}
 colls=${CG_SWEEP_COLLS:-allreduce bcast allgather reduce_scatter}
 sweep_mca=${CG_SWEEP_MCA:-}
-bench=$after/coll_gpu_bench
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=(--mca op ^avx --bind-to none --mca coll_gpu_device host)
@@ -35,7 +35,8 @@ run() { # label build np csv bench-args... (extra mpirun arguments in $extra)
     shift 4
     # shellcheck disable=SC2086
     OMPI_MCA_mca_base_component_path="$ompi_dir:$build/.libs" \
-        timeout -k 10 900 mpirun -np "$np" "${mpi[@]}" $sweep_mca ${extra:-} "$bench" "$@" --csv "$csv" >"$csv.log" 2>&1 ||
+        timeout -k 10 900 mpirun -np "$np" "${mpi[@]}" $sweep_mca ${extra:-} "$build/coll_gpu_bench" "$@" \
+        --csv "$csv" >"$csv.log" 2>&1 ||
         echo "host-sweep: $label failed (exit $?): $csv.log" >&2
 }
 
@@ -47,7 +48,7 @@ for np in $nps; do
                 build=$after
                 [ "$label" = before ] && build=$before
                 run "$label-$coll-np$np-small" "$build" "$np" "$out/$label-$coll-np$np-small-r$rep.csv" \
-                    -C "$coll" -b 8 -e 64K -f 8 -n 200 -w 20 --mem device --floor-bytes 0
+                    -C "$coll" -b 8 -e 64K -f 8 -n 2000 -w 200 --mem device --floor-bytes 0
             done
         done
         for label in after ${before:+before}; do
