@@ -232,6 +232,9 @@ phase_devsync() {
     kit_run devsync-two-shot-np3 3 --mca coll_gpu_intra_sync device --mca coll_gpu_allreduce_algorithm two_shot \
         "${kit_check[@]}" --mem device --colls allreduce --counts 1,7,1000,70001 --large 0 --no-derived \
         "${kit_check_narrow[@]}" || rc=1
+    kit_run devsync-vmm-np4 4 --mca coll_gpu_intra_sync device \
+        "${kit_check[@]}" --mem vmm --counts 1,1000,70001 --large 0 --no-derived \
+        "${kit_check_narrow[@]}" || rc=1
     return $rc
 }
 
@@ -278,6 +281,8 @@ phase_bench() {
     kit_bench_one allreduce-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C allreduce || rc=1
     kit_bench_one bcast-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C bcast || rc=1
     kit_bench_one allreduce-latency-np4 4 $((e / 2)) -- -C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0
+    # cuMemCreate memory (PyTorch's expandable segments): zero copy through descriptors
+    kit_bench_one allreduce-vmm-np4 4 "$e" -- -C allreduce --mem vmm || rc=1
     # host buffers on a GPU node: the component loaded (host-memory cache), without the
     # cache (a cuPointerGetAttributes per buffer), switched off
     local hostbuf=(-C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --mem host --floor-bytes 0 -s 0)
