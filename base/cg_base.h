@@ -224,6 +224,8 @@ uint64_t cg_host_cache_generation(void);
 void     cg_host_cache_forget(void);
 int      cg_host_cache_lookup(const void *ptr, size_t bytes);
 void     cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t gen);
+/* The two slots (of 64) where ptr's entry may live: the first when free, else the second. */
+void     cg_host_cache_slots(const void *ptr, unsigned slots[2]);
 
 #ifdef __cplusplus
 }

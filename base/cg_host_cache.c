@@ -20,7 +20,7 @@
  */
 #include "base/cg_base.h"
 
-#define CG_HOST_CACHE_SLOTS 64 /* the slot: 6 bits of a hash of the address */
+#define CG_HOST_CACHE_SLOTS 64
 
 typedef struct {
     uint64_t  seq; /* odd while written */
@@ -29,16 +29,48 @@ typedef struct {
     uint64_t  gen;
 } __attribute__((aligned(32))) cg_host_cache_slot_t;
 
-static cg_host_cache_slot_t cg_host_cache_slots[CG_HOST_CACHE_SLOTS];
+static cg_host_cache_slot_t cg_host_cache_slots_table[CG_HOST_CACHE_SLOTS];
 static uint64_t             cg_host_cache_gen = 1; /* 0: an empty slot's */
 static int                  cg_host_cache_on;
 
 /* An entry is found by the address a call passed (the start of its range), so the whole
- * address picks the slot: two small buffers next to each other (the 8-byte input and output
- * of a norm on the stack) must not share one and push each other out at every call. */
-static cg_host_cache_slot_t *cg_host_cache_slot(uintptr_t addr)
+ * address picks its slots: two small buffers next to each other (the 8-byte input and output
+ * of a norm on the stack) must not share one. Two candidate slots per address (bits of one
+ * hash; different slots): two buffers that share the first still both stay (the second
+ * goes to its other slot), so a call's input and output never push each other out unless a
+ * third buffer shares both. */
+void cg_host_cache_slots(const void *ptr, unsigned slots[2])
 {
-    return &cg_host_cache_slots[((uint64_t)addr * 0x9e3779b97f4a7c15ull) >> 58]; /* 64 */
+    const uint64_t hash = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ull;
+
+    slots[0] = (unsigned)(hash >> 58);
+    slots[1] = (unsigned)(hash >> 52) % CG_HOST_CACHE_SLOTS;
+    if (slots[1] == slots[0]) {
+        slots[1] ^= 1;
+    }
+}
+
+/* Does slot hold [addr, addr + bytes) of the current generation? start_out: its start. */
+static int cg_host_cache_holds(cg_host_cache_slot_t *slot, uintptr_t addr, size_t bytes,
+                               uintptr_t *start_out)
+{
+    uintptr_t start, end;
+    uint64_t  seq, gen;
+
+    seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+    if (seq & 1) {
+        return 0;
+    }
+    start = __atomic_load_n(&slot->start, __ATOMIC_RELAXED);
+    end   = __atomic_load_n(&slot->end, __ATOMIC_RELAXED);
+    gen   = __atomic_load_n(&slot->gen, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq ||
+        gen != __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE)) {
+        return 0;
+    }
+    *start_out = start;
+    return addr >= start && addr < end && bytes <= end - addr;
 }
 
 void cg_host_cache_enable(int on)
@@ -59,40 +91,47 @@ void cg_host_cache_forget(void)
 
 int cg_host_cache_lookup(const void *ptr, size_t bytes)
 {
-    const uintptr_t       addr = (uintptr_t)ptr;
-    cg_host_cache_slot_t *slot;
-    uintptr_t             start, end;
-    uint64_t              seq, gen;
+    const uintptr_t addr = (uintptr_t)ptr;
+    uintptr_t       start;
+    unsigned        slots[2];
 
     if (!__atomic_load_n(&cg_host_cache_on, __ATOMIC_RELAXED)) {
         return 0;
     }
-    slot = cg_host_cache_slot(addr);
-    seq  = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-    if (seq & 1) {
-        return 0;
-    }
-    start = __atomic_load_n(&slot->start, __ATOMIC_RELAXED);
-    end   = __atomic_load_n(&slot->end, __ATOMIC_RELAXED);
-    gen   = __atomic_load_n(&slot->gen, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq ||
-        gen != __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE)) {
-        return 0;
-    }
-    return addr >= start && addr < end && bytes <= end - addr;
+    cg_host_cache_slots(ptr, slots);
+    return cg_host_cache_holds(&cg_host_cache_slots_table[slots[0]], addr, bytes, &start) ||
+           cg_host_cache_holds(&cg_host_cache_slots_table[slots[1]], addr, bytes, &start);
+}
+
+/* May an insert of addr write slot: empty, stale (or being written), or already addr's? */
+static int cg_host_cache_free_for(cg_host_cache_slot_t *slot, uintptr_t addr)
+{
+    uintptr_t start = 0; /* stays 0 unless the slot holds a current entry */
+
+    (void)cg_host_cache_holds(slot, addr, 0, &start);
+    return start == 0 || start == addr;
 }
 
 void cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t gen)
 {
     const uintptr_t       addr = (uintptr_t)ptr;
-    cg_host_cache_slot_t *slot = cg_host_cache_slot(addr);
-    uint64_t              seq  = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED);
+    cg_host_cache_slot_t *slot;
+    unsigned              slots[2];
+    uint64_t              seq;
 
     if (!__atomic_load_n(&cg_host_cache_on, __ATOMIC_RELAXED) || bytes == 0 ||
-        addr + bytes < addr || (seq & 1) ||
-        !__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED)) {
+        addr + bytes < addr) {
+        return;
+    }
+    /* the first slot when it is free for this address, else the second (whatever it holds) */
+    cg_host_cache_slots(ptr, slots);
+    slot = &cg_host_cache_slots_table[slots[0]];
+    if (!cg_host_cache_free_for(slot, addr)) {
+        slot = &cg_host_cache_slots_table[slots[1]];
+    }
+    seq = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED);
+    if ((seq & 1) || !__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_RELAXED)) {
         return;
     }
     __atomic_store_n(&slot->start, addr, __ATOMIC_RELAXED);

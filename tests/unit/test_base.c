@@ -291,19 +291,20 @@ START_TEST(test_host_cache)
 END_TEST
 
 /* Two ranges in one slot, written over and over by one thread while another reads: a torn
- * read (one range's start with the other's end) would cover the gap between them. The slot
- * is a hash of the address: the test finds two starts that share one (the second insert
- * pushes the first out), and an address between them that hashes there too. */
-static char          test_cache_area[1 << 16] __attribute__((aligned(64)));
-static char         *test_cache_ranges[2];
+ * read (one range's start with the other's end) would cover the gap between them. A and B
+ * have the same two slots; a blocker X holds their first, so A and B take turns in their
+ * second; G, between them, is looked up in that slot too. */
+static char          test_cache_area[1 << 18] __attribute__((aligned(64)));
+static char         *test_cache_ranges[3]; /* A, B, X */
 static volatile int  test_cache_stop;
 
-static int test_cache_collides(char *first, char *second)
+static int test_cache_same_slots(const void *a, const void *b)
 {
-    cg_host_cache_forget();
-    cg_host_cache_insert(first, 8, cg_host_cache_generation());
-    cg_host_cache_insert(second, 8, cg_host_cache_generation());
-    return cg_host_cache_lookup(first, 8) == 0;
+    unsigned sa[2], sb[2];
+
+    cg_host_cache_slots(a, sa);
+    cg_host_cache_slots(b, sb);
+    return sa[0] == sb[0] && sa[1] == sb[1];
 }
 
 static void *test_cache_writer(void *arg)
@@ -318,32 +319,49 @@ static void *test_cache_writer(void *arg)
 
 START_TEST(test_host_cache_threads)
 {
+    char     *a = test_cache_area, *b = NULL, *x = NULL, *gap = NULL;
+    unsigned  sa[2], sg[2], sx[2];
     pthread_t writer;
     long      hits = 0;
-    char     *gap = NULL;
 
-    cg_host_cache_enable(1);
-    test_cache_ranges[0] = test_cache_area;
-    test_cache_ranges[1] = NULL;
-    for (size_t at = 128; at + 64 <= sizeof(test_cache_area) && test_cache_ranges[1] == NULL;
-         at += 8) {
-        if (!test_cache_collides(test_cache_area, test_cache_area + at)) {
-            continue;
-        }
-        if (gap == NULL) {
-            gap = test_cache_area + at; /* the first: inside the gap */
-        } else if (test_cache_area + at >= gap + 64) {
-            test_cache_ranges[1] = test_cache_area + at;
+    cg_host_cache_slots(a, sa);
+    for (size_t at = 4096; at + 64 <= sizeof(test_cache_area) && b == NULL; at += 8) {
+        if (test_cache_same_slots(a, test_cache_area + at)) {
+            b = test_cache_area + at;
         }
     }
-    ck_assert_ptr_nonnull(test_cache_ranges[1]);
+    ck_assert_ptr_nonnull(b);
+    for (char *at = a + 64; at + 8 <= b && (gap == NULL || x == NULL); at += 8) {
+        cg_host_cache_slots(at, sg);
+        if (gap == NULL && (sg[0] == sa[1] || sg[1] == sa[1]) && sg[0] != sa[0] && sg[1] != sa[0]) {
+            gap = at;
+        } else if (x == NULL && sg[0] == sa[0] && sg[1] != sa[1]) {
+            x = at;
+        }
+    }
+    ck_assert_ptr_nonnull(gap);
+    ck_assert_ptr_nonnull(x);
+    cg_host_cache_slots(x, sx);
+    ck_assert_uint_eq(sx[0], sa[0]);
+    test_cache_ranges[0] = a, test_cache_ranges[1] = b, test_cache_ranges[2] = x;
+    cg_host_cache_enable(1);
+    /* a call's two buffers that share their first slot both stay (X's second is not A's) */
+    cg_host_cache_insert(a, 64, cg_host_cache_generation());
+    cg_host_cache_insert(x, 8, cg_host_cache_generation());
+    ck_assert_int_eq(cg_host_cache_lookup(a, 64), 1);
+    ck_assert_int_eq(cg_host_cache_lookup(x, 8), 1);
     cg_host_cache_forget();
+    cg_host_cache_insert(x, 8, cg_host_cache_generation()); /* the blocker: A and B's first slot */
+    cg_host_cache_insert(a, 64, cg_host_cache_generation());
+    cg_host_cache_insert(b, 64, cg_host_cache_generation());
+    ck_assert_int_eq(cg_host_cache_lookup(x, 8), 1);
+    ck_assert_int_eq(cg_host_cache_lookup(b, 64), 1); /* B pushed A out of their second slot */
+    ck_assert_int_eq(cg_host_cache_lookup(a, 64), 0);
     test_cache_stop = 0;
     ck_assert_int_eq(pthread_create(&writer, NULL, test_cache_writer, NULL), 0);
     for (int i = 0; i < 2000000; i++) {
-        ck_assert_int_eq(cg_host_cache_lookup(gap, 8), 0); /* in the gap, in the same slot */
-        hits += cg_host_cache_lookup(test_cache_ranges[0], 64) +
-                cg_host_cache_lookup(test_cache_ranges[1], 64);
+        ck_assert_int_eq(cg_host_cache_lookup(gap, 8), 0); /* in the gap, in their slot */
+        hits += cg_host_cache_lookup(a, 64) + cg_host_cache_lookup(b, 64);
     }
     test_cache_stop = 1;
     pthread_join(writer, NULL);
