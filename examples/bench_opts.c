@@ -30,7 +30,8 @@ static const struct {
     {"reduce_scatter_block", "reducescatter_block", BENCH_REDUCE_SCATTER_BLOCK},
 };
 
-static const char *const bench_mem_modes[] = {"auto", "device", "pool", "host"};
+static const char *const bench_mem_modes[] = {"auto", "device", "pool", "vmm", "vmm-private",
+                                               "host"};
 
 const char *bench_usage(void)
 {
@@ -55,7 +56,7 @@ const char *bench_usage(void)
            "  -t, --nthreads 1  -g, --ngpus 1   accepted for compatibility (one GPU per rank)\n"
            "  -A, --algorithm ALG      coll/gpu algorithm under test             [auto]\n"
            "  -s, --staged 0|1         also measure the staged path              [1]\n"
-           "      --mem MODE           auto | device | pool | host               [auto]\n"
+           "      --mem MODE           auto | device | pool | vmm | vmm-private | host [auto]\n"
            "      --in-place 0|1       MPI_IN_PLACE                              [0]\n"
            "      --staged-max SIZE    measure the staged path up to this size  [all]\n"
            "      --csv FILE           results as CSV (rank 0)\n"
@@ -264,7 +265,7 @@ static int bench_option(bench_opts_t *o, int c, const char *v, int *have_f, int 
                 return 0;
             }
         }
-        return bench_fail(err, len, "--mem %s: auto, device, pool or host", v);
+        return bench_fail(err, len, "--mem %s: auto, device, pool, vmm, vmm-private or host", v);
     }
     return bench_fail(err, len, "internal: option %d", c);
 }

@@ -63,7 +63,7 @@ bad blocking "0 or 1" -z 2
 bad ngpus "one GPU per MPI rank" -g 2
 bad option "unknown option -x" -x
 bad positional "unexpected argument" allreduce
-bad mem "auto, device, pool or host" --mem bogus
+bad mem "auto, device, pool, vmm, vmm-private or host" --mem bogus
 bad root "there are 1 ranks" -C bcast -r 3
 bad root-allreduce "bcast only" -r 1
 bad algorithm "cannot run algorithm nosuch" -A nosuch
