@@ -43,7 +43,6 @@ int cg_comm_agrees_in_band(const cg_comm_t *comm, const cg_plan_t *plan, cg_coll
 {
     const cg_alg_info_t *info = cg_alg_info(coll, plan->alg);
 
-    (void)plan;
     return info != NULL && info->scope == CG_SCOPE_INTRA && comm->intra != NULL;
 }
 

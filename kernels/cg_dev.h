@@ -18,6 +18,7 @@
 #include "kernels/cg_reduce_ops.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -324,6 +325,18 @@ cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t b
  * stored field by field, never writing the destination's padding (user memory). */
 cg_status_t cg_dev_copy_typed(cg_dev_t *dev, void *dst, const void *src, size_t count,
                               cg_dtype_t dtype, cg_dev_stream_t *stream);
+/* ops->ipc_export_done of both layers: closes the descriptor of a CG_IPC_SHARE_FD export
+ * (here, not in dev_common.c: the CUDA layer sits below it). */
+static inline void cg_dev_ipc_export_done(cg_dev_t *dev, const cg_ipc_handle_t *handle)
+{
+    cg_fd_ref_t ref;
+
+    (void)dev;
+    if (handle->share == CG_IPC_SHARE_FD) {
+        memcpy(&ref, handle->opaque, sizeof(ref));
+        cg_fd_share_release(&ref);
+    }
+}
 
 /* Reference reduction on the CPU (also the host layer's kernel). */
 void cg_reduce_host(const cg_reduce_args_t *args);

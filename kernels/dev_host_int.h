@@ -47,7 +47,6 @@ void        cg_host_host_free(cg_dev_t *dev, void *ptr);
 cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);
 cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base);
 void        cg_host_ipc_close(cg_dev_t *dev, void *base);
-void        cg_host_ipc_export_done(cg_dev_t *dev, const cg_ipc_handle_t *handle);
 /* lenient mode: close every allocation and mapping (at the layer's close) */
 void        cg_host_regions_free(cg_dev_host_t *host);
 

@@ -191,7 +191,7 @@ void cg_host_host_free(cg_dev_t *dev, void *ptr)
 
 /* ---- IPC ----------------------------------------------------------------------------------- */
 /* Simulated VMM memory, as cuMemCreate memory: a descriptor of it, kept open until the
- * peers have taken their copies (cg_host_ipc_export_done). */
+ * peers have taken their copies (cg_dev_ipc_export_done). */
 static cg_status_t cg_host_vmm_export(cg_dev_host_t *host, const void *ptr,
                                       const cg_sim_attr_t *attr, cg_ipc_handle_t *handle)
 {
@@ -238,18 +238,6 @@ static cg_status_t cg_host_vmm_import(cg_dev_host_t *host, const cg_ipc_handle_t
         return rc == CG_SIM_ERR_NO_MEMORY ? CG_ERR_NO_MEMORY : CG_ERR_DEVICE;
     }
     return CG_OK;
-}
-
-void cg_host_ipc_export_done(cg_dev_t *dev, const cg_ipc_handle_t *handle)
-{
-    cg_fd_ref_t ref;
-
-    (void)dev;
-    if (handle->share != CG_IPC_SHARE_FD) {
-        return;
-    }
-    memcpy(&ref, handle->opaque, sizeof(ref));
-    cg_fd_share_release(&ref);
 }
 
 static cg_status_t cg_host_sim_export(cg_dev_host_t *host, const void *ptr, size_t size,

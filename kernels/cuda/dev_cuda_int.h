@@ -88,6 +88,5 @@ static inline void cg_cuda_guard_exit(cg_cuda_guard_t *g)
 cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);
 cg_status_t cg_cuda_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, void **base);
 void        cg_cuda_ipc_close(cg_dev_t *dev, void *base);
-void        cg_cuda_ipc_export_done(cg_dev_t *dev, const cg_ipc_handle_t *handle);
 
 #endif /* CG_DEV_CUDA_INT_H */

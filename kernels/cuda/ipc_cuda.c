@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 /* cuMemCreate memory whose allocation asked for POSIX file-descriptor handles: a
- * descriptor of it (open until cg_cuda_ipc_export_done); CG_ERR_UNSUPPORTED otherwise. */
+ * descriptor of it (open until ipc_export_done); CG_ERR_UNSUPPORTED otherwise. */
 static cg_status_t cg_cuda_vmm_export(const void *ptr, cg_ipc_handle_t *handle)
 {
     CUmemGenericAllocationHandle alloc;
@@ -225,15 +225,4 @@ void cg_cuda_ipc_close(cg_dev_t *dev, void *base)
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaIpcCloseMemHandle(m->base)));
     }
     free(m);
-}
-
-void cg_cuda_ipc_export_done(cg_dev_t *dev, const cg_ipc_handle_t *handle)
-{
-    cg_fd_ref_t ref;
-
-    (void)dev;
-    if (handle->share == CG_IPC_SHARE_FD) {
-        memcpy(&ref, handle->opaque, sizeof(ref));
-        cg_fd_share_release(&ref);
-    }
 }

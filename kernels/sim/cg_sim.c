@@ -179,6 +179,24 @@ static int cg_sim_map(int fd, size_t size, cg_sim_region_t *region)
     return CG_SIM_OK;
 }
 
+/* Enter a mapped region in the table and hand out its device address; on failure the
+ * mappings go (what else it holds is the caller's). */
+static int cg_sim_enter(cg_sim_region_t *region, void **ptr)
+{
+    int status;
+
+    pthread_mutex_lock(&cg_sim_lock);
+    status = cg_sim_add(region);
+    pthread_mutex_unlock(&cg_sim_lock);
+    if (status != CG_SIM_OK) {
+        munmap(region->device, region->mapped);
+        munmap(region->view, region->mapped);
+        return status;
+    }
+    *ptr = region->device;
+    return CG_SIM_OK;
+}
+
 CG_SIM_EXPORT int cg_sim_malloc(void **ptr, size_t bytes, unsigned flags)
 {
     cg_sim_region_t region = {0};
@@ -222,20 +240,14 @@ CG_SIM_EXPORT int cg_sim_malloc(void **ptr, size_t bytes, unsigned flags)
     region.size      = bytes ? bytes : 1;
     region.buffer_id = ((uint64_t)(uint32_t)getpid() << 32) | serial;
     region.flags     = flags;
-    pthread_mutex_lock(&cg_sim_lock);
-    status = cg_sim_add(&region);
-    pthread_mutex_unlock(&cg_sim_lock);
+    status           = cg_sim_enter(&region, ptr);
     if (status != CG_SIM_OK) {
-        munmap(region.device, region.mapped);
-        munmap(region.view, region.mapped);
         shm_unlink(region.name);
         if (region.vmm_fd >= 0) {
             close(region.vmm_fd);
         }
-        return status;
     }
-    *ptr = region.device;
-    return CG_SIM_OK;
+    return status;
 
 err_unlink:
     close(fd);
@@ -446,16 +458,7 @@ CG_SIM_EXPORT int cg_sim_ipc_open(void **ptr, const cg_sim_ipc_handle_t *handle)
     region.owner_pid  = handle->owner_pid;
     region.owner_base = handle->base;
     snprintf(region.name, sizeof(region.name), "%s", handle->name);
-    pthread_mutex_lock(&cg_sim_lock);
-    status = cg_sim_add(&region);
-    pthread_mutex_unlock(&cg_sim_lock);
-    if (status != CG_SIM_OK) {
-        munmap(region.device, region.mapped);
-        munmap(region.view, region.mapped);
-        return status;
-    }
-    *ptr = region.device;
-    return CG_SIM_OK;
+    return cg_sim_enter(&region, ptr);
 }
 
 CG_SIM_EXPORT int cg_sim_ipc_close(void *ptr)
@@ -497,16 +500,7 @@ CG_SIM_EXPORT int cg_sim_vmm_import(void **ptr, int fd, size_t size, uint64_t bu
     region.buffer_id = buffer_id;
     region.imported  = 1; /* a mapping of its own: never "already mapped" */
     region.vmm_fd    = -1;
-    pthread_mutex_lock(&cg_sim_lock);
-    status = cg_sim_add(&region);
-    pthread_mutex_unlock(&cg_sim_lock);
-    if (status != CG_SIM_OK) {
-        munmap(region.device, region.mapped);
-        munmap(region.view, region.mapped);
-        return status;
-    }
-    *ptr = region.device;
-    return CG_SIM_OK;
+    return cg_sim_enter(&region, ptr);
 }
 
 CG_SIM_EXPORT const char *cg_sim_status_string(int status)
