@@ -273,14 +273,14 @@ kit_bench_one() {
 phase_bench() {
     local rc=0 e=$kit_bench_est
     kit_bench_one allreduce-np4 4 "$e" -- -C allreduce || rc=1
-    kit_bench_one allreduce-np2 2 "$e" -- -C allreduce || rc=1
-    kit_bench_one allreduce-np8 8 $((e * 3 / 2)) -- -C allreduce || rc=1
+    kit_bench_one allreduce-latency-np4 4 $((e / 2)) -- -C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0
     kit_bench_one allgather-np4 4 "$e" -- -C allgather || rc=1
     kit_bench_one reduce_scatter-np4 4 "$e" -- -C reduce_scatter || rc=1
     kit_bench_one bcast-np4 4 "$e" -- -C bcast || rc=1
+    kit_bench_one allreduce-np2 2 "$e" -- -C allreduce || rc=1
+    kit_bench_one allreduce-np8 8 $((e * 3 / 2)) -- -C allreduce || rc=1
     kit_bench_one allreduce-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C allreduce || rc=1
     kit_bench_one bcast-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C bcast || rc=1
-    kit_bench_one allreduce-latency-np4 4 $((e / 2)) -- -C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0
     # cuMemCreate memory (PyTorch's expandable segments): zero copy through descriptors
     kit_bench_one allreduce-vmm-np4 4 "$e" -- -C allreduce --mem vmm || rc=1
     # host buffers on a GPU node: the component loaded (host-memory cache), without the

@@ -7,8 +7,8 @@
 #
 #   contrib/gpu/run-kit.sh 1     gates and facts, a pass without MPS, MPS, unit tests,
 #                                the MPI suite on device memory
-#   contrib/gpu/run-kit.sh 2     gates and facts, compute-sanitizer, MPS, the device barrier,
-#                                the benchmark
+#   contrib/gpu/run-kit.sh 2     gates and facts, MPS, the benchmark, the device barrier,
+#                                compute-sanitizer
 #   contrib/gpu/run-kit.sh --profile dry 1|2
 #                                the same on the host device layer (CI: contrib/gpu/dry-run.sh)
 #
@@ -19,7 +19,9 @@
 # Environment: CG_KIT_BUDGET (seconds for the command, default 540), CG_RUN_TIMEOUT (one
 # mpirun, default 120; CG_BENCH_TIMEOUT for a benchmark run, 240; CG_SANITIZER_TIMEOUT for
 # one under compute-sanitizer, 240), CG_KIT_COLL_TIMEOUT (coll_gpu_timeout, default 60),
-# CG_KIT_GATE=warn (go on when coll_gpu_info does not see the GPU as expected).
+# CG_KIT_GATE=warn (go on when coll_gpu_info does not see the GPU as expected),
+# CG_KIT_BENCH_ARGS (the benchmark's size and iteration arguments) and CG_KIT_BENCH_EST
+# (seconds one benchmark run needs) for a shorter lease.
 # The phases stop and start MPS, so nothing else on the machine should be using it.
 set -uo pipefail # no -e: a failing phase is recorded and the next one runs
 
@@ -86,6 +88,10 @@ else # the host device layer, tiny sizes: every mechanism, a few minutes on 2 co
     kit_suite_select=${CG_KIT_SUITE_SELECT:-matrix-np2|forced-two_shot-allreduce-np5|nodes2x2-np4|mixed-kinds-np4|fail-one-node-np4|costs-np2|hello-np4}
     kit_unit_skip=test_reduce
 fi
+if [ -n "${CG_KIT_BENCH_ARGS:-}" ]; then # a shorter lease: e.g. "-b 16 -e 64M -f 4 -n 10 -w 3 -c 1 -T 60"
+    read -r -a kit_bench_args <<<"$CG_KIT_BENCH_ARGS"
+fi
+kit_bench_est=${CG_KIT_BENCH_EST:-$kit_bench_est}
 kit_mpi_args=(--bind-to none --mca op ^avx --mca mpi_yield_when_idle 1 --mca coll_gpu_device "$kit_dev")
 
 kit_say "== coll/gpu GPU kit, command $kit_cmd, $kit_profile profile: budget $kit_budget s, mpirun limit $CG_RUN_TIMEOUT s, coll_gpu_timeout $OMPI_MCA_coll_gpu_timeout s"
@@ -105,14 +111,14 @@ if [ "$kit_cmd" = 1 ]; then
     kit_phase unit 30 phase_unit
     kit_phase suite "${CG_KIT_SUITE_EST:-120}" phase_suite
 else
-    kit_plan facts bundle gate sanitizer mps devsync bench
+    kit_plan facts bundle gate mps bench devsync sanitizer
     kit_phase facts 5 phase_facts
     kit_phase bundle 20 phase_bundle
     kit_phase gate 10 phase_gate
-    kit_phase sanitizer 60 phase_sanitizer
     kit_phase mps 30 phase_mps
-    kit_phase devsync 40 phase_devsync
     kit_phase bench "$kit_bench_est" phase_bench
+    kit_phase devsync 40 phase_devsync
+    kit_phase sanitizer 60 phase_sanitizer
 fi
 bash "$kit_top/contrib/gpu/kit-mps.sh" stop >>"$kit_work/logs/mps.log" 2>&1
 kit_finish
