@@ -23,6 +23,11 @@ export OMPI_MCA_mca_base_component_path=$MPI_BUNDLE_COMPONENT_DIR
 export PMIX_PREFIX=$_mb_lib/pmix2
 export PMIX_INSTALL_PREFIX=$PMIX_PREFIX
 export PMIX_MCA_mca_base_component_path=$PMIX_PREFIX/lib/pmix
+# PMIx also scans its configured libdir (absolute in Debian's build) for plugins, whatever the
+# path above says: a machine with a PMIx of its own there fails on its plugins
+# ("undefined symbol") unless the libdirs point into the bundle too.
+export PMIX_LIBDIR=$PMIX_PREFIX/lib
+export PMIX_PKGLIBDIR=$PMIX_PREFIX/lib/pmix
 export PMIX_MCA_gds=${PMIX_MCA_gds:-hash}
 # hwloc's and UCX's plugins (their folders are compiled in as absolute paths).
 export HWLOC_PLUGINS_PATH=$_mb_lib/hwloc

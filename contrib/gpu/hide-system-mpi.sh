@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # Run a command with this machine's Open MPI, PMIx, UCX and hwloc hidden, as on the GPU
-# machine that has none of them: in a private mount namespace, an empty file system over
-# every folder that only their Debian packages fill and /dev/null over each of their other
-# files (libraries, programs, headers, configuration). Nothing changes outside the command.
+# machine that has no Open MPI, UCX or hwloc: in a private mount namespace, an empty file
+# system over every folder that only their Debian packages fill and /dev/null over each of
+# their other files (libraries, programs, headers, configuration); then, as that machine
+# has a PMIx of another version in the system's folder, a foreign plugin in the system's
+# PMIx and Open MPI plugin folders. Nothing changes outside the command.
 #
 #   contrib/gpu/hide-system-mpi.sh COMMAND [ARGS...]
 #
@@ -58,5 +60,23 @@ for p in "${!owned[@]}"; do
     mount --bind /dev/null "$p"
     files=$((files + 1))
 done
-echo "hide-system-mpi: hid ${#dirs[@]} folders and $files files of:$installed" >&2
+# Foreign plugins where a machine may hold its own runtime (the device machine has another
+# PMIx in the system's pmix2 folder): a runtime that searches the system's plugin folders
+# instead of its own loads one of these, fails ("undefined symbol") and says so on stderr.
+foreign=$(mktemp -d "${TMPDIR:-/tmp}/cg-foreign.XXXXXX")
+printf 'extern int cg_foreign_missing(void);\nint cg_foreign(void) { return cg_foreign_missing(); }\n' >"$foreign/foreign.c"
+planted=""
+if cc -shared -fPIC -o "$foreign/foreign.so" "$foreign/foreign.c" 2>/dev/null; then
+    multiarch=$(cc -dumpmachine 2>/dev/null | sed 's/-pc-/-/; s/-unknown-/-/')
+    for plugin in pmix2/lib/pmix/pmix_mca_pcompress_zlib.so openmpi/lib/openmpi3/mca_pml_foreign.so; do
+        top=/usr/lib/$multiarch/${plugin%%/*}
+        [ -d "$top" ] || continue
+        mount -t tmpfs -o size=64k,mode=755 cg-foreign "$top"
+        mkdir -p "$top/$(dirname "${plugin#*/}")"
+        cp "$foreign/foreign.so" "$top/${plugin#*/}"
+        planted="$planted $top/${plugin#*/}"
+    done
+fi
+rm -rf "$foreign"
+echo "hide-system-mpi: hid ${#dirs[@]} folders and $files files of:$installed; foreign plugins:${planted:- none}" >&2
 exec "$@"

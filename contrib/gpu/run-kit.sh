@@ -19,7 +19,8 @@
 # Environment: CG_KIT_BUDGET (seconds for the command, default 540), CG_RUN_TIMEOUT (one
 # mpirun, default 120; CG_BENCH_TIMEOUT for a benchmark run, 240; CG_SANITIZER_TIMEOUT for
 # one under compute-sanitizer, 240), CG_KIT_COLL_TIMEOUT (coll_gpu_timeout, default 60),
-# CG_KIT_GATE=warn (go on when coll_gpu_info does not see the GPU as expected),
+# CG_KIT_GATE=warn (go on when the bundle's self-test fails or coll_gpu_info does not see the GPU
+# as expected),
 # CG_KIT_BENCH_ARGS (the benchmark's size and iteration arguments) and CG_KIT_BENCH_EST
 # (seconds one benchmark run needs) for a shorter lease.
 # The phases stop and start MPS, so nothing else on the machine should be using it.
