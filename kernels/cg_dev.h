@@ -338,6 +338,17 @@ static inline void cg_dev_ipc_export_done(cg_dev_t *dev, const cg_ipc_handle_t *
     }
 }
 
+/* Whether device memory is foreign to a layer open on device dev_ordinal in context
+ * dev_context (a cg_mem_attr_t's foreign; both layers decide here): memory of another
+ * device, or bound to another context. Memory bound to no context (mem_context 0: the
+ * driver reports a NULL context for stream-ordered pool allocations and cuMemCreate
+ * mappings, which belong to the device) is the layer's to use. */
+static inline int cg_dev_mem_is_foreign(int mem_device, uintptr_t mem_context, int dev_ordinal,
+                                        uintptr_t dev_context)
+{
+    return mem_device != dev_ordinal || (mem_context != 0 && mem_context != dev_context);
+}
+
 /* Reference reduction on the CPU (also the host layer's kernel). */
 void cg_reduce_host(const cg_reduce_args_t *args);
 

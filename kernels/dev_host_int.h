@@ -9,6 +9,10 @@
 
 #include <pthread.h>
 
+/* The context the host layer runs in, and that cudaMalloc-like simulated memory reports
+ * (pool and cuMemCreate-like memory report none: cg_dev_mem_is_foreign). */
+#define CG_HOST_PRIMARY_CONTEXT ((uintptr_t)1)
+
 /* lenient mode: one shared-memory allocation of the layer, or a peer's mapped here */
 typedef struct cg_host_region {
     void                  *ptr;

@@ -117,6 +117,13 @@ cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *att
             attr->base      = sim_attr.base;
             attr->size      = sim_attr.size;
             attr->buffer_id = sim_attr.buffer_id;
+            /* as the driver reports them: pool and cuMemCreate memory has no context,
+             * cudaMalloc memory and legacy IPC mappings the primary one */
+            attr->foreign = cg_dev_mem_is_foreign(
+                attr->device,
+                (sim_attr.flags & (CG_SIM_ALLOC_POOL | CG_SIM_ALLOC_VMM)) ? 0
+                                                                         : CG_HOST_PRIMARY_CONTEXT,
+                dev->ordinal, CG_HOST_PRIMARY_CONTEXT);
         }
         return CG_OK;
     }

@@ -69,15 +69,16 @@ cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
 }
 
 /* With the layer open: memory of another device, or of a context other than the device's
- * primary one (our kernels run in the primary context and cannot address it), is foreign. */
+ * primary one (our kernels run in the primary context and cannot address it), is foreign;
+ * memory of no context (pools of cudaMallocAsync, cuMemCreate mappings) is the device's. */
 static cg_status_t cg_cuda_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr)
 {
     CUcontext   context;
     cg_status_t status = cg_cuda_pointer_attrs(ptr, attr, &context);
 
-    if (status == CG_OK && attr->kind == CG_MEM_DEVICE &&
-        (attr->device != dev->ordinal || context != cg_cuda_impl(dev)->ctx)) {
-        attr->foreign = 1;
+    if (status == CG_OK && attr->kind == CG_MEM_DEVICE) {
+        attr->foreign = cg_dev_mem_is_foreign(attr->device, (uintptr_t)context, dev->ordinal,
+                                              (uintptr_t)cg_cuda_impl(dev)->ctx);
     }
     return status;
 }

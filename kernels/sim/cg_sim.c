@@ -498,6 +498,7 @@ CG_SIM_EXPORT int cg_sim_vmm_import(void **ptr, int fd, size_t size, uint64_t bu
     }
     region.size      = size;
     region.buffer_id = buffer_id;
+    region.flags     = CG_SIM_ALLOC_VMM; /* a mapping of cuMemCreate memory, as the exporter's */
     region.imported  = 1; /* a mapping of its own: never "already mapped" */
     region.vmm_fd    = -1;
     return cg_sim_enter(&region, ptr);
