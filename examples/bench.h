@@ -97,6 +97,7 @@ typedef struct {
     int                 np, per_node;
     const char         *device;
     double              copy_bw;   /* GB/s read + write, 0: not measured */
+    double              round_trip_us; /* slowest rank's device round trip, all at once */
     int                 have_alg, have_staged, have_pvar;
     FILE               *csv, *json;
     int                 rows;

@@ -83,6 +83,12 @@ void bench_report_header(bench_report_t *r)
     } else {
         printf("# floor: not shown (not measured, or the node's ranks use different devices)\n");
     }
+    if (r->round_trip_us > 0) {
+        printf("# device round trip: %.2f us (an 8-byte memset queued and waited for, every rank "
+               "at once, the slowest rank's mean; the least a call that runs device work and "
+               "waits for it costs)\n",
+               r->round_trip_us);
+    }
     printf("#%11s %12s %6s %5s %4s | %-17s %9s %8s %8s %6s | %9s %8s %8s %6s | %9s %8s %6s %7s\n",
            "size", "count", "type", "redop", "root", "algorithm", "time", "algbw", "busbw",
            "#wrong", "staged", "algbw", "busbw", "#wrong", "floor", "algbw", "%floor", "x-staged");

@@ -248,6 +248,12 @@ int main(int argc, char **argv)
     rep.np          = b.size;
     rep.device      = em_describe();
     rep.copy_bw = bench_copy_bw(&o, b.kind, b.rank, b.size, &rep.per_node);
+    if (em_device() >= 0) { /* a GPU: the round trip every rank pays at once */
+        double round_trip;
+        MPI_Barrier(MPI_COMM_WORLD);
+        round_trip = em_round_trip_us(200, b.kind);
+        MPI_Allreduce(&round_trip, &rep.round_trip_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
 
     rc = 0;
     if (b.rank == 0) {

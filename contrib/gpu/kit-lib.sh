@@ -57,6 +57,11 @@ kit_phase() {
         kit_set_phase "$name" "NOT-RUN" "(the kit stopped at $kit_stopped)"
         return 0
     fi
+    if [ -n "${CG_KIT_SKIP:-}" ] && grep -Eqx "$CG_KIT_SKIP" <<<"$name"; then
+        kit_say "SKIP phase $name: not selected (CG_KIT_SKIP)"
+        kit_set_phase "$name" "SKIP" "not selected (CG_KIT_SKIP)"
+        return 0
+    fi
     left=$(kit_left)
     if [ "$left" -lt "$est" ]; then
         kit_say "SKIP phase $name: deadline guard (needs about $est s, $left s left)"

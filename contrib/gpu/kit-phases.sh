@@ -247,6 +247,9 @@ kit_bench_one() {
     while [ $# -gt 0 ] && [ "$1" != -- ]; do mpi+=("$1"); shift; done
     shift
     args=("$@")
+    if [ -n "${CG_KIT_BENCH_SELECT:-}" ] && ! grep -Eqx "$CG_KIT_BENCH_SELECT" <<<"$name"; then
+        return 0
+    fi
     left=$(kit_left)
     if [ "$left" -lt "$est" ]; then
         kit_say "SKIP bench-$name: deadline guard (needs about $est s, $left s left)"

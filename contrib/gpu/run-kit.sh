@@ -22,7 +22,9 @@
 # CG_KIT_GATE=warn (go on when the bundle's self-test fails or coll_gpu_info does not see the GPU
 # as expected),
 # CG_KIT_BENCH_ARGS (the benchmark's size and iteration arguments) and CG_KIT_BENCH_EST
-# (seconds one benchmark run needs) for a shorter lease.
+# (seconds one benchmark run needs) for a shorter lease; CG_KIT_SKIP (phases not to run, a
+# regular expression of names), CG_KIT_BENCH_SELECT (the benchmark runs to do, likewise) and
+# CG_KIT_SUITE_SELECT (the suite's runs) for a run that repeats what an earlier one left.
 # The phases stop and start MPS, so nothing else on the machine should be using it.
 set -uo pipefail # no -e: a failing phase is recorded and the next one runs
 
