@@ -198,7 +198,9 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine)
         return mine;
     }
     if (group->sync == CG_SYNC_HOST) {
-        if (mine == CG_OK && dev->caps.async) {
+        /* what this rank queued ends before the peers hear of it: a wait for the stream on
+         * any layer (the host layer's is synchronous, but counts the wait a GPU makes) */
+        if (mine == CG_OK) {
             mine = dev->ops->stream_sync(dev, group->stream);
         }
         return cg_intra_host_barrier(group, mine);

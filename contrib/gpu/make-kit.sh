@@ -80,14 +80,19 @@ kit_prog() { # PROGRAM DESTINATION-FOLDER
     fi
 }
 cp -P "$build"/.libs/libcg_sim.so* .gpu-kit/lib/
-for p in coll_gpu_hello coll_gpu_bench coll_gpu_info; do kit_prog "$build/$p" .gpu-kit; done
-for p in coll_check coll_costs coll_fail; do kit_prog "$build/tests/mpi/$p" .gpu-kit/tests/mpi; done
+for p in coll_gpu_hello coll_gpu_bench coll_gpu_info coll_gpu_overlap; do kit_prog "$build/$p" .gpu-kit; done
+for p in coll_check coll_costs coll_fail coll_coverage; do kit_prog "$build/tests/mpi/$p" .gpu-kit/tests/mpi; done
 # the unit tests, but test_cuda_driver: it checks the CUDA layer against a fake driver (the
 # same on any machine, run by make check) and carries every kernel (20 MiB with CI's
 # architectures)
 for t in "$build"/tests/unit/test_*; do
     case $t in *.o | *.log | *.trs | */test_cuda_driver) continue ;; esac
     [ -x "$t" ] && kit_prog "$t" .gpu-kit/tests/unit
+done
+# every program the MPI suite runs from the build folder is in the kit (the first GPU run
+# found coll_coverage missing, which the dry run's selection of the suite does not run)
+for p in $(grep -o '\$builddir/[A-Za-z0-9_/]*' tests/mpi/run_suite.sh | sed 's|^\$builddir/||' | sort -u); do
+    [ -e ".gpu-kit/$p" ] || { echo "make-kit: the suite runs $p, which the kit lacks" >&2; exit 1; }
 done
 while IFS= read -r -d '' f; do # no debug information: the carry limit is 64 MiB
     if [ "$(head -c 4 "$f" | tail -c 3)" = ELF ]; then strip --strip-unneeded "$f"; fi
