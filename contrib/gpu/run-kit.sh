@@ -24,7 +24,8 @@
 # CG_KIT_BENCH_ARGS (the benchmark's size and iteration arguments) and CG_KIT_BENCH_EST
 # (seconds one benchmark run needs) for a shorter lease; CG_KIT_SKIP (phases not to run, a
 # regular expression of names), CG_KIT_BENCH_SELECT (the benchmark runs to do, likewise) and
-# CG_KIT_SUITE_SELECT (the suite's runs) for a run that repeats what an earlier one left.
+# CG_KIT_SUITE_SELECT (the suite's runs) for a run that repeats what an earlier one left;
+# CG_KIT_CHECK_LARGE (the large count of the no-MPS and device-barrier runs, elements).
 # The phases stop and start MPS, so nothing else on the machine should be using it.
 set -uo pipefail # no -e: a failing phase is recorded and the next one runs
 
@@ -78,7 +79,7 @@ kit_check=("$kit_kit/tests/mpi/coll_check")
 kit_sanitizer=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; } || true)
 if [ "$kit_profile" = gpu ]; then
     kit_dev=cuda
-    kit_check_large=1048579 kit_check_narrow=()
+    kit_check_large=${CG_KIT_CHECK_LARGE:-1048579} kit_check_narrow=()
     kit_bench_args=(-b 8 -e 256M -f 4 -n 20 -w 5 -c 1 -T 100 --staged-max 64M)
     kit_bench_est=75 kit_latency_iters=2000
     kit_suite_select=${CG_KIT_SUITE_SELECT:-} kit_unit_skip=""
