@@ -160,6 +160,18 @@ START_TEST(test_strict_layer)
     ck_assert_int_eq(dev->ops->mem_query(dev, (char *)b + 4, &attr), CG_OK);
     ck_assert_int_eq(attr.kind, CG_MEM_DEVICE);
     ck_assert_uint_eq(attr.base, (uintptr_t)b);
+    ck_assert_int_eq(attr.foreign, 0);
+    /* pool memory has no context (as the driver reports it): still the device's own, which
+     * the layer's kernels may use (the first GPU run sent it all staged) */
+    ck_assert_int_eq(dev->ops->mem_query(dev, pool, &attr), CG_OK);
+    ck_assert_int_eq(attr.kind, CG_MEM_DEVICE);
+    ck_assert_int_eq(attr.foreign, 0);
+    /* the rule both layers apply: another device, or another context, is foreign */
+    ck_assert(!cg_dev_mem_is_foreign(0, 0, 0, 7));
+    ck_assert(!cg_dev_mem_is_foreign(0, 7, 0, 7));
+    ck_assert(cg_dev_mem_is_foreign(0, 8, 0, 7));
+    ck_assert(cg_dev_mem_is_foreign(1, 0, 0, 7));
+    ck_assert(cg_dev_mem_is_foreign(1, 7, 0, 7));
     for (int i = 0; i < 8; i++) {
         host_in[i] = i + 1;
     }
