@@ -54,6 +54,9 @@ OUT=$work/out1 bash contrib/gpu/run-kit.sh --profile dry 1 >"$work/run1.txt" 2>&
 OUT=$work/out2 bash contrib/gpu/run-kit.sh --profile dry 2 >"$work/run2.txt" 2>&1; echo "command 2: exit $?"
 OUT=$work/out3 CG_KIT_BUDGET=60 CG_KIT_SUITE_EST=100 bash contrib/gpu/run-kit.sh --profile dry 1 \
     >"$work/run3.txt" 2>&1; echo "command 1 with a 60 s budget: exit $?"
+# both commands in one (a 15-minute lease), gates and the latency benchmark only
+OUT=$work/out4 CG_KIT_SKIP='guard|nomps|unit|suite|devsync|sanitizer' CG_KIT_BENCH_SELECT='allreduce-latency-np4' \
+    bash contrib/gpu/run-lease.sh 60 60 --profile dry >"$work/run4.txt" 2>&1; echo "run-lease: exit $?"
 EOF
 rc=0
 bash "$top/contrib/gpu/hide-system-mpi.sh" bash "$work/inner.sh" "$dev" "$work" >"$work/inner.txt" 2>&1 || rc=$?
@@ -65,6 +68,12 @@ fi
 cat "$work/inner.txt"
 grep -q "^system-mpi: hidden" "$work/inner.txt" && ok "the system's Open MPI, PMIx, UCX and hwloc were hidden" ||
     echo "dry-run: NOTE: the system's MPI was visible to the kit"
+# where the system has a PMIx folder, a foreign plugin sat in it (the GPU machine has its own)
+if [ "$rc" != 125 ] && [ -d "/usr/lib/$(cc -dumpmachine 2>/dev/null | sed 's/-pc-/-/; s/-unknown-/-/')/pmix2" ]; then
+    grep -q "foreign plugins: /.*pmix_mca_pcompress_zlib" "$work/inner.txt" &&
+        ok "a foreign PMIx plugin sat in the system's PMIx folder" ||
+        fail "no foreign plugin was planted in the system's PMIx folder"
+fi
 
 # 3. What came back.
 check_out() { # N COMMAND PHASES...: $OUT of one run of the kit
@@ -114,8 +123,17 @@ else
 fi
 n3=$(find "$work/out3" -mindepth 1 | wc -l)
 [ "$n3" -le 8 ] || fail "out3: $n3 files"
+# run-lease.sh: both commands passed, their 8 files came back, nothing else
+lease=$(cd "$work/out4" 2>/dev/null && ls | tr '\n' ' ')
+if [ "$lease" = "bench.csv bench.txt coll_gpu_info.txt device.txt kit-1.tar.gz kit-2.tar.gz summary-1.txt summary-2.txt " ] &&
+    grep -q "== kit command 2 (dry profile): PASS" "$work/out4/summary-2.txt" &&
+    grep -q "== kit command 1 (dry profile): PASS" "$work/out4/summary-1.txt"; then
+    ok "run-lease: both commands passed, 8 files: $lease"
+else
+    fail "run-lease: files '$lease', $(tail -1 "$work/out4/summary-2.txt" 2>/dev/null); $(tail -1 "$work/out4/summary-1.txt" 2>/dev/null)"
+fi
 
-for n in 1 2 3; do
+for n in 1 2 3 4; do
     if [ "$failures" -gt 0 ]; then echo "--- run$n.txt (last lines)"; tail -25 "$work/run$n.txt"; fi
 done
 echo "dry-run: $([ "$failures" = 0 ] && echo PASS || echo "FAIL ($failures)") in $((SECONDS - t0)) s"
