@@ -278,6 +278,11 @@ phase_bench() {
     local rc=0 e=$kit_bench_est
     kit_bench_one allreduce-np4 4 "$e" -- -C allreduce || rc=1
     kit_bench_one allreduce-latency-np4 4 $((e / 2)) -- -C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0
+    # the crossovers, measured: one_shot and two_shot forced over the sizes between LL and
+    # two_shot (on the H200, one_shot's copy variant pays two device round trips, two_shot's
+    # zero copy one: the model's one-barrier one_shot is to be checked against these)
+    kit_bench_one allreduce-one_shot-np4 4 $((e / 2)) -- -C allreduce -A one_shot -b 4K -e 4M || rc=1
+    kit_bench_one allreduce-two_shot-np4 4 $((e / 2)) -- -C allreduce -A two_shot -b 4K -e 4M || rc=1
     kit_bench_one allgather-np4 4 "$e" -- -C allgather || rc=1
     kit_bench_one reduce_scatter-np4 4 "$e" -- -C reduce_scatter || rc=1
     kit_bench_one bcast-np4 4 "$e" -- -C bcast || rc=1
