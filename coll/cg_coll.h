@@ -107,7 +107,6 @@ struct cg_plan {
 typedef struct {
     double intra_alpha_us; /* one synchronised step inside a node */
     double intra_bw_gbs;   /* per GPU inside a node */
-    double ll_alpha_us;    /* one LL call inside a node (its launch and completion) */
     double ll_bw_gbs;      /* LL lines (data and flags) inside a node */
     double net_alpha_us;   /* one message between nodes */
     double net_bw_gbs;     /* per NIC (per rail), per direction */

@@ -48,21 +48,17 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
         break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
-    /* The host device layer emulates LL lines with two lines per 16-byte store and load, moving lines between the cores' caches:
-     * about 11 GB/s of lines on the 2-core CI machine, against copy algorithms whose
-     * agreement rides on their first barrier (coll_gpu_bench np 2, every algorithm forced:
-     * LL stops where the copies win, allreduce after about 300 B, reduce_scatter after
-     * about 600 B (its lines, then the reduction of what came), bcast and allgather after
-     * about 1.2 KiB). */
-    p->ll_bw_gbs   = 11.0;
-    p->ll_alpha_us = 0.3 * p->intra_alpha_us;
-    if (cls != CG_TOPO_CLASS_HOST) {
-        /* On a GPU the LL kernel is one block of 512 threads (small messages): its lines go
-         * at about 10-20 GB/s, whatever the links. Measured on an H200 shared by 4 ranks
-         * under MPS (2026-11-26, docs/GPU.md): LL 17-21 us up to 4 KiB, 39 us for a
-         * 64 KiB allgather and 438 us for 1 MiB, where direct takes about 20 us. */
-        p->ll_bw_gbs = CG_MIN(p->intra_bw_gbs, 15.0);
-    }
+    /* The host device layer emulates LL lines with two lines per 16-byte store and load,
+     * moving lines between the cores' caches: about 11 GB/s of lines on the 2-core CI
+     * machine, against copy algorithms whose agreement rides on their first barrier
+     * (coll_gpu_bench np 2, every algorithm forced: LL stops where the copies win,
+     * allreduce after about 300 B, reduce_scatter after about 600 B (its lines, then the
+     * reduction of what came), bcast and allgather after about 1.2 KiB). On a GPU the LL
+     * kernel is one block of 512 threads (small messages): its lines go at about 10-20 GB/s,
+     * whatever the links. Measured on an H200 shared by 4 ranks under MPS (2026-11-26,
+     * docs/GPU.md): LL 17-21 us up to 4 KiB, 39 us for a 64 KiB allgather and 438 us for
+     * 1 MiB, where direct takes about 20 us. */
+    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 11.0 : CG_MIN(p->intra_bw_gbs, 15.0);
 }
 
 /* Seconds to move bytes at gbs GB/s. */
@@ -224,7 +220,7 @@ CG_COST_FN(scatter_allgather)
  * each rank writes its payload to every peer and reads every peer's */
 CG_COST_FN(ll)
 {
-    const double a = p->ll_alpha_us * 1e-6;
+    const double a = p->intra_alpha_us * 1e-6 * 0.3;
     const int    L = local;
 
     (void)nodes;
