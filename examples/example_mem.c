@@ -411,28 +411,22 @@ double em_copy_bandwidth(size_t bytes, em_kind_t kind)
 
 double em_round_trip_us(int reps, em_kind_t kind)
 {
-    char  *a = em_alloc(8, kind);
-    double t0 = 0, t;
-
-    for (int i = -10; i < reps; i++) { /* ten untimed first */
-        if (i == 0) {
-            t0 = MPI_Wtime();
-        }
 #ifdef CG_HAVE_CUDA
-        if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_CUDA) {
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_CUDA && reps > 0) {
+        char  *a  = em_alloc(8, kind);
+        double t0 = 0, t;
+        for (int i = -10; i < reps; i++) { /* ten untimed first */
+            if (i == 0) {
+                t0 = MPI_Wtime();
+            }
             EM_CUDA(cudaMemsetAsync(a, i & 0xff, 8, 0));
             EM_CUDA(cudaStreamSynchronize(0));
-            continue;
         }
-#endif
-        if (EM_ON_DEVICE(kind)) {
-            EM_SIM(cg_sim_memset(a, i & 0xff, 8));
-        } else {
-            memset(a, i & 0xff, 8);
-            ((volatile char *)a)[0] = (char)i;
-        }
+        t = MPI_Wtime() - t0;
+        em_free(a, kind);
+        return t / reps * 1e6;
     }
-    t = MPI_Wtime() - t0;
-    em_free(a, kind);
-    return reps > 0 ? t / reps * 1e6 : 0.0;
+#endif
+    (void)kind, (void)reps;
+    return 0.0;
 }

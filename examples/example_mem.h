@@ -36,8 +36,9 @@ void        em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind)
 void        em_fill_queued(void *dst, int byte, size_t bytes, em_kind_t kind);
 /* Device-to-device copy bandwidth in GB/s over bytes (the hardware floor of the benchmark). */
 double      em_copy_bandwidth(size_t bytes, em_kind_t kind);
-/* Microseconds of one round trip to the device: an 8-byte memset queued on the default
- * stream and waited for (what any call that runs device work and waits for it pays). */
+/* Microseconds of one round trip to a GPU: an 8-byte memset queued on the default stream
+ * and waited for (what any call that runs device work and waits for it pays); 0 without
+ * a GPU. */
 double      em_round_trip_us(int reps, em_kind_t kind);
 /* The CUDA device in use, or -1 for host memory. */
 int         em_device(void);
