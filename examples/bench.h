@@ -45,12 +45,25 @@ typedef struct {
     int                 timeout_s;
     long long           floor_bytes; /* copy size of the floor measurement; -1: default, 0: none */
     const char         *comm_info;   /* KEY=VALUE: measure on a dup of MPI_COMM_WORLD with it */
+    int                 counters;    /* print the component's cost counters per call */
 } bench_opts_t;
 
 /* Parse the command line (the same on every rank). Returns 0, 1 for --help (usage in
  * err), or -1 with the reason in err. */
 int         bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t errlen);
 const char *bench_usage(void);
+
+/* coll/gpu's cost counters: the performance variables coll_gpu_<name> of class counter,
+ * read before and after the timed loop of the algorithm under test (--counters). */
+#define BENCH_COUNTERS_MAX 64
+
+typedef struct {
+    int                count; /* counters found */
+    char               names[BENCH_COUNTERS_MAX][64]; /* without coll_gpu_ */
+    MPI_T_pvar_handle  handles[BENCH_COUNTERS_MAX];
+    MPI_Datatype       types[BENCH_COUNTERS_MAX];
+    unsigned long long before[BENCH_COUNTERS_MAX], after[BENCH_COUNTERS_MAX];
+} bench_counters_t;
 
 /* One benchmark: buffers and the results of the last measurement. */
 typedef struct {
@@ -61,6 +74,7 @@ typedef struct {
     em_kind_t           kind;
     void               *send, *recv;
     MPI_Comm            comm;  /* the communicator under test */
+    bench_counters_t   *counters; /* rank 0 with --counters when coll/gpu has them, else NULL */
 } bench_run_t;
 
 /* Set count and the element counts of the buffers for a message of bytes; returns the
@@ -82,6 +96,11 @@ const char *bench_algorithms(const char *coll);
 /* The algorithm this process's last call of coll ran, or NULL when the component does not
  * tell (an older build, or not loaded). */
 const char *bench_last_algorithm(const char *coll);
+/* Find the cost counters and allocate their handles; returns how many (0: coll/gpu is not
+ * loaded). */
+int         bench_counters_open(bench_counters_t *counters);
+/* Read every counter into values (counters->before or ->after). */
+void        bench_counters_read(bench_counters_t *counters, unsigned long long *values);
 void        bench_mpit_finalize(void);
 
 /* One row of results. */
@@ -99,6 +118,7 @@ typedef struct {
     double              copy_bw;   /* GB/s read + write, 0: not measured */
     double              round_trip_us; /* slowest rank's device round trip, all at once */
     int                 have_alg, have_staged, have_pvar;
+    const bench_counters_t *counters; /* --counters: the ones found (rank 0), NULL: none */
     FILE               *csv, *json;
     int                 rows;
     double              busbw_sum, staged_busbw_sum;

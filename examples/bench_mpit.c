@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* coll/gpu through the MPI tool interface: the algorithm under test is set through the
  * control variable coll_gpu_<coll>_algorithm, the algorithm that ran is read from the
- * performance variable coll_gpu_<coll>_last_algorithm. */
+ * performance variable coll_gpu_<coll>_last_algorithm, the cost counters from the
+ * performance variables coll_gpu_<name> of class counter. */
 #include "bench.h"
 
 #include <stdio.h>
@@ -26,6 +27,16 @@ void bench_mpit_finalize(void)
     if (bench_mpit_ok) {
         MPI_T_finalize();
     }
+}
+
+/* The one performance-variable session of the benchmark, made at the first use; 0 or -1. */
+static int bench_session_open(void)
+{
+    if (bench_session == MPI_T_PVAR_SESSION_NULL &&
+        MPI_T_pvar_session_create(&bench_session) != MPI_SUCCESS) {
+        return -1;
+    }
+    return 0;
 }
 
 /* Find the control variable coll_gpu_<coll>_algorithm; returns its index or -1. */
@@ -151,8 +162,7 @@ const char *bench_last_algorithm(const char *coll)
         }
     }
     if (slot < 0) {
-        if (cached == 8 || (bench_session == MPI_T_PVAR_SESSION_NULL &&
-                            MPI_T_pvar_session_create(&bench_session) != MPI_SUCCESS)) {
+        if (cached == 8 || bench_session_open() != 0) {
             return NULL;
         }
         snprintf(want, sizeof(want), "coll_gpu_%s_last_algorithm", coll);
@@ -180,4 +190,67 @@ const char *bench_last_algorithm(const char *coll)
         return NULL;
     }
     return bench_enum_name(cache[slot].e, value);
+}
+
+int bench_counters_open(bench_counters_t *counters)
+{
+    static const char prefix[] = "coll_gpu_";
+    char              name[256], desc[1024];
+    int               num = 0;
+
+    counters->count = 0;
+    if (!bench_mpit_ok || bench_session_open() != 0) {
+        return 0;
+    }
+    MPI_T_pvar_get_num(&num);
+    for (int i = 0; i < num && counters->count < BENCH_COUNTERS_MAX; i++) {
+        int               nlen = sizeof(name), dlen = sizeof(desc), verbosity, var_class, bind;
+        int               readonly, continuous, atomic, elements;
+        const int         slot = counters->count;
+        MPI_Datatype      dt;
+        MPI_T_enum        e;
+        MPI_T_pvar_handle handle;
+
+        if (MPI_T_pvar_get_info(i, name, &nlen, &verbosity, &var_class, &dt, &e, desc, &dlen,
+                                &bind, &readonly, &continuous, &atomic) != MPI_SUCCESS ||
+            var_class != MPI_T_PVAR_CLASS_COUNTER || strncmp(name, prefix, sizeof(prefix) - 1) != 0 ||
+            (dt != MPI_UNSIGNED_LONG_LONG && dt != MPI_UNSIGNED_LONG && dt != MPI_UNSIGNED) ||
+            MPI_T_pvar_handle_alloc(bench_session, i, NULL, &handle, &elements) != MPI_SUCCESS) {
+            continue;
+        }
+        if (elements != 1) { /* one value per counter only */
+            MPI_T_pvar_handle_free(bench_session, &handle);
+            continue;
+        }
+        if (!continuous) {
+            MPI_T_pvar_start(bench_session, handle);
+        }
+        snprintf(counters->names[slot], sizeof(counters->names[slot]), "%.*s",
+                 (int)sizeof(counters->names[slot]) - 1, name + sizeof(prefix) - 1);
+        counters->handles[slot] = handle;
+        counters->types[slot]   = dt;
+        counters->count++;
+    }
+    return counters->count;
+}
+
+void bench_counters_read(bench_counters_t *counters, unsigned long long *values)
+{
+    for (int i = 0; i < counters->count; i++) {
+        union {
+            unsigned long long ull;
+            unsigned long      ul;
+            unsigned           u;
+        } value = {0};
+
+        if (MPI_T_pvar_read(bench_session, counters->handles[i], &value) != MPI_SUCCESS) {
+            values[i] = 0;
+        } else if (counters->types[i] == MPI_UNSIGNED_LONG_LONG) {
+            values[i] = value.ull;
+        } else if (counters->types[i] == MPI_UNSIGNED_LONG) {
+            values[i] = value.ul;
+        } else {
+            values[i] = value.u;
+        }
+    }
 }

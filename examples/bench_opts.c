@@ -63,6 +63,8 @@ const char *bench_usage(void)
            "      --floor-bytes SIZE   copy size of the device-memory floor (0: no floor)\n"
            "      --comm-info KEY=VALUE   measure on a dup of MPI_COMM_WORLD with this info\n"
            "                           (e.g. mpi_assert_memory_alloc_kinds=system)\n"
+           "      --counters           under every row: coll/gpu's cost counters per call of the\n"
+           "                           timed loop, rank 0 (MPI_T coll_gpu_<name>)\n"
            "  -h, --help\n";
 }
 
@@ -176,7 +178,8 @@ static int bench_parse_type(bench_opts_t *o, const char *v, char *err, size_t le
                       "uint64 float double)", v);
 }
 
-enum { OPT_MEM = 256, OPT_IN_PLACE, OPT_CSV, OPT_FLOOR, OPT_STAGED_MAX, OPT_COMM_INFO };
+enum { OPT_MEM = 256, OPT_IN_PLACE, OPT_CSV, OPT_FLOOR, OPT_STAGED_MAX, OPT_COMM_INFO,
+       OPT_COUNTERS };
 
 static const struct option bench_longopts[] = {
     {"coll", required_argument, 0, 'C'},         {"minbytes", required_argument, 0, 'b'},
@@ -192,7 +195,8 @@ static const struct option bench_longopts[] = {
     {"mem", required_argument, 0, OPT_MEM},      {"in-place", required_argument, 0, OPT_IN_PLACE},
     {"csv", required_argument, 0, OPT_CSV},      {"floor-bytes", required_argument, 0, OPT_FLOOR},
     {"staged-max", required_argument, 0, OPT_STAGED_MAX}, {"comm-info", required_argument, 0, OPT_COMM_INFO},
-    {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
+    {"counters", no_argument, 0, OPT_COUNTERS},  {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
 
 /* One option with its argument v; 0, or -1 with the reason in err. */
 static int bench_option(bench_opts_t *o, int c, const char *v, int *have_f, int *have_i, char *err,
@@ -252,6 +256,7 @@ static int bench_option(bench_opts_t *o, int c, const char *v, int *have_f, int 
     case 'A': o->alg = v; return 0;
     case 'J': o->json = v; return 0;
     case OPT_CSV: o->csv = v; return 0;
+    case OPT_COUNTERS: o->counters = 1; return 0;
     case OPT_COMM_INFO:
         if (strchr(v, '=') == NULL || v[0] == '=') {
             return bench_fail(err, len, "--comm-info %s: KEY=VALUE", v);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
-/* coll_gpu_bench's output (rank 0): the table on stdout in nccl-tests' style, CSV and
- * JSON files, and nccl-tests' summary lines. */
+/* coll_gpu_bench's output (rank 0): the table on stdout in nccl-tests' style (with the
+ * cost counters under every row: --counters), CSV and JSON files, and nccl-tests' summary
+ * lines. */
 #include "bench.h"
 
 #include <string.h>
@@ -89,6 +90,12 @@ void bench_report_header(bench_report_t *r)
                "waits for it costs)\n",
                r->round_trip_us);
     }
+    if (o->counters) {
+        printf(r->counters != NULL
+                   ? "# counters: coll/gpu's cost counters (MPI_T coll_gpu_<name>) of rank 0 per "
+                     "call of the algorithm under test's timed loop, the nonzero ones under each row\n"
+                   : "# counters: not available (coll/gpu not loaded)\n");
+    }
     printf("#%11s %12s %6s %5s %4s | %-17s %9s %8s %8s %6s | %9s %8s %8s %6s | %9s %8s %6s %7s\n",
            "size", "count", "type", "redop", "root", "algorithm", "time", "algbw", "busbw",
            "#wrong", "staged", "algbw", "busbw", "#wrong", "floor", "algbw", "%floor", "x-staged");
@@ -96,6 +103,45 @@ void bench_report_header(bench_report_t *r)
            "(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
            "(GB/s)", "", "(us)", "(GB/s)", "(%)", "(x)");
     fflush(stdout);
+}
+
+/* A value per call with at most 2 decimals, trailing zeros dropped (2, 0.5, 1.33); one
+ * that would read 0 with 2 significant digits instead (0.001). */
+static void bench_per_call(char *out, size_t len, double value)
+{
+    char *end;
+
+    snprintf(out, len, "%.2f", value);
+    end = out + strlen(out) - 1;
+    while (*end == '0') {
+        *end-- = '\0';
+    }
+    if (*end == '.') {
+        *end = '\0';
+    }
+    if (value > 0 && strcmp(out, "0") == 0) {
+        snprintf(out, len, "%.2g", value);
+    }
+}
+
+/* The comment line under a row: every counter that moved in the timed loop, per call. */
+static void bench_report_counters(const bench_counters_t *counters, double calls)
+{
+    char   line[4096] = "";
+    size_t used       = 0;
+
+    for (int i = 0; i < counters->count && used < sizeof(line); i++) {
+        const unsigned long long delta = counters->after[i] - counters->before[i];
+        char                     value[32];
+
+        if (delta == 0) {
+            continue;
+        }
+        bench_per_call(value, sizeof(value), (double)delta / calls);
+        used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s %s", used ? ", " : "",
+                                 counters->names[i], value);
+    }
+    printf("#   counters per call (rank 0): %s\n", used ? line : "none");
 }
 
 void bench_report_row(bench_report_t *r, const bench_row_t *row)
@@ -121,6 +167,9 @@ void bench_report_row(bench_report_t *r, const bench_row_t *row)
     printf("%12zu %12zu %6s %5s %4d | %-17s %9.2f %8.3f %8.3f %6ld | %s | %s %s\n", row->bytes,
            row->count, o->type->name, o->op_name, root, row->alg, row->time * 1e6, algbw,
            algbw * bus, row->wrong, staged, floor, speedup);
+    if (r->counters != NULL) {
+        bench_report_counters(r->counters, (double)o->iters * o->agg);
+    }
     fflush(stdout);
     r->rows++;
     r->busbw_sum += algbw * bus;

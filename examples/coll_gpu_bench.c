@@ -41,8 +41,10 @@ static void bench_on_alarm(int sig)
 
 /* Time of one call in seconds, reported as -a asks (rank 0's, mean, min or max); the
  * algorithm the last timed call ran into ran[32] (read before the benchmark's own
- * collectives, which the component may handle too). */
-static double bench_time(bench_run_t *b, long *wrong, char *ran, const char *setting)
+ * collectives, which the component may handle too); the cost counters right before and
+ * right after the timed loop into counters, unless NULL. */
+static double bench_time(bench_run_t *b, long *wrong, char *ran, const char *setting,
+                         bench_counters_t *counters)
 {
     const bench_opts_t *o = b->o;
     long                w = 0;
@@ -57,6 +59,9 @@ static double bench_time(bench_run_t *b, long *wrong, char *ran, const char *set
         bench_call(b);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (counters != NULL) {
+        bench_counters_read(counters, counters->before);
+    }
     t0 = MPI_Wtime();
     for (int i = 0; i < o->iters; i++) {
         for (int k = 0; k < o->agg; k++) {
@@ -64,6 +69,9 @@ static double bench_time(bench_run_t *b, long *wrong, char *ran, const char *set
         }
     }
     t = (MPI_Wtime() - t0) / ((double)o->iters * o->agg);
+    if (counters != NULL) {
+        bench_counters_read(counters, counters->after);
+    }
     last = bench_last_algorithm(o->coll_name);
     /* a call of 0 elements runs no algorithm (the component reports none, or the last) */
     snprintf(ran, 32, "%s", b->count == 0 ? "-" : last != NULL ? last : setting);
@@ -77,13 +85,14 @@ static double bench_time(bench_run_t *b, long *wrong, char *ran, const char *set
 }
 
 /* Measure alg (or the default collective when the component is not there); the algorithm
- * that ran into ran[32]. */
-static double bench_measure(bench_run_t *b, const char *alg, int settable, long *wrong, char *ran)
+ * that ran into ran[32], the cost counters around the timed loop into counters unless NULL. */
+static double bench_measure(bench_run_t *b, const char *alg, int settable,
+                            bench_counters_t *counters, long *wrong, char *ran)
 {
     if (settable) {
         bench_set_algorithm(b->o->coll_name, alg, 0);
     }
-    return bench_time(b, wrong, ran, settable ? alg : "-");
+    return bench_time(b, wrong, ran, settable ? alg : "-", counters);
 }
 
 /* Wait for every rank without spinning (a rank measuring alone keeps the CPU). */
@@ -171,9 +180,10 @@ static int bench_sweep(bench_run_t *b, bench_report_t *rep)
             row.bytes = size;
             row.count = (o->coll == BENCH_ALLREDUCE || o->coll == BENCH_BCAST) ? b->count
                                                                                  : b->count * (size_t)b->size;
-            row.time  = bench_measure(b, o->alg, rep->have_alg, &row.wrong, row.alg);
+            row.time  = bench_measure(b, o->alg, rep->have_alg, b->counters, &row.wrong, row.alg);
             if (rep->have_staged && size <= o->staged_max) {
-                row.staged_time = bench_measure(b, "staged", 1, &row.staged_wrong, row.staged_alg);
+                row.staged_time = bench_measure(b, "staged", 1, NULL, &row.staged_wrong,
+                                                row.staged_alg);
             }
             if (rep->copy_bw > 0) {
                 row.floor_time = (double)size * bench_floor_factor(o->coll, rep->per_node) /
@@ -195,11 +205,12 @@ static int bench_sweep(bench_run_t *b, bench_report_t *rep)
 
 int main(int argc, char **argv)
 {
-    bench_opts_t   o;
-    bench_run_t    b   = {0};
-    bench_report_t rep = {0};
-    char           err[2048];
-    int            rc;
+    bench_opts_t     o;
+    bench_run_t      b   = {0};
+    bench_report_t   rep = {0};
+    bench_counters_t counters;
+    char             err[4096]; /* the usage text too (--help) */
+    int              rc;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
@@ -255,6 +266,10 @@ int main(int argc, char **argv)
         MPI_Allreduce(&round_trip, &rep.round_trip_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
 
+    if (o.counters && b.rank == 0 && bench_counters_open(&counters) > 0) { /* rank 0's own */
+        b.counters   = &counters;
+        rep.counters = &counters;
+    }
     rc = 0;
     if (b.rank == 0) {
         rc = bench_report_open(&rep);
