@@ -181,6 +181,14 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
     return CG_OK;
 }
 
+/* The stream is polled, as an event recorded after the call would be. */
+static cg_status_t cg_host_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
+{
+    cg_status_t status = cg_host_stream_poll(dev, stream, done);
+
+    return status == CG_OK && *done ? cg_host_stream_status(stream) : status;
+}
+
 static cg_status_t cg_host_ll_abort_lines(cg_dev_t *dev, const cg_ll_args_t *args)
 {
     return cg_host_ll_abort(dev, args);
@@ -384,6 +392,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .flag_wait      = cg_host_flag_wait,
     .flag_release   = cg_host_flag_release,
     .ll_run         = cg_host_ll_run,
+    .ll_test        = cg_host_ll_test,
     .ll_abort       = cg_host_ll_abort_lines,
     .ll_peek        = cg_host_ll_peek,
     .thread_bind    = cg_host_thread_bind,

@@ -42,7 +42,8 @@ static cg_status_t cg_intra_ll_missing(cg_intra_t *group, const cg_ll_args_t *ar
     return status;
 }
 
-/* Wait for the stream, watching for peers that failed or died: their lines never come, so
+/* Wait for the call's end (ll_test: on a GPU a word the kernel stores last, read with no
+ * driver call), watching for peers that failed or died: their lines never come, so
  * this rank's own inbox gets abort lines, which end the device's wait. With a watch, also
  * for a rank not on the call: the cancel word ends the device's wait, and the call goes
  * staged (CG_ERR_PEER_NOT_FAST). */
@@ -50,15 +51,14 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
                                     const cg_ll_watch_t *watch)
 {
     cg_dev_t   *dev = group->dev;
-    cg_status_t status;
+    cg_status_t status = CG_OK;
     cg_pace_t   pace  = {0};
     double      t0    = 0;
     int         done  = 0, missing = 0;
 
     cg_count(CG_CNT_HOST_WAITS, 1);
-    status = dev->ops->event_record(dev, group->event, group->stream);
     while (status == CG_OK && !done) {
-        status = dev->ops->event_query(dev, group->event, &done);
+        status = dev->ops->ll_test(dev, group->stream, &done);
         if (done || status != CG_OK) {
             continue;
         }

@@ -95,8 +95,10 @@ const char *cg_cu_error_string(CUresult res);
 /* Kernels (reduce_cuda.cu). */
 cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
                                   cudaStream_t stream);
-/* The LL collective, one kernel (ll_cuda.cu). */
-cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *args, cudaStream_t stream);
+/* The LL collective, one kernel (ll_cuda.cu); its last store writes done_value into *done
+ * (device address of a page-locked host word). */
+cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *args, cudaStream_t stream, uint64_t *done,
+                              uint64_t done_value);
 
 #ifdef __cplusplus
 }

@@ -135,6 +135,9 @@ static cg_status_t cg_cuda_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream
 static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(stream->stream)));
+    if (stream->ll_done != NULL) {
+        (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaFreeHost(stream->ll_done)));
+    }
     free(stream);
 }
 
@@ -303,13 +306,91 @@ static cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
     return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev), stream));
 }
 
+/* The stream's completion word for LL calls, at its first call. */
+static cg_status_t cg_cuda_ll_done_alloc(cg_dev_stream_t *stream)
+{
+    void       *word = NULL, *word_dev = NULL;
+    cg_status_t status = CG_CUDART_CALL(
+        cudaHostAlloc(&word, sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable));
+
+    if (status == CG_OK) {
+        status = CG_CUDART_CALL(cudaHostGetDevicePointer(&word_dev, word, 0));
+        if (status != CG_OK) {
+            (void)cudaFreeHost(word);
+            return status;
+        }
+        *(volatile uint64_t *)word = 0;
+        stream->ll_done     = word;
+        stream->ll_done_dev = word_dev;
+        stream->ll_queued   = 0;
+    }
+    return status;
+}
+
+static cg_status_t cg_cuda_ll_run_guarded(const cg_ll_args_t *args, cg_dev_stream_t *stream)
+{
+    cg_status_t status = stream->ll_done == NULL ? cg_cuda_ll_done_alloc(stream) : CG_OK;
+
+    if (status != CG_OK) {
+        return status;
+    }
+    status = CG_CUDART_CALL(cg_cuda_ll_launch(args, stream->stream, stream->ll_done_dev,
+                                              stream->ll_queued + 1));
+    if (status == CG_OK) {
+        stream->ll_queued++;
+        stream->ll_polls = 0;
+    }
+    return status;
+}
+
 static cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
 {
     if (cg_dev_fail_injected(dev)) {
         return CG_ERR_DEVICE;
     }
     cg_count(CG_CNT_DEV_OPS, 1);
-    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cg_cuda_ll_launch(args, stream->stream)));
+    return CG_CUDA_GUARDED(dev, cg_cuda_ll_run_guarded(args, stream));
+}
+
+/* Polls between two looks at the stream's error state while an LL call runs. */
+#define CG_CUDA_LL_ERROR_POLLS 1024
+
+static int cg_cuda_ll_stored(const cg_dev_stream_t *stream)
+{
+    return stream->ll_done == NULL ||
+           __atomic_load_n(stream->ll_done, __ATOMIC_ACQUIRE) >= stream->ll_queued;
+}
+
+/* The stream's error state: a kernel that failed never stores its word (the stream reports
+ * the error), and one that ended stored it before. */
+static cg_status_t cg_cuda_ll_check_guarded(cg_dev_stream_t *stream, int *done)
+{
+    cudaError_t err = cudaStreamQuery(stream->stream);
+
+    if (err == cudaErrorNotReady) {
+        (void)cudaGetLastError(); /* not an error: see cg_cuda_event_query_guarded */
+        return CG_OK;
+    }
+    if (err != cudaSuccess) {
+        cg_error(CG_SUB_DEV, "the LL kernel failed: %s", cudaGetErrorString(err));
+        return CG_ERR_DEVICE;
+    }
+    *done = cg_cuda_ll_stored(stream);
+    if (!*done) {
+        cg_error(CG_SUB_DEV, "the LL kernel ended without storing its completion word");
+        return CG_ERR_DEVICE;
+    }
+    return CG_OK;
+}
+
+/* The word, with no driver call; the stream every CG_CUDA_LL_ERROR_POLLS polls. */
+static cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
+{
+    *done = cg_cuda_ll_stored(stream);
+    if (*done || ++stream->ll_polls % CG_CUDA_LL_ERROR_POLLS != 0) {
+        return CG_OK;
+    }
+    return CG_CUDA_GUARDED(dev, cg_cuda_ll_check_guarded(stream, done));
 }
 
 /* Abort lines into this rank's inbox, every slot but its own (its empty line included,
@@ -396,6 +477,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .flag_wait      = cg_cuda_flag_wait,
     .flag_release   = cg_cuda_flag_release,
     .ll_run         = cg_cuda_ll_run,
+    .ll_test        = cg_cuda_ll_test,
     .ll_abort       = cg_cuda_ll_abort,
     .ll_peek        = cg_cuda_ll_peek,
     .thread_bind    = cg_cuda_thread_bind,

@@ -31,6 +31,12 @@ typedef struct {
 
 struct cg_dev_stream {
     cudaStream_t stream;
+    /* LL calls on the stream: the kernel's last store writes ll_queued into ll_done, a
+     * page-locked host word (ll_done_dev on the device), allocated at the first call */
+    uint64_t    *ll_done;
+    uint64_t    *ll_done_dev;
+    uint64_t     ll_queued;
+    unsigned     ll_polls;
 };
 struct cg_dev_event {
     cudaEvent_t event;

@@ -32,6 +32,8 @@ struct LLParams {
     uint32_t flag;
     size_t   count;  /* reductions: elements of the result; allgather: bytes of a block */
     const volatile unsigned long long *cancel; /* this rank's cancel word; NULL: none */
+    volatile unsigned long long *done;         /* page-locked host word: the call ended */
+    unsigned long long           done_value;
 };
 
 __device__ __forceinline__ char *ll_slot(const LLParams &p, int owner, int from)
@@ -98,6 +100,18 @@ __device__ int ll_wait_empty(const LLParams &p)
     return __syncthreads_or(aborted);
 }
 
+/* The kernel's last store: every thread's writes are done (the block barrier) and visible
+ * system-wide (the fence, cumulative) before the host sees the call end in its word, which
+ * it polls with no driver call. Stored on every path, a call given up included. */
+__device__ __forceinline__ void ll_done(const LLParams &p)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        *p.done = p.done_value;
+    }
+}
+
 /* bcast and allgather: the lines of slot `from` into dst + at, byte by byte at the tail. */
 __device__ void ll_pull_bytes(const LLParams &p, int from, char *at, int *aborted)
 {
@@ -158,6 +172,7 @@ __global__ void __launch_bounds__(kThreads) ll_reduce_kernel(LLParams p)
             }
         }
     }
+    ll_done(p);
 }
 
 __global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
@@ -166,16 +181,14 @@ __global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
 
     ll_push(p);
     aborted = ll_wait_empty(p);
-    if (aborted) {
-        return;
-    }
-    if (p.coll == CG_LL_BCAST) {
+    if (!aborted && p.coll == CG_LL_BCAST) {
         ll_pull_bytes(p, p.root, p.dst, &aborted);
-        return;
+    } else {
+        for (int s = 0; s < p.size && !aborted; s++) { /* allgather */
+            ll_pull_bytes(p, s, p.dst + (size_t)s * p.count, &aborted);
+        }
     }
-    for (int s = 0; s < p.size && !aborted; s++) { /* allgather */
-        ll_pull_bytes(p, s, p.dst + (size_t)s * p.count, &aborted);
-    }
+    ll_done(p);
 }
 
 #define CG_X_FUNCTOR(DT, OP, T, FN, STORE)                                                \
@@ -187,7 +200,8 @@ CG_REDUCE_TABLE(CG_X_FUNCTOR)
 
 } // namespace
 
-extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t stream)
+extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t stream,
+                                         uint64_t *done, uint64_t done_value)
 {
     const size_t elem = a->dtype == CG_DT_NONE ? 1 : cg_dtype_size(a->dtype);
     LLParams     p    = {};
@@ -214,6 +228,8 @@ extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t str
     p.parity     = (int)a->parity;
     p.flag       = a->flag;
     p.cancel     = reinterpret_cast<const volatile unsigned long long *>(a->cancel);
+    p.done       = reinterpret_cast<volatile unsigned long long *>(done);
+    p.done_value = done_value;
     if (a->coll == CG_LL_BCAST || a->coll == CG_LL_ALLGATHER) {
         p.count = a->count * elem; /* a block's bytes */
         ll_copy_kernel<<<1, kThreads, 0, stream>>>(p);
