@@ -33,7 +33,7 @@ static const cg_alg_info_t cg_alg_rows[] = {
            "every input to every peer in one device operation, flags in the data (small)"),
     {CG_COLL_ALLREDUCE, CG_ALG_ONE_SHOT, "one_shot", CG_SCOPE_INTRA, ONE_NODE, cg_cost_one_shot,
      cg_allreduce_one_shot_run,
-     "every rank reduces every peer's input (one step: small messages)"},
+     "every rank reduces every peer's input (one step: small messages)", CG_TRAIT_STREAM_ORDERED},
     {CG_COLL_ALLREDUCE, CG_ALG_TWO_SHOT, "two_shot", CG_SCOPE_INTRA, ONE_NODE, cg_cost_two_shot,
      cg_allreduce_two_shot_run,
      "rank r reduces block r from every input and writes it into every output (large)"},

@@ -20,8 +20,8 @@ cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbu
         cg_reduce_args_t args = {.dtype = dtype, .op = op, .count = n, .nsrc = group->size, .ndst = 1};
 
         if (status == CG_OK) {
-            status = cg_intra_copy(group, cg_intra_half(group, group->rank, h), in + first * elem, n * elem,
-                                    group->stream);
+            char *mine = cg_intra_half(group, group->rank, h);
+            status = cg_intra_copy_multi(group, &mine, 1, in + first * elem, n * elem);
         }
         status = cg_intra_barrier(group, status);
         for (int p = 0; p < group->size; p++) {
@@ -35,9 +35,18 @@ cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbu
     return cg_intra_finish(group, status);
 }
 
+/* Stream-ordered (CG_TRAIT_STREAM_ORDERED): this rank's buffers are first touched by its own
+ * copy on its stream, which waits there for the application's work; the peers read the copy
+ * only after a barrier that comes after it on the stream. No host wait for the application. */
 cg_status_t cg_allreduce_one_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
+    cg_intra_t *group  = comm->intra;
+    cg_status_t status = group->dev->ops->app_wait(group->dev, group->stream);
+
     (void)plan;
-    return cg_allreduce_one_shot(comm->intra, call->sbuf, call->rbuf, call->count, call->dtype,
+    if (status != CG_OK) { /* the peers wait at the barrier: tell them */
+        return cg_intra_finish(group, cg_intra_barrier(group, status));
+    }
+    return cg_allreduce_one_shot(group, call->sbuf, call->rbuf, call->count, call->dtype,
                                  call->op);
 }

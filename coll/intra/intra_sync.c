@@ -309,6 +309,19 @@ static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
     return status;
 }
 
+/* Bytes written into a scratch area of the group (counted: the copies zero copy avoids). */
+static void cg_intra_count_scratch(const cg_intra_t *group, const void *dst, size_t bytes)
+{
+    for (int p = 0; p < group->size; p++) {
+        const char *area = group->scratch[p];
+        if (area != NULL && (const char *)dst >= area &&
+            (const char *)dst < area + group->scratch_bytes) {
+            cg_count(CG_CNT_SCRATCH_BYTES, bytes);
+            return;
+        }
+    }
+}
+
 cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, const void *src,
                                 size_t bytes)
 {
@@ -316,7 +329,8 @@ cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, co
                              .ndst = n};
     cg_status_t      status = CG_OK;
 
-    if (group->copy == CG_COPY_ENGINE || n == 1) {
+    /* one destination: the copy engine unless the kernel was asked for (coll_gpu_copy_method) */
+    if (group->copy == CG_COPY_ENGINE || (n == 1 && group->copy != CG_COPY_KERNEL)) {
         for (int i = 0; i < n && status == CG_OK; i++) {
             status = cg_intra_copy(group, dsts[i], src, bytes, group->stream);
         }
@@ -326,6 +340,7 @@ cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, co
     args.srcs[0] = src;
     for (int i = 0; i < n; i++) {
         args.dsts[i] = dsts[i];
+        cg_intra_count_scratch(group, dsts[i], bytes);
     }
     return n > 0 ? group->dev->ops->reduce(group->dev, &args, group->stream) : CG_OK;
 }
@@ -339,13 +354,6 @@ cg_status_t cg_intra_copy_typed(cg_intra_t *group, void *dst, const void *src, s
 cg_status_t cg_intra_copy(cg_intra_t *group, void *dst, const void *src, size_t bytes,
                           cg_dev_stream_t *stream)
 {
-    for (int p = 0; p < group->size; p++) {
-        const char *area = group->scratch[p];
-        if (area != NULL && (const char *)dst >= area &&
-            (const char *)dst < area + group->scratch_bytes) {
-            cg_count(CG_CNT_SCRATCH_BYTES, bytes);
-            break;
-        }
-    }
+    cg_intra_count_scratch(group, dst, bytes);
     return group->dev->ops->copy(group->dev, dst, src, bytes, stream);
 }

@@ -462,6 +462,11 @@ int main(int argc, char **argv)
              * barrier; no second barrier for the mappings, and no wait for a stream that the
              * closing barrier drained. The host layer counts the copies' wait as a GPU makes
              * it (the first GPU run found 4 where the host layer said 3). */
+            /* one_shot is stream-ordered: no host wait for the application's work, one for
+             * its barrier's copy, one at the barrier, one for the result (device-side
+             * barriers: fewer); two device operations (copy in, reduce) and its input
+             * through scratch */
+            {K_ALLREDUCE, "one_shot", 1000, 0, 0, 0, {"device allreduce 4 KB one_shot", {1, 0, 0, 0, 0, 0, 3, X, 4000, 0, 0, 0, 0, 2}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             {K_ALLREDUCE, "one_shot", big, 0, 0, 0, {"device allreduce 1.2 MB one_shot", {1, 0, 0, 0, 0, 0, X, X, 1200000, 0, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "two_shot", big, 0, 1, 0, {"device allreduce 1.2 MB two_shot", {1, 0, 0, 0, 0, 0, pool ? X : 4, X, pool ? X : 0, 0, 0, 0, 0, 1}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             {K_BCAST, "direct", big, 0, 0, 0, {"device bcast 1.2 MB direct", {1, 0, 0, 0, 0, 0, pool ? X : 4, X, pool ? X : 0, 0, 0, 0, 0, 1}, {0, 0, 0, 0, 0, 0, 1, 0}}},
