@@ -116,6 +116,9 @@ typedef struct {
     double copy_alpha_us;  /* staged path: a copy between device and host, synchronised */
     double copy_bw_gbs;    /* staged path: its copies' bandwidth */
     double under_bw_gbs;   /* staged path: the collective underneath (host memory) */
+    /* a node's algorithm: what one call costs besides its bytes, measured where the step
+     * model (intra_alpha_us per synchronised step) does not predict it (us; 0: the steps) */
+    double fixed_us[CG_ALG_COUNT];
 } cg_cost_params_t;
 
 /* ---- the algorithm registry (cg_registry.c) -----------------------------------------

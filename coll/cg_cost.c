@@ -36,6 +36,15 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
     case CG_TOPO_CLASS_SHARED_GPU: /* one memory: every byte any rank moves shares it */
         p->intra_bw_gbs = 2000.0 / CG_MAX(local_size, 1);
         p->shared_gpu   = 1;
+        /* Measured (coll_gpu_bench, 4 ranks under MPS, host-synchronised barriers: an
+         * H100 and an H200, 2026-11-26, docs/gpu-run-2026-11-26-h100.md): LL 15-16 us at
+         * 8 B; two_shot's zero copy 21-24 us from 4 KiB to 1 MiB; one_shot's copy variant
+         * 28-33 us, slower than two_shot at every size though it waits on the host fewer
+         * times (3 against 4: the host waits are not what one_shot pays for). The same
+         * order at 2 and 8 ranks. */
+        p->fixed_us[CG_ALG_LL]       = 15.5;
+        p->fixed_us[CG_ALG_ONE_SHOT] = 29.0;
+        p->fixed_us[CG_ALG_TWO_SHOT] = 22.0;
         break;
     case CG_TOPO_CLASS_HOST: /* the host device layer (the staged path's copies are
                                 memcpy of the simulated GPU's memory), fitted to forced runs
@@ -72,6 +81,12 @@ static double cg_cost_log2(int n)
     return n > 1 ? ceil(log2((double)n)) : 0.0;
 }
 
+/* An algorithm's fixed cost: measured (fixed_us), or steps synchronised steps. */
+static double cg_cost_fixed(const cg_cost_params_t *p, cg_alg_t alg, double steps)
+{
+    return p->fixed_us[alg] > 0 ? p->fixed_us[alg] * 1e-6 : steps * p->intra_alpha_us * 1e-6;
+}
+
 /* Intra-node phases on S bytes per rank over L ranks. */
 static double cg_cost_local(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S, int L)
 {
@@ -81,10 +96,11 @@ static double cg_cost_local(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t c
         return 0.0;
     }
     switch (alg) {
-    case CG_ALG_ONE_SHOT: return a + cg_cost_bw(S * L, b);                 /* read every input */
+    case CG_ALG_ONE_SHOT: /* one barrier; read every input */
+        return cg_cost_fixed(p, alg, 1) + cg_cost_bw(S * L, b);
     /* zero copy, buffers already shared (register once): the barrier that publishes them,
      * the one at the end */
-    case CG_ALG_TWO_SHOT: return 2 * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
+    case CG_ALG_TWO_SHOT: return cg_cost_fixed(p, alg, 2) + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     case CG_ALG_RING:     return 2.0 * (L - 1) * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     case CG_ALG_DIRECT:
         if (coll == CG_COLL_BCAST) { /* the root writes the message into every peer */
@@ -220,7 +236,7 @@ CG_COST_FN(scatter_allgather)
  * each rank writes its payload to every peer and reads every peer's */
 CG_COST_FN(ll)
 {
-    const double a = p->intra_alpha_us * 1e-6 * 0.3;
+    const double a = cg_cost_fixed(p, CG_ALG_LL, 0.3);
     const int    L = local;
 
     (void)nodes;

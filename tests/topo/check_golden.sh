@@ -10,7 +10,8 @@ dir=$(cd "$(dirname "$0")" && pwd)
 grid=${CG_BUILDDIR:-.}/tests/topo/plan_grid
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-(cd "$dir" && "$grid" *.xml) >"$out" 2>/dev/null
+# every fixture with one rank per GPU, then 4 ranks sharing one GPU (the GPU kit's machine)
+(cd "$dir" && "$grid" *.xml && "$grid" --shared 4 dgx-h100.xml) >"$out" 2>/dev/null
 if [ "${1:-}" = --update ]; then
     cp "$out" "$dir/plan_grid.golden"
     echo "check_golden: plan_grid.golden updated ($(wc -l <"$out") choices)"

@@ -10,6 +10,7 @@
 #include "topo/cg_topo.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void grid_line(const char *fixture, const cg_topo_summary_t *s, int nodes, int uniform,
@@ -47,19 +48,30 @@ int main(int argc, char **argv)
     static const size_t sizes[] = {8, 1024, 65536, 1u << 20, 16u << 20, 256u << 20, 1u << 30};
     static const int    node_counts[] = {1, 2, 4, 16, 128};
 
+    int shared = 0; /* --shared N: N ranks on the fixture's first GPU (a shared GPU) */
+
     for (int a = 1; a < argc; a++) {
         cg_topo_t        *topo = NULL;
         cg_topo_summary_t s;
         const char       *bus[CG_TOPO_MAX_RANKS];
-        const char       *name = strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a];
+        char              name[256];
         int               ranks;
 
+        if (strcmp(argv[a], "--shared") == 0 && a + 1 < argc) {
+            shared = atoi(argv[++a]);
+            continue;
+        }
+        snprintf(name, sizeof(name), "%s", strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a]);
         if (cg_topo_load(argv[a], &topo) != CG_OK) {
             topo = NULL; /* a broken file: the safe defaults */
         }
         ranks = (topo && topo->num_gpus) ? topo->num_gpus : 2;
+        if (shared > 0 && shared <= CG_TOPO_MAX_RANKS && topo && topo->num_gpus) {
+            ranks = shared;
+            snprintf(name + strlen(name), sizeof(name) - strlen(name), ":%d-on-gpu0", shared);
+        }
         for (int r = 0; r < ranks; r++) {
-            bus[r] = (topo && topo->num_gpus) ? topo->gpu[r].bus_id : "host";
+            bus[r] = (topo && topo->num_gpus) ? topo->gpu[shared > 0 ? 0 : r].bus_id : "host";
         }
         cg_topo_summarize(topo, bus, ranks, &s);
         for (size_t n = 0; n < sizeof(node_counts) / sizeof(node_counts[0]); n++) {
