@@ -300,3 +300,36 @@ phase_bench() {
     kit_bench_one hostbuf-off-np2 2 $((e / 4)) --mca coll ^gpu -- "${hostbuf[@]}" || rc=1
     return $rc
 }
+
+# A/B in one lease (CG_KIT_AB_BASE: the kit folder of another build, e.g. .gpu-kit-base, a
+# copy of .gpu-kit made before a change, which git ignores: name it in carry): the same
+# benchmark program runs the small-message rows with that build's component and with this
+# kit's, alternately, so that the ratio is measured on one machine in one run; this kit's
+# rows print the cost counters per call (--counters). A variant of this kit: one_shot's
+# copy by the kernel.
+phase_ab() {
+    local base=${CG_KIT_AB_BASE:-} rc=0 e=$((kit_bench_est / 2)) round
+    local lat=(-b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0)
+    local mid=(-b 4K -e 1M -f 4 --floor-bytes 0)
+    [ -n "$base" ] || return 2
+    [ -e "$base/.libs/mca_coll_gpu.so" ] || { kit_say "FAIL ab: $base/.libs/mca_coll_gpu.so missing"; return 1; }
+    ab_base() { OMPI_MCA_mca_base_component_path=$MPI_BUNDLE_COMPONENT_DIR:$base/.libs kit_bench_one "$@"; }
+    for round in 1 2; do
+        ab_base "ab-latency-base-$round" 4 "$e" -- -C allreduce "${lat[@]}" || rc=1
+        kit_bench_one "ab-latency-new-$round" 4 "$e" -- -C allreduce "${lat[@]}" --counters || rc=1
+    done
+    ab_base ab-bcast-latency-base 4 "$e" -- -C bcast "${lat[@]}" || rc=1
+    kit_bench_one ab-bcast-latency-new 4 "$e" -- -C bcast "${lat[@]}" --counters || rc=1
+    ab_base ab-one_shot-base 4 "$e" -- -C allreduce -A one_shot "${mid[@]}" || rc=1
+    kit_bench_one ab-one_shot-new 4 "$e" -- -C allreduce -A one_shot "${mid[@]}" --counters || rc=1
+    kit_bench_one ab-one_shot-kernel-new 4 "$e" --mca coll_gpu_copy_method kernel -- \
+        -C allreduce -A one_shot "${mid[@]}" --counters || rc=1
+    kit_bench_one ab-two_shot-new 4 "$e" -- -C allreduce -A two_shot "${mid[@]}" --counters || rc=1
+    kit_bench_one ab-auto-new 4 "$e" -- -C allreduce -b 8 -e 4M -f 8 --floor-bytes 0 --counters || rc=1
+    # host buffers: what a call costs with the host-memory cache and without it
+    local hostbuf=(-C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --mem host --floor-bytes 0 -s 0 --counters)
+    kit_bench_one ab-hostbuf-new 2 $((e / 2)) -- "${hostbuf[@]}" || rc=1
+    kit_bench_one ab-hostbuf-nocache-new 2 $((e / 2)) --mca coll_gpu_host_cache 0 -- "${hostbuf[@]}" || rc=1
+    return $rc
+}
+

@@ -25,7 +25,9 @@
 # (seconds one benchmark run needs) for a shorter lease; CG_KIT_SKIP (phases not to run, a
 # regular expression of names), CG_KIT_BENCH_SELECT (the benchmark runs to do, likewise) and
 # CG_KIT_SUITE_SELECT (the suite's runs) for a run that repeats what an earlier one left;
-# CG_KIT_CHECK_LARGE (the large count of the no-MPS and device-barrier runs, elements).
+# CG_KIT_CHECK_LARGE (the large count of the no-MPS and device-barrier runs, elements);
+# CG_KIT_AB_BASE (command 2: another build's kit folder, run side by side with this one on
+# the small-message rows, phase ab; unset: the phase is skipped).
 # The phases stop and start MPS, so nothing else on the machine should be using it.
 set -uo pipefail # no -e: a failing phase is recorded and the next one runs
 
@@ -115,11 +117,12 @@ if [ "$kit_cmd" = 1 ]; then
     kit_phase unit 30 phase_unit
     kit_phase suite "${CG_KIT_SUITE_EST:-120}" phase_suite
 else
-    kit_plan facts bundle gate mps bench devsync sanitizer
+    kit_plan facts bundle gate mps ab bench devsync sanitizer
     kit_phase facts 5 phase_facts
     kit_phase bundle 20 phase_bundle
     kit_phase gate 10 phase_gate
     kit_phase mps 30 phase_mps
+    kit_phase ab "$kit_bench_est" phase_ab
     kit_phase bench "$kit_bench_est" phase_bench
     kit_phase devsync 40 phase_devsync
     kit_phase sanitizer 60 phase_sanitizer
