@@ -278,7 +278,16 @@ struct cg_dev {
     void               *impl;         /* implementation state */
     int                 fail_countdown; /* testing: the n-th copy or reduction from now fails
                                            (0: none); see cg_dev_fail_injected */
+    int                 app_ready;    /* the application makes its buffers ready before each
+                                         call (coll_gpu_app_wait none): no app_wait */
 };
+
+/* Order the call after the application's device work (the app_wait op), unless the
+ * application asserted that its buffers are ready when it calls (dev->app_ready). */
+static inline cg_status_t cg_dev_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    return dev->app_ready ? CG_OK : dev->ops->app_wait(dev, stream);
+}
 
 /* Testing (coll_gpu_debug_fail): does this copy or reduction fail as if the device had
  * failed? Every layer asks before it queues one. */

@@ -244,7 +244,7 @@ void mca_coll_gpu_app_wait(void)
     cg_dev_t *dev = mca_coll_gpu_component.dev;
 
     if (dev != NULL) {
-        (void)dev->ops->app_wait(dev, NULL); /* a failure shows in the copies that follow */
+        (void)cg_dev_app_wait(dev, NULL); /* a failure shows in the copies that follow */
     }
 }
 

@@ -35,6 +35,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             status = cg_dev_cuda_open(ordinal, &dev);
         }
         if (status == CG_OK) {
+            dev->app_ready = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_NONE;
             mca_coll_gpu_component.dev = dev;
         } else {
             mca_coll_gpu_component.dev_failed = 1;

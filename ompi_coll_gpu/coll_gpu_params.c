@@ -16,6 +16,9 @@ static const mca_base_var_enum_value_t device_values[] = {
 static const mca_base_var_enum_value_t check_values[] = {
     {MCA_COLL_GPU_CHECK_AUTO, "auto"}, {MCA_COLL_GPU_CHECK_AGREE, "agree"},
     {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
+static const mca_base_var_enum_value_t app_wait_values[] = {
+    {MCA_COLL_GPU_APP_WAIT_DEFAULT_STREAM, "default_stream"}, {MCA_COLL_GPU_APP_WAIT_NONE, "none"},
+    {0, NULL}};
 static const mca_base_var_enum_value_t sync_values[] = {
     {CG_SYNC_AUTO, "auto"}, {CG_SYNC_HOST, "host"}, {CG_SYNC_DEVICE, "device"}, {0, NULL}};
 static const mca_base_var_enum_value_t copy_values[] = {
@@ -92,6 +95,14 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "through device memory), engine (one copy-engine transfer per destination: no SMs "
      "used), auto (each rank times both when its node's group is set up and keeps the "
      "faster; shown at coll_gpu_verbose 3)"},
+    {"app_wait", INT, app_wait_values, &CG_C->app_wait, OPAL_INFO_LVL_5, 0, LOCAL,
+     "What a call on device buffers waits for before it reads them: default_stream (the "
+     "work the application queued on the legacy default stream and the streams that "
+     "synchronise with it: an event recorded there, waited for on the component's stream "
+     "or, for algorithms whose peers read the buffers directly, on the host), none (the "
+     "application makes its buffers ready before it calls MPI, as CUDA-aware MPI requires, "
+     "e.g. cudaStreamSynchronize: two driver calls and, for the zero-copy algorithms, a "
+     "host wait fewer per call)"},
     {"timeout", INT, NULL, &CG_C->timeout, OPAL_INFO_LVL_5, 0, EQ,
      "Seconds a fast-path collective waits for its peers before it fails with an error "
      "(0: no limit; peers that died are detected either way)"},

@@ -119,7 +119,7 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
     }
     if (route->path != MCA_COLL_GPU_PATH_UNDER && (route->kinds & MCA_COLL_GPU_KIND_DEVICE) &&
         dev != NULL) {
-        (void)dev->ops->app_wait(dev, NULL);
+        (void)cg_dev_app_wait(dev, NULL);
     }
 }
 

@@ -41,7 +41,7 @@ cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbu
 cg_status_t cg_allreduce_one_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
     cg_intra_t *group  = comm->intra;
-    cg_status_t status = group->dev->ops->app_wait(group->dev, group->stream);
+    cg_status_t status = cg_dev_app_wait(group->dev, group->stream);
 
     (void)plan;
     if (status != CG_OK) { /* the peers wait at the barrier: tell them */

@@ -109,7 +109,7 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch
     for (int p = 0; p < group->size; p++) {
         args->inbox[p] = group->scratch[p] + CG_INTRA_FLAG_BYTES;
     }
-    status = dev->ops->app_wait(dev, group->stream); /* stream-ordered: no host wait */
+    status = cg_dev_app_wait(dev, group->stream); /* stream-ordered: no host wait */
     if (status == CG_OK) {
         status = dev->ops->ll_run(dev, args, group->stream);
     }

@@ -305,8 +305,8 @@ phase_bench() {
 # copy of .gpu-kit made before a change, which git ignores: name it in carry): the same
 # benchmark program runs the small-message rows with that build's component and with this
 # kit's, alternately, so that the ratio is measured on one machine in one run; this kit's
-# rows print the cost counters per call (--counters). A variant of this kit: one_shot's
-# copy by the kernel.
+# rows print the cost counters per call (--counters). Variants of this kit: one_shot's
+# copy by the kernel, no wait for the application's default stream (coll_gpu_app_wait).
 phase_ab() {
     local base=${CG_KIT_AB_BASE:-} rc=0 e=$((kit_bench_est / 2)) round
     local lat=(-b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0)
@@ -326,6 +326,12 @@ phase_ab() {
         -C allreduce -A one_shot "${mid[@]}" --counters || rc=1
     kit_bench_one ab-two_shot-new 4 "$e" -- -C allreduce -A two_shot "${mid[@]}" --counters || rc=1
     kit_bench_one ab-auto-new 4 "$e" -- -C allreduce -b 8 -e 4M -f 8 --floor-bytes 0 --counters || rc=1
+    # the application asserting its buffers ready (coll_gpu_app_wait none): what the wait
+    # for its default stream costs, LL (a stream wait) and zero copy (a host wait)
+    kit_bench_one ab-latency-app-ready-new 4 "$e" --mca coll_gpu_app_wait none -- \
+        -C allreduce "${lat[@]}" --counters || rc=1
+    kit_bench_one ab-two_shot-app-ready-new 4 "$e" --mca coll_gpu_app_wait none -- \
+        -C allreduce -A two_shot "${mid[@]}" --counters || rc=1
     # host buffers: what a call costs with the host-memory cache and without it
     local hostbuf=(-C allreduce -b 8 -e 8 -n "$kit_latency_iters" -w 20 --mem host --floor-bytes 0 -s 0 --counters)
     kit_bench_one ab-hostbuf-new 2 $((e / 2)) -- "${hostbuf[@]}" || rc=1

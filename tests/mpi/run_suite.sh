@@ -245,6 +245,8 @@ run "costs-nocache-np2" 2 "${dev_mca[@]}" --mca coll_gpu_host_cache 0 "$costs" -
     --no-host-cache
 run "costs-nomemevents-np2" 2 "${dev_mca[@]}" -x UCX_MEM_EVENTS=no "$costs" --mem device \
     --no-host-cache
+# the application asserts its buffers ready (coll_gpu_app_wait none): a host wait fewer
+run "costs-app-ready-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait none "$costs" --mem device --app-ready
 run "costs-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local "$costs" --mem device --local
 run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_net_latency 5 \
     --mca coll_gpu_copy_latency 0.5 "$costs" --mem device --nodes
