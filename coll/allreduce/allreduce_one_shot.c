@@ -3,14 +3,16 @@
 /* One-shot allreduce: copy in, barrier, every rank reduces all peers' copies. */
 #include "coll/allreduce/allreduce.h"
 
-cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbuf, size_t count,
-                                  cg_dtype_t dtype, cg_op_t op)
+/* The steps, from a status so far: a rank that failed before them still walks every
+ * barrier its peers walk (reporting the failure there). */
+static cg_status_t cg_one_shot_steps(cg_intra_t *group, const void *sbuf, void *rbuf,
+                                     size_t count, cg_dtype_t dtype, cg_op_t op,
+                                     cg_status_t status)
 {
     const size_t elem  = cg_dtype_size(dtype);
     const size_t chunk = group->half_bytes / elem;
     const char  *in    = sbuf ? (const char *)sbuf : (const char *)rbuf;
     cg_dev_t    *dev   = group->dev;
-    cg_status_t  status = CG_OK;
 
     /* Peers read this rank's copy after the barrier; the next step fills the other half,
      * and a half is refilled only after the next barrier, when every peer is done with it. */
@@ -35,18 +37,20 @@ cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbu
     return cg_intra_finish(group, status);
 }
 
+cg_status_t cg_allreduce_one_shot(cg_intra_t *group, const void *sbuf, void *rbuf, size_t count,
+                                  cg_dtype_t dtype, cg_op_t op)
+{
+    return cg_one_shot_steps(group, sbuf, rbuf, count, dtype, op, CG_OK);
+}
+
 /* Stream-ordered (CG_TRAIT_STREAM_ORDERED): this rank's buffers are first touched by its own
  * copy on its stream, which waits there for the application's work; the peers read the copy
  * only after a barrier that comes after it on the stream. No host wait for the application. */
 cg_status_t cg_allreduce_one_shot_run(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
 {
-    cg_intra_t *group  = comm->intra;
-    cg_status_t status = cg_dev_app_wait(group->dev, group->stream);
+    cg_intra_t *group = comm->intra;
 
     (void)plan;
-    if (status != CG_OK) { /* the peers wait at the barrier: tell them */
-        return cg_intra_finish(group, cg_intra_barrier(group, status));
-    }
-    return cg_allreduce_one_shot(group, call->sbuf, call->rbuf, call->count, call->dtype,
-                                 call->op);
+    return cg_one_shot_steps(group, call->sbuf, call->rbuf, call->count, call->dtype, call->op,
+                             cg_dev_app_wait(group->dev, group->stream));
 }

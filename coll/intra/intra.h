@@ -91,7 +91,9 @@ typedef struct cg_intra {
     uint64_t         proc_ids[CG_INTRA_MAX];
     cg_sync_mode_t   sync;       /* resolved: host or device */
     double           timeout_s;
-    cg_copy_method_t copy;
+    cg_copy_method_t copy;       /* several destinations (auto: timed at setup) */
+    cg_copy_method_t copy_asked; /* coll_gpu_copy_method as set: one destination takes the
+                                    kernel only when it was asked for */
 
     cg_intra_ctl_t  *ctl[CG_INTRA_MAX];
     char             ctl_name[64];

@@ -34,6 +34,7 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     group->timeout_s     = config->timeout_s;
     group->sync          = config->sync;
     group->copy          = config->copy;
+    group->copy_asked    = config->copy;
     group->scratch_bytes = CG_ALIGN_UP(CG_MAX(config->scratch_bytes, (size_t)64 << 10), 4096);
     /* flags, then the LL inbox (a quarter), then the two halves of the pipelined steps */
     group->ll_bytes      = CG_ALIGN_UP(group->scratch_bytes / 4, 4096);
@@ -155,8 +156,8 @@ static void cg_intra_copy_remember(uint64_t key, cg_copy_method_t copy)
 /* coll_gpu_copy_method auto: time both ways of writing one buffer into every peer (one
  * copy-engine copy per peer, or the multi-destination kernel) on the peers' scratch, and
  * keep the faster (once per process and set of GPUs). The peers are still setting up: their
- * scratch is not in use yet. One destination always goes to the copy engine
- * (cg_intra_copy_multi). */
+ * scratch is not in use yet. One destination goes to the copy engine unless the kernel was
+ * asked for (cg_intra_copy_multi): the timing does not cover it. */
 static cg_status_t cg_intra_pick_copy(cg_intra_t *group, uint64_t key)
 {
     const size_t bytes = CG_MIN(group->half_bytes, (size_t)1 << 20);

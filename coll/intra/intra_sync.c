@@ -329,8 +329,9 @@ cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, co
                              .ndst = n};
     cg_status_t      status = CG_OK;
 
-    /* one destination: the copy engine unless the kernel was asked for (coll_gpu_copy_method) */
-    if (group->copy == CG_COPY_ENGINE || (n == 1 && group->copy != CG_COPY_KERNEL)) {
+    /* one destination: the copy engine unless the kernel was asked for (coll_gpu_copy_method
+     * kernel; auto's timing covers several destinations only) */
+    if (group->copy == CG_COPY_ENGINE || (n == 1 && group->copy_asked != CG_COPY_KERNEL)) {
         for (int i = 0; i < n && status == CG_OK; i++) {
             status = cg_intra_copy(group, dsts[i], src, bytes, group->stream);
         }
