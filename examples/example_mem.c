@@ -308,6 +308,10 @@ void em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind)
 
 void em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind)
 {
+    if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
+        EM_SIM(cg_sim_memcpy_async(dst, src, bytes)); /* runs when the stream is waited for */
+        return;
+    }
 #ifdef CG_HAVE_CUDA
     if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_CUDA) {
         const size_t busy = (size_t)64 << 20;
@@ -350,7 +354,7 @@ void em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind)
 void em_fill_queued(void *dst, int byte, size_t bytes, em_kind_t kind)
 {
     if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
-        EM_SIM(cg_sim_memset(dst, byte, bytes));
+        EM_SIM(cg_sim_memset_async(dst, byte, bytes));
         return;
     }
 #ifdef CG_HAVE_CUDA

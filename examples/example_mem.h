@@ -27,12 +27,14 @@ void        em_free(void *p, em_kind_t kind);
 void        em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind);
 /* Like em_to_dev, but on a GPU the copy is queued on the default stream behind a few
  * milliseconds of other work and the call returns at once: MPI must wait for it (a
- * CUDA-aware MPI orders its work after the application's default stream). */
+ * CUDA-aware MPI orders its work after the application's default stream). On the
+ * simulated GPU the copy waits on its default stream until someone waits for that. */
 void        em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind);
 void        em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind);
 /* A "kernel" writing byte into bytes of dst: on a GPU, queued on the default stream (the
  * call returns at once and the GPU runs it while the host goes on); on the simulated GPU
- * and on host memory, done before returning. */
+ * queued on its default stream too (done when someone waits for that stream: what MPI
+ * must do before reading dst); on host memory, done before returning. */
 void        em_fill_queued(void *dst, int byte, size_t bytes, em_kind_t kind);
 /* Device-to-device copy bandwidth in GB/s over bytes (the hardware floor of the benchmark). */
 double      em_copy_bandwidth(size_t bytes, em_kind_t kind);

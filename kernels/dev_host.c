@@ -347,11 +347,19 @@ static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
     return CG_OK;
 }
 
+/* Strict: what the application queued on the simulated GPU's default stream runs now
+ * (nothing else runs it: a path that skips this wait reads the bytes from before, as on a
+ * GPU). Stream-ordered or not, the work after it here runs later. */
 static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    (void)dev; /* every host operation of the application completed before the call */
+    const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
+
     if (stream == NULL) {
         cg_count(CG_CNT_HOST_WAITS, 1); /* a GPU makes the host wait here */
+    }
+    if (sim != NULL && sim->stream_sync() != CG_SIM_OK) {
+        cg_error(CG_SUB_DEV, "the application's work on the default stream failed");
+        return CG_ERR_DEVICE;
     }
     return CG_OK;
 }

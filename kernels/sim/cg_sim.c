@@ -289,6 +289,7 @@ static int cg_sim_release(void *ptr, int imported)
 
 CG_SIM_EXPORT int cg_sim_free(void *ptr)
 {
+    (void)cg_sim_stream_sync(); /* cudaFree waits for the device */
     return ptr == NULL ? CG_SIM_OK : cg_sim_release(ptr, 0);
 }
 
@@ -340,6 +341,7 @@ CG_SIM_EXPORT int cg_sim_memcpy(void *dst, const void *src, size_t bytes)
     if (bytes == 0) {
         return CG_SIM_OK;
     }
+    (void)cg_sim_stream_sync(); /* a synchronous copy runs after the default stream's work */
     d = cg_sim_resolve(dst, bytes);
     s = cg_sim_resolve(src, bytes);
     if (d == NULL || s == NULL) {
@@ -351,8 +353,10 @@ CG_SIM_EXPORT int cg_sim_memcpy(void *dst, const void *src, size_t bytes)
 
 CG_SIM_EXPORT int cg_sim_memset(void *ptr, int value, size_t bytes)
 {
-    void *d = bytes ? cg_sim_access(ptr, bytes) : ptr;
+    void *d;
 
+    (void)cg_sim_stream_sync(); /* as cudaMemset: after the default stream's work */
+    d = bytes ? cg_sim_access(ptr, bytes) : ptr;
     if (d == NULL) {
         return CG_SIM_ERR_INVALID;
     }
@@ -532,6 +536,7 @@ static const cg_sim_api_t cg_sim_api_table = {
     .status_string  = cg_sim_status_string,
     .vmm_export     = cg_sim_vmm_export,
     .vmm_import     = cg_sim_vmm_import,
+    .stream_sync    = cg_sim_stream_sync,
 };
 
 CG_SIM_EXPORT const cg_sim_api_t *cg_sim_api(void)

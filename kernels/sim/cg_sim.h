@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define CG_SIM_SONAME      "libcg_sim.so.0"
-#define CG_SIM_API_VERSION 2
+#define CG_SIM_API_VERSION 3
 
 typedef enum {
     CG_SIM_OK                 = 0,
@@ -91,6 +91,14 @@ int  cg_sim_vmm_export(int *fd, const void *ptr);
  * an import of buffer_id; cg_sim_ipc_close unmaps it. The caller keeps fd. */
 int  cg_sim_vmm_import(void **ptr, int fd, size_t size, uint64_t buffer_id);
 const char *cg_sim_status_string(int status);
+/* The application's default stream: a copy from host memory (src read now) or a set
+ * queued there, and the wait for it (cudaMemcpyAsync / cudaMemsetAsync on stream 0,
+ * cudaStreamSynchronize(0)). Queued work runs at the wait or before a synchronous copy,
+ * set or free, never by itself: whoever reads the memory without the wait sees the bytes
+ * from before. */
+int  cg_sim_memcpy_async(void *dst, const void *src, size_t bytes);
+int  cg_sim_memset_async(void *ptr, int value, size_t bytes);
+int  cg_sim_stream_sync(void);
 
 /* The same functions as one table, for code that loads the library at run time. */
 typedef struct {
@@ -107,6 +115,7 @@ typedef struct {
     const char *(*status_string)(int status);
     int (*vmm_export)(int *fd, const void *ptr);
     int (*vmm_import)(void **ptr, int fd, size_t size, uint64_t buffer_id);
+    int (*stream_sync)(void);
 } cg_sim_api_t;
 
 const cg_sim_api_t *cg_sim_api(void);

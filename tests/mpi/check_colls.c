@@ -417,49 +417,55 @@ void tc_run_reuse(tc_ctx_t *ctx, uint64_t seed)
 }
 
 /* Inputs written on the default stream just before the call, with no synchronisation (what
- * an application does after its kernel): the component must wait for them. On host memory
- * the writes are done at once and this only checks the results. */
-void tc_run_app_order(tc_ctx_t *ctx, uint64_t seed)
+ * an application does after its kernel): the component must wait for them, on every path
+ * (LL, one_shot, zero copy, staged: a count of each size). On the simulated GPU the write
+ * happens only when someone waits for that stream; on host memory at once (results only).
+ * Allreduce out of place and in place when allreduce is tested, bcast when bcast is. */
+void tc_run_app_order(tc_ctx_t *ctx, uint64_t seed, int allreduce, int bcast)
 {
-    const size_t count = (size_t)1 << 20, bytes = count * sizeof(int32_t);
-    int32_t     *host = malloc(bytes), *got = malloc(bytes);
-    void        *s = em_alloc(bytes, ctx->kind), *r = em_alloc(bytes, ctx->kind);
+    static const size_t counts[] = {1, 1000, (size_t)1 << 20};
+    const size_t        max = counts[2], bytes_max = max * sizeof(int32_t);
+    int32_t            *host = malloc(bytes_max), *got = malloc(bytes_max);
+    void               *s = em_alloc(bytes_max, ctx->kind), *r = em_alloc(bytes_max, ctx->kind);
 
-    for (int round = 0; round < 3; round++) { /* out of place, in place, bcast */
-        const int root = ctx->size - 1;
-        size_t    bad  = 0;
-        memset(got, 0xa5, bytes);
-        em_to_dev(s, got, bytes, ctx->kind); /* poison, synchronously */
-        em_to_dev(r, got, bytes, ctx->kind);
-        for (size_t i = 0; i < count; i++) {
-            host[i] = (int32_t)((seed + (uint64_t)round * 131 + i) % 4093) + ctx->rank;
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        const size_t count = counts[c], bytes = count * sizeof(int32_t);
+        for (int round = allreduce ? 0 : 2; round < (bcast ? 3 : 2); round++) {
+            const int root = ctx->size - 1;
+            size_t    bad  = 0;
+            memset(got, 0xa5, bytes);
+            em_to_dev(s, got, bytes, ctx->kind); /* poison, synchronously */
+            em_to_dev(r, got, bytes, ctx->kind);
+            for (size_t i = 0; i < count; i++) {
+                host[i] = (int32_t)((seed + (uint64_t)round * 131 + i) % 4093) + ctx->rank;
+            }
+            if (round < 2 || ctx->rank == root) {
+                em_to_dev_queued(round == 0 ? s : r, host, bytes, ctx->kind);
+            }
+            if (round == 0) {
+                MPI_Allreduce(s, r, (int)count, MPI_INT32_T, MPI_SUM, ctx->comm);
+            } else if (round == 1) {
+                MPI_Allreduce(MPI_IN_PLACE, r, (int)count, MPI_INT32_T, MPI_SUM, ctx->comm);
+            } else {
+                MPI_Bcast(r, (int)count, MPI_INT32_T, root, ctx->comm);
+            }
+            tc_count(round < 2 ? TC_ALLREDUCE : TC_BCAST, bytes, ctx->kind);
+            em_to_host(got, r, bytes, ctx->kind);
+            for (size_t i = 0; i < count; i++) {
+                int32_t base = (int32_t)((seed + (uint64_t)round * 131 + i) % 4093);
+                int32_t want = round < 2 ? base * ctx->size + ctx->size * (ctx->size - 1) / 2
+                                         : base + root;
+                bad += (got[i] != want);
+            }
+            if (bad) {
+                char detail[200];
+                snprintf(detail, sizeof(detail), "round %d count %zu comm=%s rank=%d: %zu wrong "
+                         "elements when the input was still being written on the default "
+                         "stream", round, count, ctx->comm_name, ctx->rank, bad);
+                tc_fail(round < 2 ? "allreduce" : "bcast", detail);
+            }
+            tc_tests++;
         }
-        if (round < 2 || ctx->rank == root) {
-            em_to_dev_queued(round == 0 ? s : r, host, bytes, ctx->kind);
-        }
-        if (round == 0) {
-            MPI_Allreduce(s, r, (int)count, MPI_INT32_T, MPI_SUM, ctx->comm);
-        } else if (round == 1) {
-            MPI_Allreduce(MPI_IN_PLACE, r, (int)count, MPI_INT32_T, MPI_SUM, ctx->comm);
-        } else {
-            MPI_Bcast(r, (int)count, MPI_INT32_T, root, ctx->comm);
-        }
-        tc_count(round < 2 ? TC_ALLREDUCE : TC_BCAST, bytes, ctx->kind);
-        em_to_host(got, r, bytes, ctx->kind);
-        for (size_t i = 0; i < count; i++) {
-            int32_t base = (int32_t)((seed + (uint64_t)round * 131 + i) % 4093);
-            int32_t want = round < 2 ? base * ctx->size + ctx->size * (ctx->size - 1) / 2
-                                     : base + root;
-            bad += (got[i] != want);
-        }
-        if (bad) {
-            char detail[200];
-            snprintf(detail, sizeof(detail), "round %d comm=%s rank=%d: %zu wrong elements when "
-                     "the input was still being written on the default stream", round,
-                     ctx->comm_name, ctx->rank, bad);
-            tc_fail(round < 2 ? "allreduce" : "bcast", detail);
-        }
-        tc_tests++;
     }
     em_free(s, ctx->kind), em_free(r, ctx->kind);
     free(host), free(got);

@@ -38,7 +38,7 @@ void tc_run_reduce_scatter_block(const tc_case_t *c);
 void tc_run_float_consistency(tc_ctx_t *ctx, size_t count, uint64_t seed);
 void tc_run_derived(tc_ctx_t *ctx, uint64_t seed);
 void tc_run_reuse(tc_ctx_t *ctx, uint64_t seed);
-void tc_run_app_order(tc_ctx_t *ctx, uint64_t seed);
+void tc_run_app_order(tc_ctx_t *ctx, uint64_t seed, int allreduce, int bcast);
 
 /* Count one collective call that carries data on this rank (for the verbose-log proof). */
 void tc_count(int coll, size_t local_bytes, em_kind_t kind);

@@ -233,8 +233,9 @@ int main(int argc, char **argv)
             tc_run_float_consistency(&ctx, 65537, ++seed);
             tc_run_reuse(&ctx, ++seed);
         }
-        if (full && tc_listed(o.colls, "allreduce") && tc_listed(o.colls, "bcast")) {
-            tc_run_app_order(&ctx, ++seed);
+        if (full && (tc_listed(o.colls, "allreduce") || tc_listed(o.colls, "bcast"))) {
+            tc_run_app_order(&ctx, ++seed, tc_listed(o.colls, "allreduce"),
+                             tc_listed(o.colls, "bcast"));
         }
         if (o.derived && (k == 0 || k == 3) && strcmp(o.colls, "all") == 0) {
             tc_run_derived(&ctx, ++seed);

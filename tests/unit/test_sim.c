@@ -234,5 +234,29 @@ START_TEST(test_hints_follow_frees)
 }
 END_TEST
 
+/* The default stream: queued work is invisible to the device's view until the stream is
+ * waited for (the component's app_wait), and a synchronous copy or set runs it first. */
+START_TEST(test_default_stream)
+{
+    void *dev = NULL;
+    int   zeros[4] = {0}, host[4] = {1, 2, 3, 4}, back[4] = {0};
+
+    ck_assert_int_eq(cg_sim_malloc(&dev, sizeof(host), CG_SIM_ALLOC_DEFAULT), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_memcpy(dev, zeros, sizeof(zeros)), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_memcpy_async(dev, host, sizeof(host)), CG_SIM_OK);
+    host[0] = 9; /* the source was taken when queued */
+    ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[3], 0); /* not run yet */
+    ck_assert_int_eq(cg_sim_stream_sync(), CG_SIM_OK);
+    ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[0], 1);
+    ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[3], 4);
+    ck_assert_int_eq(cg_sim_memset_async(dev, 0, sizeof(host)), CG_SIM_OK);
+    ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[3], 4);
+    ck_assert_int_eq(cg_sim_memcpy(back, dev, sizeof(back)), CG_SIM_OK); /* runs it first */
+    ck_assert_int_eq(memcmp(back, zeros, sizeof(zeros)), 0);
+    ck_assert_int_eq(cg_sim_memcpy_async((char *)dev + 8, host, sizeof(host)), CG_SIM_ERR_INVALID);
+    ck_assert_int_eq(cg_sim_free(dev), CG_SIM_OK);
+}
+END_TEST
+
 CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
-             test_strict_layer, test_hints_follow_frees)
+             test_strict_layer, test_hints_follow_frees, test_default_stream)
