@@ -294,6 +294,10 @@ typedef struct {
 
 int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
                                 size_t total_bytes);
+/* Order the staging copies of m after the application's queued device work (a wait on the
+ * module's staging stream, which every staged call synchronises after its copies; on the
+ * host when that stream cannot be made). */
+void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m);
 /* kind: what mca_coll_gpu_buffer_kind said of user for this call at the entry point (no
  * second memory query, a driver call on a GPU), or MCA_COLL_GPU_KIND_UNKNOWN: ask. */
 int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,

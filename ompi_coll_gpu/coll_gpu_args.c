@@ -239,15 +239,6 @@ int mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
     return OMPI_SUCCESS;
 }
 
-void mca_coll_gpu_app_wait(void)
-{
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
-
-    if (dev != NULL) {
-        (void)cg_dev_app_wait(dev, NULL); /* a failure shows in the copies that follow */
-    }
-}
-
 /* ---- the layer underneath ---------------------------------------------------------- */
 
 static int mca_coll_gpu_under_blocking(const mca_coll_gpu_underlying_t *u,

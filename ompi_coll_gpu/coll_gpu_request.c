@@ -119,7 +119,7 @@ int mca_coll_gpu_request_stage(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (!persistent) {
-        mca_coll_gpu_app_wait();
+        mca_coll_gpu_app_wait(m);
     }
     rc = mca_coll_gpu_stage_regions(&req->st, m, send, recv, &req->send, &req->recv, !persistent);
     if (OMPI_SUCCESS != rc) {

@@ -104,10 +104,12 @@ int mca_coll_gpu_fast_run(mca_coll_gpu_module_t *m, struct ompi_communicator_t *
  */
 /* The component's copies and kernels run on streams of its own that do not wait for the
  * application's: before they touch this rank's device buffers, wait for what the
- * application queued on its default stream (the data it just produced). A failure there
- * (a fault in the application's kernel) is logged where it is detected and fails the
- * call's own device operations, which report it through the call's usual paths. */
-static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
+ * application queued on its default stream (the data it just produced). The staged path
+ * waits on its staging stream, which it synchronises after its copies anyway; a fast path
+ * whose peers read the buffers directly waits on the host. A failure there (a fault in the
+ * application's kernel) is logged where it is detected and fails the call's own device
+ * operations, which report it through the call's usual paths. */
+static void mca_coll_gpu_route_app_wait(mca_coll_gpu_module_t *m, const mca_coll_gpu_route_t *route,
                                         const cg_call_t *call)
 {
     cg_dev_t            *dev  = mca_coll_gpu_component.dev;
@@ -117,8 +119,13 @@ static void mca_coll_gpu_route_app_wait(const mca_coll_gpu_route_t *route,
         (info->traits & CG_TRAIT_STREAM_ORDERED)) {
         return; /* the algorithm orders itself after the application's work on the device */
     }
-    if (route->path != MCA_COLL_GPU_PATH_UNDER && (route->kinds & MCA_COLL_GPU_KIND_DEVICE) &&
-        dev != NULL) {
+    if (route->path == MCA_COLL_GPU_PATH_UNDER || !(route->kinds & MCA_COLL_GPU_KIND_DEVICE) ||
+        dev == NULL) {
+        return;
+    }
+    if (route->path == MCA_COLL_GPU_PATH_STAGED) {
+        mca_coll_gpu_app_wait(m);
+    } else {
         (void)cg_dev_app_wait(dev, NULL);
     }
 }
@@ -313,7 +320,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
     route->watch.board = NULL;
     if (call->comm_size == 1) {
         mca_coll_gpu_route_self(call, local_kinds, layout, route);
-        mca_coll_gpu_route_app_wait(route, call);
+        mca_coll_gpu_route_app_wait(m, route, call);
         mca_coll_gpu_route_count(route);
         return OMPI_SUCCESS;
     }
@@ -345,7 +352,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         } else if (route->path == MCA_COLL_GPU_PATH_UNDER) {
             mca_coll_gpu_route_why(route, "no device buffers");
         }
-        mca_coll_gpu_route_app_wait(route, call);
+        mca_coll_gpu_route_app_wait(m, route, call);
         mca_coll_gpu_route_count(route);
         return OMPI_SUCCESS;
     }
@@ -359,7 +366,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
                                                                    : MCA_COLL_GPU_PATH_UNDER;
             mca_coll_gpu_route_why(route, "several nodes: the staged path is predicted faster "
                                           "than an agreement and a fast path");
-            mca_coll_gpu_route_app_wait(route, call);
+            mca_coll_gpu_route_app_wait(m, route, call);
             mca_coll_gpu_route_count(route);
             return OMPI_SUCCESS;
         }
@@ -384,7 +391,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         route->path  = MCA_COLL_GPU_PATH_FAST;
         route->watch = (cg_ll_watch_t){.board = m->board, .seq = m->seq,
                                        .fast_kinds = MCA_COLL_GPU_KIND_DEVICE};
-        mca_coll_gpu_route_app_wait(route, call);
+        mca_coll_gpu_route_app_wait(m, route, call);
         mca_coll_gpu_route_debug_fail(route);
         return OMPI_SUCCESS;
     }
@@ -418,7 +425,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
             route->path = MCA_COLL_GPU_PATH_FAST;
         }
     }
-    mca_coll_gpu_route_app_wait(route, call);
+    mca_coll_gpu_route_app_wait(m, route, call);
     mca_coll_gpu_route_debug_fail(route);
     mca_coll_gpu_route_count(route);
     return OMPI_SUCCESS;

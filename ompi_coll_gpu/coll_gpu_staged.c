@@ -58,6 +58,15 @@ static cg_dev_stream_t *mca_coll_gpu_module_stream(mca_coll_gpu_module_t *m, cg_
     return m->stream;
 }
 
+void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m)
+{
+    cg_dev_t *dev = mca_coll_gpu_component.dev;
+
+    if (dev != NULL) { /* a failure shows in the copies that follow */
+        (void)cg_dev_app_wait(dev, mca_coll_gpu_module_stream(m, dev));
+    }
+}
+
 int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
                                size_t total_bytes)
 {

@@ -127,8 +127,6 @@ int  mca_coll_gpu_under_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
                              const void *sbuf, void *rbuf, ompi_request_t **request);
 /* The call's verbose line (coll_gpu_verbose 2): alg=staged or underlying. */
 void mca_coll_gpu_log_args(const mca_coll_gpu_args_t *a, int kinds);
-/* Wait for the application's queued device work before reading its buffers. */
-void mca_coll_gpu_app_wait(void);
 
 /* Run a call staged, in its mode: blocking (coll_gpu_staged_others.c), nonblocking
  * (coll_gpu_nonblocking.c), persistent init (coll_gpu_persistent.c). */

@@ -479,14 +479,16 @@ int main(int argc, char **argv)
             {K_BCAST, "direct", big, 0, 0, 0, {"device bcast 1.2 MB direct", {1, 0, 0, 0, 0, 0, pool ? X : ZC_WAITS, X, pool ? X : 0, 0, 0, 0, 0, 1}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             {K_ALLGATHER, "direct", big / 4, 0, 0, 0, {"device allgather 300 KB direct", {1, 0, 0, 0, 0, 0, pool ? X : ZC_WAITS, X, pool ? X : 0, 0, 0, 0, 0, 2}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             {K_RSB, "direct", big / 4, 0, 0, 0, {"device reduce_scatter_block direct", {1, 0, 0, 0, 0, 0, pool ? X : ZC_WAITS, X, pool ? X : 0, 0, 0, 0, 0, 2}, {0, 0, 0, 0, 0, 0, 1, 0}}},
-            /* staged: the collective underneath, the input and the output through host memory */
-            {K_ALLREDUCE, "staged", 1, 0, 0, 1, {"device allreduce 4 B staged", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 2}, {0}}},
+            /* staged: the collective underneath, the input and the output through host
+             * memory; two host waits, one per copy (the application's work is waited for on
+             * the staging stream, before the first) */
+            {K_ALLREDUCE, "staged", 1, 0, 0, 1, {"device allreduce 4 B staged", {0, 1, 0, 0, 1, 0, 2, X, 0, 8, 0, 0, 0, 2}, {0}}},
             /* across nodes (the suite pins the model's latencies): a small call is staged
              * with no agreement, the staged path being faster than the agreement alone;
              * host buffers then go underneath with no agreement either; a large call
              * agrees and runs the planner's fast path, waiting at most 15 times on the host
              * (19 when the ring between nodes waited after every reduction) */
-            {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, X, X, 0, 8, 0, 0, 0, 2}, {0}}},
+            {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, 2, X, 0, 8, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "auto", 1, 1, 0, 2, {"host allreduce 4 B across nodes", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, 15, X, X, 0, X, X, 0, 2}, {0, 0, 0, 0, 0, 0, 1, 0}}},
         };
