@@ -118,7 +118,7 @@ typedef struct {
     double under_bw_gbs;   /* staged path: the collective underneath (host memory) */
     /* a node's algorithm: what one call costs besides its bytes, measured where the step
      * model (intra_alpha_us per synchronised step) does not predict it (us; 0: the steps) */
-    double fixed_us[CG_ALG_COUNT];
+    double fixed_us[CG_COLL_COUNT][CG_ALG_COUNT];
 } cg_cost_params_t;
 
 /* ---- the algorithm registry (cg_registry.c) -----------------------------------------

@@ -18,6 +18,26 @@
 #define CG_COST_MIN_CHUNK   (256.0 * 1024) /* bytes of the message per pipeline chunk */
 #define CG_COST_PIPE_STEP_US 4.0           /* hand-over of a chunk to the helper thread */
 
+/* Measured on one GPU shared by 4 ranks under MPS, host-synchronised barriers
+ * (coll_gpu_bench on an H100 and an H200, 2026-11-26, docs/gpu-run-2026-11-26-second.md):
+ * LL 15-16 us at 8 B (allreduce, bcast); allreduce two_shot (zero copy) 21-24 us from 4 KiB
+ * to 1 MiB and one_shot (copy variant) 28-33 us, slower at every size though it waits on
+ * the host fewer times (the same order at 2 and 8 ranks); direct (zero copy) 20.5-25 us
+ * for reduce_scatter, 26.5-28.5 us for allgather (its own block copied first), 13-18 us for
+ * bcast, from 64 KiB to 4 MiB. */
+static void cg_cost_shared_gpu_fixed(cg_cost_params_t *p)
+{
+    for (int c = 0; c < CG_COLL_COUNT; c++) {
+        p->fixed_us[c][CG_ALG_LL] = 15.5;
+    }
+    p->fixed_us[CG_COLL_ALLREDUCE][CG_ALG_ONE_SHOT]        = 29.0;
+    p->fixed_us[CG_COLL_ALLREDUCE][CG_ALG_TWO_SHOT]        = 22.0;
+    p->fixed_us[CG_COLL_BCAST][CG_ALG_DIRECT]              = 14.0;
+    p->fixed_us[CG_COLL_ALLGATHER][CG_ALG_DIRECT]          = 26.5;
+    p->fixed_us[CG_COLL_REDUCE_SCATTER][CG_ALG_DIRECT]     = 20.5;
+    p->fixed_us[CG_COLL_REDUCE_SCATTER_BLOCK][CG_ALG_DIRECT] = 20.5;
+}
+
 void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
 {
     memset(p, 0, sizeof(*p));
@@ -36,15 +56,7 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
     case CG_TOPO_CLASS_SHARED_GPU: /* one memory: every byte any rank moves shares it */
         p->intra_bw_gbs = 2000.0 / CG_MAX(local_size, 1);
         p->shared_gpu   = 1;
-        /* Measured (coll_gpu_bench, 4 ranks under MPS, host-synchronised barriers: an
-         * H100 and an H200, 2026-11-26, docs/gpu-run-2026-11-26-h100.md): LL 15-16 us at
-         * 8 B; two_shot's zero copy 21-24 us from 4 KiB to 1 MiB; one_shot's copy variant
-         * 28-33 us, slower than two_shot at every size though it waits on the host fewer
-         * times (3 against 4: the host waits are not what one_shot pays for). The same
-         * order at 2 and 8 ranks. */
-        p->fixed_us[CG_ALG_LL]       = 15.5;
-        p->fixed_us[CG_ALG_ONE_SHOT] = 29.0;
-        p->fixed_us[CG_ALG_TWO_SHOT] = 22.0;
+        cg_cost_shared_gpu_fixed(p);
         break;
     case CG_TOPO_CLASS_HOST: /* the host device layer (the staged path's copies are
                                 memcpy of the simulated GPU's memory), fitted to forced runs
@@ -81,10 +93,13 @@ static double cg_cost_log2(int n)
     return n > 1 ? ceil(log2((double)n)) : 0.0;
 }
 
-/* An algorithm's fixed cost: measured (fixed_us), or steps synchronised steps. */
-static double cg_cost_fixed(const cg_cost_params_t *p, cg_alg_t alg, double steps)
+/* A collective's algorithm, its fixed cost: measured (fixed_us), or steps synchronised
+ * steps. */
+static double cg_cost_fixed(const cg_cost_params_t *p, cg_coll_t coll, cg_alg_t alg, double steps)
 {
-    return p->fixed_us[alg] > 0 ? p->fixed_us[alg] * 1e-6 : steps * p->intra_alpha_us * 1e-6;
+    const double measured = p->fixed_us[coll][alg];
+
+    return measured > 0 ? measured * 1e-6 : steps * p->intra_alpha_us * 1e-6;
 }
 
 /* Intra-node phases on S bytes per rank over L ranks. */
@@ -97,16 +112,18 @@ static double cg_cost_local(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t c
     }
     switch (alg) {
     case CG_ALG_ONE_SHOT: /* one barrier; read every input */
-        return cg_cost_fixed(p, alg, 1) + cg_cost_bw(S * L, b);
+        return cg_cost_fixed(p, coll, alg, 1) + cg_cost_bw(S * L, b);
     /* zero copy, buffers already shared (register once): the barrier that publishes them,
      * the one at the end */
-    case CG_ALG_TWO_SHOT: return cg_cost_fixed(p, alg, 2) + cg_cost_bw(2.0 * S * (L - 1) / L, b);
+    case CG_ALG_TWO_SHOT:
+        return cg_cost_fixed(p, coll, alg, 2) + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     case CG_ALG_RING:     return 2.0 * (L - 1) * a + cg_cost_bw(2.0 * S * (L - 1) / L, b);
     case CG_ALG_DIRECT:
         if (coll == CG_COLL_BCAST) { /* the root writes the message into every peer */
-            return 2 * a + cg_cost_bw(p->shared_gpu ? S : S * (L - 1), b);
+            return cg_cost_fixed(p, coll, alg, 2) + cg_cost_bw(p->shared_gpu ? S : S * (L - 1), b);
         }
-        return 2 * a + cg_cost_bw(S * (L - 1) / L, b); /* reduce-scatter, allgather */
+        /* reduce-scatter, allgather */
+        return cg_cost_fixed(p, coll, alg, 2) + cg_cost_bw(S * (L - 1) / L, b);
     case CG_ALG_SCATTER_ALLGATHER: /* every GPU sends about the message once */
         if (p->shared_gpu) { /* one memory: as much traffic as direct, twice the steps */
             return 2 * a + cg_cost_local(p, CG_ALG_DIRECT, coll, S, L);
@@ -125,8 +142,8 @@ typedef struct {
 static cg_cost_phase_t cg_cost_intra_phase(const cg_cost_params_t *p, cg_coll_t coll, double S,
                                            int L)
 {
-    double a = p->intra_alpha_us * 1e-6, t = cg_cost_local(p, CG_ALG_DIRECT, coll, S, L);
-    return L > 1 ? (cg_cost_phase_t){2 * a, t - 2 * a} : (cg_cost_phase_t){0, 0};
+    double a = cg_cost_fixed(p, coll, CG_ALG_DIRECT, 2), t = cg_cost_local(p, CG_ALG_DIRECT, coll, S, L);
+    return L > 1 ? (cg_cost_phase_t){a, t - a} : (cg_cost_phase_t){0, 0};
 }
 
 /* The three phases of hier_ring (pre, network, post). */
@@ -236,7 +253,7 @@ CG_COST_FN(scatter_allgather)
  * each rank writes its payload to every peer and reads every peer's */
 CG_COST_FN(ll)
 {
-    const double a = cg_cost_fixed(p, CG_ALG_LL, 0.3);
+    const double a = cg_cost_fixed(p, coll, CG_ALG_LL, 0.3);
     const int    L = local;
 
     (void)nodes;
