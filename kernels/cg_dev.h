@@ -189,6 +189,8 @@ typedef struct {
     unsigned async            : 1; /* stream operations return before completing */
     unsigned host_access      : 1; /* the CPU may read and write device memory directly
                                       (the lenient host layer only: never on a GPU) */
+    unsigned mps              : 1; /* CUDA: contexts on the device are shared through MPS
+                                      (kernels of several processes run at once) */
 } cg_dev_caps_t;
 
 typedef struct cg_dev_ops {
@@ -320,6 +322,9 @@ int         cg_dev_host_strict(const cg_dev_t *dev);
 cg_status_t cg_dev_cuda_driver_present(char *reason, size_t reason_len);
 /* Initialise the driver and count GPUs (tools, and the layer's open). */
 cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len);
+/* After cg_dev_cuda_probe: 1 when contexts on device ordinal are shared through MPS, 0 when
+ * not, -1 when the driver cannot say. */
+int         cg_dev_cuda_mps(int ordinal);
 /* Classify a pointer with the CUDA driver (no context needed). Before the application has
  * initialised CUDA every pointer is host memory, and CUDA is not started for it. A failed
  * query is CG_ERR_DEVICE, never "host". */

@@ -17,6 +17,12 @@ cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len)
     return CG_ERR_NO_DEVICE;
 }
 
+int cg_dev_cuda_mps(int ordinal)
+{
+    (void)ordinal;
+    return -1;
+}
+
 cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr)
 {
     (void)ptr;

@@ -192,8 +192,13 @@ int main(int argc, char **argv)
     }
     printf("coll/gpu %s\n  build: %s\n  hwloc API: %s\n", CG_PACKAGE_VERSION, CG_BUILD_CONFIG,
            cg_topo_hwloc_version());
-    printf("  CUDA here: %s\n\n",
-           cg_dev_cuda_probe(reason, sizeof(reason)) == CG_OK ? "driver and GPU present" : reason);
+    if (cg_dev_cuda_probe(reason, sizeof(reason)) == CG_OK) {
+        const int mps = cg_dev_cuda_mps(0);
+        printf("  CUDA here: driver and GPU present; MPS on GPU 0: %s\n\n",
+               mps < 0 ? "unknown (driver)" : mps ? "on (processes' kernels run at once)" : "off");
+    } else {
+        printf("  CUDA here: %s\n\n", reason);
+    }
 
     status = cg_topo_load(o.xml, &topo);
     if (status != CG_OK && o.xml[0] != '\0') { /* a file the user named: an error */

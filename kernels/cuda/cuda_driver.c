@@ -175,6 +175,18 @@ cg_status_t cg_dev_cuda_probe(char *reason, size_t reason_len)
     return CG_OK;
 }
 
+int cg_dev_cuda_mps(int ordinal)
+{
+    CUdevice cudev;
+    int      mps = 0;
+
+    if (cg_cu.cuDeviceGet == NULL || cg_cu.cuDeviceGet(&cudev, ordinal) != CUDA_SUCCESS ||
+        cg_cu.cuDeviceGetAttribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, cudev) != CUDA_SUCCESS) {
+        return -1; /* a driver older than the attribute */
+    }
+    return mps != 0;
+}
+
 int cg_dev_cuda_built(void)
 {
     return 1;

@@ -543,15 +543,17 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     dev->caps.ipc_user_buffers = 1;
     dev->caps.device_flags     = memops != 0;
     dev->caps.async            = 1;
+    dev->caps.mps              = cg_dev_cuda_mps(cuda->ordinal) == 1;
     dev->impl                  = cuda;
     status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventCreateWithFlags(
                                       &cuda->app_event, cudaEventDisableTiming)));
     if (status != CG_OK) {
         goto err_lock;
     }
-    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s", cuda->ordinal,
-              dev->pci_bus_id, cuda->sm_count, memops ? "available" : "unavailable (no 64-bit "
-              "stream memory operations)", cuda->wait_flags ? ", remote writes flushed" : "");
+    cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s, MPS %s",
+              cuda->ordinal, dev->pci_bus_id, cuda->sm_count, memops ? "available" : "unavailable "
+              "(no 64-bit stream memory operations)", cuda->wait_flags ? ", remote writes flushed" : "",
+              dev->caps.mps ? "on" : "off");
     *dev_out = dev;
     return CG_OK;
 
