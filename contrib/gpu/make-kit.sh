@@ -6,24 +6,29 @@
 # and run there with contrib/gpu/run-kit.sh (docs/GPU.md).
 #
 #   contrib/gpu/make-kit.sh [--bundler PATH] [--build-dir DIR] [--gencode FLAGS] [--host-only]
+#                           [--save-base]
 #
 #   --bundler PATH   the tool that makes the runtime (called as PATH OUT; it must leave
 #                    OUT/env.sh and OUT/selftest.sh); default contrib/gpu/make-bundle.sh
 #   --build-dir DIR  pack this existing build instead of configuring .gpu-build/
 #   --gencode FLAGS  nvcc architectures of .gpu-build (default sm_90: H100, H200)
 #   --host-only      accept a build without CUDA (the dry run on the host device layer)
+#   --save-base      first move the kit there is to .gpu-kit-base (the build to compare
+#                    with: run-kit.sh's phase ab with CG_KIT_AB_BASE; carry it too)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bundler=$top/contrib/gpu/make-bundle.sh
 build=""
 gencode="-gencode=arch=compute_90,code=sm_90"
 host_only=0
+save_base=0
 while [ $# -gt 0 ]; do
     case $1 in
     --bundler) bundler=$2; shift 2 ;;
     --build-dir) build=$(cd "$2" && pwd); shift 2 ;;
     --gencode) gencode=$2; shift 2 ;;
     --host-only) host_only=1; shift ;;
+    --save-base) save_base=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "make-kit: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -63,6 +68,12 @@ case $config in
 esac
 
 # 3. The kit: what run-kit.sh and the suite need from a build folder.
+if [ "$save_base" = 1 ]; then
+    [ -f .gpu-kit/KIT-INFO ] || { echo "make-kit: --save-base: no .gpu-kit to keep" >&2; exit 1; }
+    rm -rf .gpu-kit-base
+    mv .gpu-kit .gpu-kit-base
+    echo "make-kit: the previous kit is .gpu-kit-base ($(sed -n 's/^revision //p' .gpu-kit-base/KIT-INFO))"
+fi
 rm -rf .gpu-kit
 mkdir -p .gpu-kit/.libs .gpu-kit/lib .gpu-kit/tests/mpi .gpu-kit/tests/unit
 cp "$build/.libs/mca_coll_gpu.so" .gpu-kit/.libs/
@@ -126,11 +137,17 @@ done < <(find "$top/.gpu-kit" -type f -print0)
     echo "runtime: $(basename "$bundler"); $(head -3 .mpi-bundle/MANIFEST 2>/dev/null | tail -2 | tr '\n' ' ')"
 } >.gpu-kit/KIT-INFO
 
-bytes=$(du -sb .mpi-bundle .gpu-kit | awk '{ s += $1 } END { print s }')
-du -sh .mpi-bundle .gpu-kit
+carried=(.mpi-bundle .gpu-kit)
+[ "$save_base" = 1 ] && carried+=(.gpu-kit-base)
+bytes=$(du -sb "${carried[@]}" | awk '{ s += $1 } END { print s }')
+du -sh "${carried[@]}"
 if [ "$bytes" -gt $((64 << 20)) ]; then
-    echo "make-kit: .mpi-bundle and .gpu-kit hold $bytes bytes: more than the 64 MiB that can be carried" >&2
+    echo "make-kit: ${carried[*]} hold $bytes bytes: more than the 64 MiB that can be carried" >&2
     exit 1
 fi
-echo "make-kit: ready ($((bytes >> 20)) MiB to carry: .mpi-bundle .gpu-kit); on the device machine:"
-echo "  bash contrib/gpu/run-kit.sh 1      then      bash contrib/gpu/run-kit.sh 2"
+echo "make-kit: ready ($((bytes >> 20)) MiB to carry: ${carried[*]}); on the device machine:"
+if [ "$save_base" = 1 ]; then
+    echo "  CG_KIT_AB_BASE=\$PWD/.gpu-kit-base bash contrib/gpu/run-lease.sh 200 320"
+else
+    echo "  bash contrib/gpu/run-kit.sh 1      then      bash contrib/gpu/run-kit.sh 2"
+fi
