@@ -87,7 +87,7 @@ good() {
     echo "PASS $name ($(grep -c '^ *[0-9]' "$work/$name.out") sizes)"
 }
 b() { echo "$bench"; }
-good allreduce-float-np4 4 'll|one_shot|two_shot' "$(b)" -C allreduce -b 8 -e 1M -f 16 -n 2 -w 1 -c 2
+good allreduce-float-np4 4 'll|one_shot|two_shot' "$(b)" -C allreduce -b 8 -e 1M -f 16 -n 2 -w 1 -c 2 --counters
 good allreduce-int8-min-np3 3 'll|one_shot|two_shot' "$(b)" -C all_reduce -d int8 -o min -b 1 -e 300K -f 9 -n 1 -w 1 -a 3
 good allreduce-uint8-max-pool-np3 3 'll|one_shot|two_shot' "$(b)" -C allreduce -d uint8 -o max -b 1K -e 256K -f 16 -n 1 -w 0 --mem pool
 good allreduce-int64-prod-inplace-np4 4 'll|one_shot|two_shot' "$(b)" -d int64 -o prod --in-place 1 -b 8 -e 128K -f 8 -n 1 -w 1 -a 0
@@ -107,7 +107,7 @@ good allreduce-2nodes-hier-np4 4 'hier_[a-z]+' --mca coll_gpu_node_size 2 --mca 
     "$(b)" -b 8 -e 1M -f 64 -n 1 -w 1
 # the component switched off: the collective underneath, no staged column, still correct
 # (host memory: device memory would reach Open MPI, which cannot read it)
-good allreduce-off-np2 2 '-' --mca coll ^gpu "$(b)" -b 8 -e 64K -f 64 -n 1 -w 0 --mem host
+good allreduce-off-np2 2 '-' --mca coll ^gpu "$(b)" -b 8 -e 64K -f 64 -n 1 -w 0 --mem host --counters
 
 # -T: a size that takes longer than the limit ends the run with an error
 runs=$((runs + 1))

@@ -19,15 +19,26 @@ def fail(msg):
 def main():
     table, csv_path, json_path, algs = sys.argv[1:5]
     alg_re = re.compile("(%s)$" % algs)
-    rows = []
+    rows, counters = [], []
     for line in open(table):
         if re.match(r"^ *[0-9]", line):
             cols = [c.split() for c in line.split("|")]
             if len(cols) != 4 or len(cols[0]) != 5 or len(cols[1]) != 5:
                 fail("table row has the wrong shape: " + line.strip())
             rows.append({"bytes": int(cols[0][0]), "alg": cols[1][0], "staged": cols[2]})
+        elif line.startswith("#   counters per call (rank 0):"):
+            counters.append(dict((k, float(v)) for k, v in
+                                 re.findall(r"([a-z_]+) ([0-9.e+-]+)", line.split(":", 1)[1])))
     if not rows:
         fail("no rows in the table")
+    # --counters: a line under every row, and every timed call counted once, on one path
+    if counters:
+        if len(counters) != len(rows):
+            fail("%d counters lines for %d rows" % (len(counters), len(rows)))
+        for r, c in zip(rows, counters):
+            calls = sum(v for k, v in c.items() if k.startswith("calls_"))
+            if r["bytes"] > 0 and abs(calls - 1.0) > 1e-9:
+                fail("counters at %d bytes: %s calls per call (%s)" % (r["bytes"], calls, c))
     for r in rows:
         if r["bytes"] > 0 and not alg_re.match(r["alg"]):
             fail("table: algorithm %r at %d bytes does not match %r" % (r["alg"], r["bytes"], algs))
