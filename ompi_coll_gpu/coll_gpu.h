@@ -227,6 +227,11 @@ int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
 /* The same, with the device layer's answer in *attr (zeros when nothing was asked, or the
  * query failed): a fast path's zero-copy publish uses it instead of asking again. */
 int  mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *attr);
+/* The second buffer of a call: when [buf, buf + bytes) lies in the device allocation that
+ * the first one's query found (known, of kind known_kind), the same answer with no query
+ * (a caching allocator's blocks share one allocation); else mca_coll_gpu_buffer_query. */
+int  mca_coll_gpu_buffer_query_near(const void *buf, size_t bytes, const cg_mem_attr_t *known,
+                                    int known_kind, cg_mem_attr_t *attr);
 void mca_coll_gpu_host_cache_stop(void);
 /* Host buffers on a communicator whose every rank asserted host memory: 1 when the call
  * goes straight underneath before a descriptor is made (counted; a logged call takes the

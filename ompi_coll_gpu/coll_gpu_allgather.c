@@ -62,8 +62,8 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
     kinds  = rkind;
     nofast = !mca_coll_gpu_dtype_is_dense(rdtype, rtotal);
     if (sbuf != MPI_IN_PLACE) {
-        skind = mca_coll_gpu_buffer_query(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap),
-                                          &route.sattr);
+        skind = mca_coll_gpu_buffer_query_near(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap),
+                                               &route.rattr, rkind, &route.sattr);
         kinds |= skind;
         nofast |= !mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
     }

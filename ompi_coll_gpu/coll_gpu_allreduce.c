@@ -55,7 +55,7 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
         return MCA_COLL_GPU_NESTED(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
     skind = mca_coll_gpu_buffer_query(sbuf, span, &route.sattr);
-    rkind = mca_coll_gpu_buffer_query(rbuf, span, &route.rattr);
+    rkind = mca_coll_gpu_buffer_query_near(rbuf, span, &route.sattr, skind, &route.rattr);
     kinds = skind | rkind;
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLREDUCE)) {
         return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);

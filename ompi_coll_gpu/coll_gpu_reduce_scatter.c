@@ -89,9 +89,9 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     own = m->counts[ompi_comm_rank(comm)];
     /* MPI_IN_PLACE: no input buffer (0, nothing asked); the output holds the whole input */
     skind = mca_coll_gpu_buffer_query(sbuf, mca_coll_gpu_span(dtype, total, &gap), &route->sattr);
-    rkind = mca_coll_gpu_buffer_query(rbuf,
-                                      mca_coll_gpu_span(dtype, sbuf == MPI_IN_PLACE ? total : own,
-                                                        &gap), &route->rattr);
+    rkind = mca_coll_gpu_buffer_query_near(
+        rbuf, mca_coll_gpu_span(dtype, sbuf == MPI_IN_PLACE ? total : own, &gap), &route->sattr,
+        skind, &route->rattr);
     kinds        = skind | rkind;
     route->skind = skind;
     route->rkind = rkind;

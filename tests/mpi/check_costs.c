@@ -541,6 +541,10 @@ int main(int argc, char **argv)
             }
             costs_force(cases[c].coll, "auto");
         }
+        if (!nodes) { /* both buffers in one allocation (a caching allocator's blocks): one query */
+            const costs_case_t one = {"device allreduce 64 B, one alloc", {1, 0, 0, 0, 0, 0, X, X, X, 0, X, X, 0, 1}, {0}};
+            costs_measure(&one, K_ALLREDUCE, MPI_COMM_WORLD, dbuf, (char *)dbuf + 4096, host, kind, 1);
+        }
         if (nodes) { /* small, across nodes, ranks mixing kinds: no agreement, exact */
             const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 2}, {0}};
             costs_measure(&mixed, K_ALLREDUCE, MPI_COMM_WORLD, rank == 0 ? dbuf : (void *)hbuf,
