@@ -139,12 +139,20 @@ static cg_status_t cg_host_event_record(cg_dev_t *dev, cg_dev_event_t *event,
     return CG_OK;
 }
 
+/* One look at the stream (an event recorded on it, an LL call queued last on it): when
+ * its work is done, the status that work reports. */
+static cg_status_t cg_host_stream_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
+{
+    cg_status_t status = cg_host_stream_poll(dev, stream, done);
+
+    return status == CG_OK && *done ? cg_host_stream_status(stream) : status;
+}
+
 static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int *done)
 {
-    cg_status_t status = cg_host_stream_poll(dev, event->stream, done);
+    cg_status_t status = cg_host_stream_test(dev, event->stream, done);
 
-    if (status == CG_OK && *done) {
-        status        = cg_host_stream_status(event->stream);
+    if (*done) {
         event->stream = NULL;
     }
     return status;
@@ -179,14 +187,6 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
         stream->ll.displs = stream->displs;
     }
     return CG_OK;
-}
-
-/* The stream is polled, as an event recorded after the call would be. */
-static cg_status_t cg_host_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
-{
-    cg_status_t status = cg_host_stream_poll(dev, stream, done);
-
-    return status == CG_OK && *done ? cg_host_stream_status(stream) : status;
 }
 
 static cg_status_t cg_host_ll_abort_lines(cg_dev_t *dev, const cg_ll_args_t *args)
@@ -400,7 +400,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .flag_wait      = cg_host_flag_wait,
     .flag_release   = cg_host_flag_release,
     .ll_run         = cg_host_ll_run,
-    .ll_test        = cg_host_ll_test,
+    .ll_test        = cg_host_stream_test, /* as an event recorded after the call */
     .ll_abort       = cg_host_ll_abort_lines,
     .ll_peek        = cg_host_ll_peek,
     .thread_bind    = cg_host_thread_bind,
