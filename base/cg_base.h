@@ -126,6 +126,7 @@ typedef enum {
     CG_CNT_LL_MISSED,      /* LL calls run before the agreement that a rank was not on */
     CG_CNT_MEM_QUERIES,    /* memory queries of the device layer (a driver call on a GPU) */
     CG_CNT_MEM_CACHE_HITS, /* buffers known as host memory without a query (cg_host_cache) */
+    CG_CNT_MEM_RELEASES,   /* releases of address space reported to the host-memory cache */
     CG_CNT_COUNT
 } cg_counter_t;
 
@@ -215,15 +216,17 @@ cg_status_t cg_fd_share_fetch(const cg_fd_ref_t *ref, int *fd_out);
 void        cg_fd_share_release(const cg_fd_ref_t *ref);
 
 /* The host-memory cache (cg_host_cache.c): ranges a memory query found to be host memory.
- * Only sound while every release of address space calls cg_host_cache_forget first: the
- * owner enables it once such a source is installed. lookup: 1 when [ptr, ptr + bytes) is
- * known host memory. insert: record a host answer, stamped with the generation read before
- * the query. */
+ * Only sound while every release of address space calls cg_host_cache_release first (it
+ * forgets the entries the range overlaps): the owner enables the cache once such a source
+ * is installed. forget: every entry. lookup: 1 when [ptr, ptr + bytes) is known host
+ * memory. insert: record a host answer, with the ticket read before the query (dropped when
+ * any release came since). */
 void     cg_host_cache_enable(int on);
-uint64_t cg_host_cache_generation(void);
+uint64_t cg_host_cache_ticket(void);
+void     cg_host_cache_release(const void *addr, size_t bytes);
 void     cg_host_cache_forget(void);
 int      cg_host_cache_lookup(const void *ptr, size_t bytes);
-void     cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t gen);
+void     cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t ticket);
 /* The two slots (of 64) where ptr's entry may live: the first when free, else the second. */
 void     cg_host_cache_slots(const void *ptr, unsigned slots[2]);
 

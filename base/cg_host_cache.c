@@ -6,17 +6,24 @@
  * host-buffer call costs what the collective underneath costs.
  *
  * Sound only while every release of address space is reported before it happens (munmap,
- * mremap, madvise, brk, shmdt: cg_host_cache_forget), because a released range may come back
- * as device memory. The owner enables the cache once such a source is installed (UCX's
- * memory events). A release forgets every entry (one generation number): releases are rare
- * next to collectives, and a forgotten buffer costs one query. An entry records the range
- * the call used, [ptr, ptr + bytes): a later call hits when its range lies inside.
+ * mremap, madvise, brk, shmdt: cg_host_cache_release), because a released range may come
+ * back as device memory. The owner enables the cache once such a source is installed (UCX's
+ * memory events). A release forgets the entries its range overlaps, and no other: the
+ * releases of a running program are mostly the C library trimming its heap or returning a
+ * large block, far from the buffers an application passes, and a collective underneath
+ * that frees a temporary block may release address space on every call (the first version
+ * forgot every entry at any release, and then missed on every such call). An entry records
+ * the range the call used, [ptr, ptr + bytes): a later call hits when its range lies inside.
  *
  * Threads: each slot is a sequence lock; a reader that overlaps a writer misses, a writer
- * that finds the slot taken gives up. An entry is stamped with the generation read before
- * its query, so a release during the query leaves it stale. (A buffer released by one
- * thread while another passes it to a collective is the application's error: the cache may
- * then keep it a few calls longer.)
+ * that finds the slot taken gives up. An insert carries the ticket (count of releases) read
+ * before its query; after publishing its entry it reads the count again and takes the entry
+ * back if any release came in between (it cannot know that release's range). A release
+ * counts itself, then clears the overlapping entries: with a full fence on both sides, either
+ * the release sees the published entry or the insert sees the count (Dekker). Enabling and
+ * cg_host_cache_forget make every entry stale at once (a generation number). (A buffer
+ * released by one thread while another passes it to a collective is the application's
+ * error: the cache may then keep it a few calls longer.)
  */
 #include "base/cg_base.h"
 
@@ -31,6 +38,7 @@ typedef struct {
 
 static cg_host_cache_slot_t cg_host_cache_slots_table[CG_HOST_CACHE_SLOTS];
 static uint64_t             cg_host_cache_gen = 1; /* 0: an empty slot's */
+static uint64_t             cg_host_cache_releases; /* releases reported: an insert's ticket */
 static int                  cg_host_cache_on;
 
 /* An entry is found by the address a call passed (the start of its range), so the whole
@@ -75,18 +83,64 @@ static int cg_host_cache_holds(cg_host_cache_slot_t *slot, uintptr_t addr, size_
 
 void cg_host_cache_enable(int on)
 {
+    __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&cg_host_cache_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&cg_host_cache_on, on != 0, __ATOMIC_RELEASE);
 }
 
-uint64_t cg_host_cache_generation(void)
+uint64_t cg_host_cache_ticket(void)
 {
-    return __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&cg_host_cache_releases, __ATOMIC_ACQUIRE);
 }
 
 void cg_host_cache_forget(void)
 {
+    __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&cg_host_cache_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* Empties slot when it holds a current entry that overlaps [lo, hi). A slot being written is left: an insert takes its entry
+ * back itself when a release came during it, and a clear empties it anyway. */
+static void cg_host_cache_clear(cg_host_cache_slot_t *slot, uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t start, end;
+    uint64_t  seq, gen;
+
+    for (;;) {
+        seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+        if (seq & 1) {
+            return;
+        }
+        start = __atomic_load_n(&slot->start, __ATOMIC_RELAXED);
+        end   = __atomic_load_n(&slot->end, __ATOMIC_RELAXED);
+        gen   = __atomic_load_n(&slot->gen, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq) {
+            continue; /* written meanwhile: read it again */
+        }
+        if (gen != __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE) || end <= lo ||
+            start >= hi) {
+            return;
+        }
+        if (__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_store_n(&slot->gen, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
+void cg_host_cache_release(const void *addr, size_t bytes)
+{
+    const uintptr_t lo = (uintptr_t)addr;
+    const uintptr_t hi = lo + bytes < lo ? UINTPTR_MAX : lo + bytes;
+
+    __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the count before any slot is read */
+    for (unsigned i = 0; i < CG_HOST_CACHE_SLOTS; i++) {
+        cg_host_cache_clear(&cg_host_cache_slots_table[i], lo, hi);
+    }
 }
 
 int cg_host_cache_lookup(const void *ptr, size_t bytes)
@@ -112,17 +166,18 @@ static int cg_host_cache_free_for(cg_host_cache_slot_t *slot, uintptr_t addr)
     return start == 0 || start == addr;
 }
 
-void cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t gen)
+void cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t ticket)
 {
     const uintptr_t       addr = (uintptr_t)ptr;
     cg_host_cache_slot_t *slot;
     unsigned              slots[2];
-    uint64_t              seq;
+    uint64_t              seq, gen;
 
     if (!__atomic_load_n(&cg_host_cache_on, __ATOMIC_RELAXED) || bytes == 0 ||
-        addr + bytes < addr) {
-        return;
+        addr + bytes < addr || cg_host_cache_ticket() != ticket) {
+        return; /* off, empty, or a release came during the query */
     }
+    gen = __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE);
     /* the first slot when it is free for this address, else the second (whatever it holds) */
     cg_host_cache_slots(ptr, slots);
     slot = &cg_host_cache_slots_table[slots[0]];
@@ -138,4 +193,14 @@ void cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t gen)
     __atomic_store_n(&slot->end, addr + bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->gen, gen, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
+    /* published; a release since the ticket may have scanned the slots before it was */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (cg_host_cache_ticket() != ticket) {
+        seq += 2;
+        if (__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_store_n(&slot->gen, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
+        }
+    }
 }

@@ -252,6 +252,9 @@ static const struct {
                                              "cuPointerGetAttributes each)"},
     [CG_CNT_MEM_CACHE_HITS] = {"mem_cache_hits", "Buffers known as host memory from an earlier "
                                                  "call, without a memory query (host-memory cache)"},
+    [CG_CNT_MEM_RELEASES] = {"mem_releases", "Releases of address space (munmap, brk shrink, madvise...) "
+                                             "reported to the host-memory cache, which forgets "
+                                             "the buffers they overlap"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

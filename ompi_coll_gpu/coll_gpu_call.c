@@ -67,15 +67,16 @@ int mca_coll_gpu_buffer_kind(const void *buf, size_t bytes)
 }
 
 /* The host-memory cache (base/cg_host_cache.c) learns the buffers found to be host memory;
- * UCX's memory hooks make it forget them before any address space is released. Started at
+ * UCX's memory hooks make it forget those a release overlaps before it happens. Started at
  * the first memory query (a job without collectives installs no hooks), stopped when the
  * component closes. */
 static pthread_mutex_t mca_coll_gpu_host_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void mca_coll_gpu_host_cache_released(void *arg)
+static void mca_coll_gpu_host_cache_released(void *arg, const void *addr, size_t bytes)
 {
     (void)arg;
-    cg_host_cache_forget();
+    cg_count(CG_CNT_MEM_RELEASES, 1); /* any thread */
+    cg_host_cache_release(addr, bytes);
 }
 
 static void mca_coll_gpu_host_cache_start(void)
@@ -113,7 +114,7 @@ int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
     cg_dev_t     *dev;
     cg_mem_attr_t attr;
     cg_status_t   status;
-    uint64_t      generation;
+    uint64_t      ticket;
     int           kind;
 
     memset(out, 0, sizeof(*out));
@@ -129,7 +130,7 @@ int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
     if (__atomic_load_n(&mca_coll_gpu_component.host_cache_state, __ATOMIC_ACQUIRE) == 0) {
         mca_coll_gpu_host_cache_start();
     }
-    generation = cg_host_cache_generation(); /* before the query: a release during it wins */
+    ticket = cg_host_cache_ticket(); /* before the query: a release during it wins */
     dev = mca_coll_gpu_component.dev;
     if (dev == NULL && mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
         dev = mca_coll_gpu_device_open(-1); /* cheap, and it knows the memory kinds */
@@ -155,7 +156,7 @@ int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
         return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST;
     }
     if (attr.kind == CG_MEM_HOST) {
-        cg_host_cache_insert(buf, bytes, generation);
+        cg_host_cache_insert(buf, bytes, ticket);
     }
     if (attr.kind != CG_MEM_DEVICE) {
         kind = MCA_COLL_GPU_KIND_HOST; /* host and managed memory: the host path reads it */

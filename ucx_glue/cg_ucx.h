@@ -86,12 +86,13 @@ void        cg_ucx_counters(cg_ucx_counters_t *counters);
 /* Complete every operation of this worker remotely (eager data left in a transport's
  * buffer needs the sender's progress: done before a collective returns). */
 cg_status_t cg_ucx_flush(cg_ucx_t *ucx);
-/* UCX's memory events (ucx_events.c): call release(arg) before every release of address
- * space of the process (munmap, mremap, madvise, brk, shmdt), from any thread and inside
+/* UCX's memory events (ucx_events.c): call release(arg, addr, bytes) before every release
+ * of address space of the process, with its range (munmap, mremap, madvise, brk, shmdt), from any thread and inside
  * the allocator (release must not allocate nor lock). One watcher per process.
  * CG_ERR_UNSUPPORTED when UCX installs no memory hooks (UCX_MEM_EVENTS=no, a build without
  * UCX). cg_ucx_unwatch_releases removes it (before the component is unloaded). */
-cg_status_t cg_ucx_watch_releases(void (*release)(void *arg), void *arg);
+cg_status_t cg_ucx_watch_releases(void (*release)(void *arg, const void *addr, size_t bytes),
+                                  void *arg);
 void        cg_ucx_unwatch_releases(void);
 
 

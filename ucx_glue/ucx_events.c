@@ -9,18 +9,18 @@
 
 #include <ucm/api/ucm.h>
 
-static void (*cg_ucx_release_fn)(void *arg);
+static void (*cg_ucx_release_fn)(void *arg, const void *addr, size_t bytes);
 static void  *cg_ucx_release_arg;
 
 static void cg_ucx_vm_unmapped(ucm_event_type_t type, ucm_event_t *event, void *arg)
 {
     (void)type;
-    (void)event;
     (void)arg;
-    cg_ucx_release_fn(cg_ucx_release_arg);
+    cg_ucx_release_fn(cg_ucx_release_arg, event->vm_unmapped.address, event->vm_unmapped.size);
 }
 
-cg_status_t cg_ucx_watch_releases(void (*release)(void *arg), void *arg)
+cg_status_t cg_ucx_watch_releases(void (*release)(void *arg, const void *addr, size_t bytes),
+                                  void *arg)
 {
     ucs_status_t status;
 

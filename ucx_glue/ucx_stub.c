@@ -119,7 +119,8 @@ void cg_ucx_counters(cg_ucx_counters_t *counters)
     *counters = (cg_ucx_counters_t){0, 0, 0};
 }
 
-cg_status_t cg_ucx_watch_releases(void (*release)(void *arg), void *arg)
+cg_status_t cg_ucx_watch_releases(void (*release)(void *arg, const void *addr, size_t bytes),
+                                  void *arg)
 {
     (void)release;
     (void)arg;

@@ -14,85 +14,91 @@
  *     --app-ready  run with coll_gpu_app_wait=none: no wait for the application's work, so
  *              a zero-copy call waits on the host once less and a one_shot no differently
  * Then a run of LL calls with one rank lagging (results checked; a hang is a failure).
+ * Then the host-memory cache around releases of address space (coll_gpu_mem_releases).
  * Results are checked too (against host arithmetic), so a cheap wrong call cannot pass.
  */
-#include "examples/example_mem.h"
+#include "tests/mpi/check_costs.h"
 
-#include <mpi.h>
-#include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-enum { C_FAST, C_STAGED, C_UNDER, C_LOCAL, C_MPI, C_AGREE, C_WAITS, C_OPS, C_SCRATCH, C_STAGEB,
-       C_EXPORTS, C_IMPORTS, C_MISSED, C_QUERIES, C_HITS, C_NUM };
-static const char *const counter_names[C_NUM] = {
+const char *const costs_counter_names[C_NUM] = {
     "calls_fast", "calls_staged", "calls_underlying", "calls_local", "mpi_underlying",
     "agreements", "host_waits", "device_ops", "scratch_bytes", "staged_bytes", "ipc_exports",
     "ipc_imports", "ll_missed", "mem_queries", "mem_cache_hits"};
 
-static MPI_T_pvar_session  session;
-static MPI_T_pvar_handle   handles[C_NUM];
-static int                 failures;
-static int                 host_cache = 1; /* coll_gpu_host_cache in use (--no-host-cache) */
-static int                 app_ready;      /* coll_gpu_app_wait=none (--app-ready) */
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle  handles[C_NUM];
+static MPI_T_pvar_handle  releases_handle;
+int                       costs_failures;
+int                       costs_host_cache = 1;
+int                       costs_app_ready;
+
+/* The handle of the performance variable coll_gpu_<counter>; aborts when there is none. */
+static MPI_T_pvar_handle costs_handle(const char *counter, int pvars)
+{
+    MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
+    char              want[96];
+
+    snprintf(want, sizeof(want), "coll_gpu_%s", counter);
+    for (int i = 0; i < pvars && handle == MPI_T_PVAR_HANDLE_NULL; i++) {
+        char         name[256], desc[1024];
+        int          nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic, cnt;
+        MPI_Datatype dt;
+        MPI_T_enum   e;
+        if (MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &e, desc, &dl, &bind, &ro,
+                                &cont, &atomic) == MPI_SUCCESS && strcmp(name, want) == 0) {
+            MPI_T_pvar_handle_alloc(session, i, NULL, &handle, &cnt);
+        }
+    }
+    if (handle == MPI_T_PVAR_HANDLE_NULL) {
+        fprintf(stderr, "coll_costs: no performance variable %s (component not loaded?)\n", want);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return handle;
+}
 
 static void costs_init(void)
 {
-    int provided, n = 0;
+    int provided, pvars = 0;
 
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session_create(&session);
-    MPI_T_pvar_get_num(&n);
+    MPI_T_pvar_get_num(&pvars);
     for (int c = 0; c < C_NUM; c++) {
-        char want[96];
-        handles[c] = MPI_T_PVAR_HANDLE_NULL;
-        snprintf(want, sizeof(want), "coll_gpu_%s", counter_names[c]);
-        for (int i = 0; i < n; i++) {
-            char         name[256], desc[1024];
-            int          nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic, cnt;
-            MPI_Datatype dt;
-            MPI_T_enum   e;
-            if (MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &e, desc, &dl, &bind, &ro,
-                                    &cont, &atomic) == MPI_SUCCESS && strcmp(name, want) == 0) {
-                MPI_T_pvar_handle_alloc(session, i, NULL, &handles[c], &cnt);
-            }
-        }
-        if (handles[c] == MPI_T_PVAR_HANDLE_NULL) {
-            fprintf(stderr, "coll_costs: no performance variable %s (component not loaded?)\n", want);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
+        handles[c] = costs_handle(costs_counter_names[c], pvars);
     }
+    releases_handle = costs_handle("mem_releases", pvars);
 }
 
-static void costs_read(unsigned long long v[C_NUM])
+void costs_read(unsigned long long v[C_NUM])
 {
     for (int c = 0; c < C_NUM; c++) {
         MPI_T_pvar_read(session, handles[c], &v[c]);
     }
 }
 
-/* One case: its name, the call, and the expected deltas (-1: not checked; for host waits
- * and device operations the value is an upper bound when max is set). */
-typedef struct {
-    const char *name;
-    long        want[C_NUM];
-    int         max[C_NUM];
-} costs_case_t;
+unsigned long long costs_releases(void)
+{
+    unsigned long long releases = 0;
+
+    MPI_T_pvar_read(session, releases_handle, &releases);
+    return releases;
+}
 
 /* The cases give the memory queries of a call; on host memory seen before (every measured
  * call: a warm-up came first), the host-memory cache answers them instead (mem_cache_hits). */
-static void costs_check(const costs_case_t *k, const unsigned long long d[C_NUM], int rank,
-                        int bad_result, em_kind_t kind)
+void costs_check(const costs_case_t *k, const unsigned long long d[C_NUM], int rank,
+                 int bad_result, em_kind_t kind)
 {
     char line[512];
     int  used = snprintf(line, sizeof(line), "%-34s", k->name), bad = bad_result;
     long hits = 0;
 
-    if (kind == EM_HOST && host_cache && k->want[C_QUERIES] >= 0) {
+    if (kind == EM_HOST && costs_host_cache && k->want[C_QUERIES] >= 0) {
         hits = k->want[C_QUERIES];
     }
     for (int c = 0; c < C_NUM; c++) {
@@ -102,247 +108,12 @@ static void costs_check(const costs_case_t *k, const unsigned long long d[C_NUM]
         bad |= !ok;
     }
     if (bad) {
-        failures++;
+        costs_failures++;
         fprintf(stderr, "coll_costs: FAIL rank %d %s%s: %s\n", rank, k->name,
                 bad_result ? " (wrong result)" : "", line);
     } else if (rank == 0) {
         printf("%s\n", line);
     }
-}
-
-enum { K_ALLREDUCE, K_BCAST, K_ALLGATHER, K_RSB };
-static const char *const coll_names[] = {"allreduce", "bcast", "allgather", "reduce_scatter_block"};
-
-/* One call of coll on count ints per rank (SUM), in place when in_place (root 0 for bcast);
- * returns the wrong elements of this rank's result. */
-static int costs_call(int coll, MPI_Comm comm, void *dbuf, void *dsend, int32_t *host, size_t count,
-                      em_kind_t kind, int in_place)
-{
-    int    rank, size, bad = 0;
-    size_t out_elems;
-
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    switch (coll) {
-    case K_ALLREDUCE:
-        for (size_t i = 0; i < count; i++) {
-            host[i] = (int32_t)(i % 97) + rank;
-        }
-        em_to_dev(in_place ? dbuf : dsend, host, count * 4, kind);
-        MPI_Allreduce(in_place ? MPI_IN_PLACE : dsend, dbuf, (int)count, MPI_INT32_T, MPI_SUM, comm);
-        em_to_host(host, dbuf, count * 4, kind);
-        for (size_t i = 0; i < count; i++) {
-            bad += host[i] != (int32_t)((i % 97) * size + size * (size - 1) / 2);
-        }
-        break;
-    case K_BCAST:
-        for (size_t i = 0; i < count; i++) {
-            host[i] = rank == 0 ? (int32_t)(i * 7 + 3) : -1;
-        }
-        em_to_dev(dbuf, host, count * 4, kind);
-        MPI_Bcast(dbuf, (int)count, MPI_INT32_T, 0, comm);
-        em_to_host(host, dbuf, count * 4, kind);
-        for (size_t i = 0; i < count; i++) {
-            bad += host[i] != (int32_t)(i * 7 + 3);
-        }
-        break;
-    case K_ALLGATHER:
-        out_elems = count * (size_t)size;
-        for (size_t i = 0; i < count; i++) {
-            host[i] = (int32_t)(rank * 1000 + (int)i);
-        }
-        em_to_dev(in_place ? (char *)dbuf + (size_t)rank * count * 4 : dsend, host, count * 4, kind);
-        MPI_Allgather(in_place ? MPI_IN_PLACE : dsend, (int)count, MPI_INT32_T, dbuf, (int)count,
-                      MPI_INT32_T, comm);
-        em_to_host(host, dbuf, out_elems * 4, kind);
-        for (size_t i = 0; i < out_elems; i++) {
-            bad += host[i] != (int32_t)((int)(i / count) * 1000 + (int)(i % count));
-        }
-        break;
-    default: /* reduce_scatter_block: count per rank */
-        for (size_t i = 0; i < count * (size_t)size; i++) {
-            host[i] = (int32_t)(i % 89) + rank;
-        }
-        em_to_dev(in_place ? dbuf : dsend, host, count * (size_t)size * 4, kind);
-        MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : dsend, dbuf, (int)count, MPI_INT32_T,
-                                 MPI_SUM, comm);
-        em_to_host(host, dbuf, count * 4, kind);
-        for (size_t i = 0; i < count; i++) {
-            size_t g = (size_t)rank * count + i;
-            bad += host[i] != (int32_t)((g % 89) * size + size * (size - 1) / 2);
-        }
-        break;
-    }
-    return bad;
-}
-
-/* A rank that lags behind its peers through a run of LL calls: the root of a bcast needs
- * nothing from the others, so without the empty lines (cg_ll_slot_lines) it ran two calls
- * ahead and its third call's lines overwrote the first's before the slow rank read them
- * (a hang, or the wrong data). The last rank sleeps before every call; every result is
- * checked. Returns the wrong elements. */
-static int costs_lagging_rank(void *dbuf, void *dsend, int32_t *host, em_kind_t kind)
-{
-    static const int sequence[] = {K_BCAST, K_BCAST, K_ALLGATHER, K_BCAST, K_ALLREDUCE, K_BCAST,
-                                   K_BCAST, K_RSB, K_BCAST, K_BCAST};
-    int              rank, size, bad = 0;
-
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (size_t i = 0; i < sizeof(sequence) / sizeof(sequence[0]); i++) {
-        if (rank == size - 1) {
-            usleep(50000);
-        }
-        bad += costs_call(sequence[i], MPI_COMM_WORLD, dbuf, dsend, host, 16, kind, 0);
-    }
-    return bad;
-}
-
-/* Calls on a communicator with its context and board, where the ranks' memory kinds
- * change from call to call: the calls run before the agreement (the agreement rides on the
- * LL lines, or on the first host barrier), so in every call where one rank passes host
- * buffers, each of the others starts the call and must find it missing a rank, cancel it
- * and take the staged path (exactly size - 1 misses per such call, coll_gpu_ll_missed); in
- * the others nobody misses. label: what the forced algorithms are. Then
- * runs of 100 bcasts with the root on host memory (it runs ahead of the others, past the
- * board's ring of 64 calls) and with a non-root on host memory. Every result is checked.
- * Returns the wrong elements (and counts a failure on a wrong number of misses). */
-static int costs_kinds_varying(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend,
-                               int32_t *host, em_kind_t kind, const char *label)
-{
-    unsigned long long before[C_NUM], after[C_NUM], missed, all_missed = 0;
-    unsigned long long want = 0;
-    int                rank, size, bad = 0;
-
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    costs_read(before);
-    for (int i = 0; i < 120; i++) {
-        const int coll = i % (size > 4 ? 3 : 4), host_rank = i % 3 == 0 ? (i / 3) % size : -1;
-        const int on_host = rank == host_rank;
-        bad += costs_call(coll, MPI_COMM_WORLD, on_host ? (void *)hbuf : dbuf,
-                          on_host ? (void *)hsend : dsend, host, 16 + (size_t)(i % 5),
-                          on_host ? EM_HOST : kind, i % 2);
-        want += host_rank >= 0 ? (unsigned long long)(size - 1) : 0;
-    }
-    for (int run = 0; run < 2; run++) { /* the root on host memory, then rank size - 1 */
-        const int on_host = run == 0 ? rank == 0 : rank == size - 1;
-        for (int i = 0; i < 100; i++) {
-            bad += costs_call(K_BCAST, MPI_COMM_WORLD, on_host ? (void *)hbuf : dbuf, NULL, host,
-                              8, on_host ? EM_HOST : kind, 0);
-        }
-        want += 100ull * (unsigned long long)(size - 1);
-    }
-    costs_read(after);
-    missed = after[C_MISSED] - before[C_MISSED];
-    MPI_Allreduce(&missed, &all_missed, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (all_missed != want) {
-        failures++;
-        if (rank == 0) {
-            fprintf(stderr, "coll_costs: FAIL %s, kinds changing: %llu misses over the "
-                    "ranks, expected %llu\n", label, all_missed, want);
-        }
-    } else if (rank == 0) {
-        char what[64];
-        snprintf(what, sizeof(what), "%s, kinds changing", label);
-        printf("%-34s %llu misses, as expected\n", what, all_missed);
-    }
-    return bad;
-}
-
-/* The host-memory cache forgets every buffer at any release of address space (UCX's memory
- * hooks; a released range may come back as device memory): a host buffer known from the
- * call before is queried again after an unrelated munmap, then known again. */
-static void costs_host_release(int32_t *hbuf, int32_t *hsend, int32_t *host)
-{
-    unsigned long long before[C_NUM], after[C_NUM], q[3], h[3];
-    int                rank, bad = 0;
-
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    bad += costs_call(K_ALLREDUCE, MPI_COMM_WORLD, hbuf, hsend, host, 16, EM_HOST, 0);
-    for (int step = 0; step < 3; step++) {
-        if (step == 1) {
-            void *page = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                              -1, 0);
-            if (page != MAP_FAILED) {
-                munmap(page, 1 << 16);
-            }
-        }
-        costs_read(before);
-        bad += costs_call(K_ALLREDUCE, MPI_COMM_WORLD, hbuf, hsend, host, 16, EM_HOST, 0);
-        costs_read(after);
-        q[step] = after[C_QUERIES] - before[C_QUERIES];
-        h[step] = after[C_HITS] - before[C_HITS];
-    }
-    /* known, forgotten by the munmap, known again */
-    if (bad || q[0] != 0 || h[0] != 2 || q[1] != 2 || h[1] != 0 || q[2] != 0 || h[2] != 2) {
-        failures++;
-        fprintf(stderr, "coll_costs: FAIL rank %d: host buffers around a munmap: queries %llu %llu "
-                "%llu, cache hits %llu %llu %llu (expected 0 2 0, 2 0 2)%s\n", rank, q[0], q[1],
-                q[2], h[0], h[1], h[2], bad ? ", wrong result" : "");
-    } else if (rank == 0) {
-        printf("%-34s queries 0 2 0, cache hits 2 0 2\n", "host buffers around a munmap");
-    }
-}
-
-/* One measured call on comm (after one warm-up when warm): its counter deltas checked. */
-static void costs_measure(const costs_case_t *k, int coll, MPI_Comm comm, void *buf, void *send,
-                          int32_t *host, em_kind_t kind, int warm)
-{
-    unsigned long long before[C_NUM], after[C_NUM], delta[C_NUM];
-    int                rank, bad;
-
-    MPI_Comm_rank(comm, &rank);
-    if (warm) {
-        bad = costs_call(coll, comm, buf, send, host, 16, kind, 0);
-    }
-    costs_read(before);
-    bad = costs_call(coll, comm, buf, send, host, 16, kind, 0);
-    costs_read(after);
-    for (int x = 0; x < C_NUM; x++) {
-        delta[x] = after[x] - before[x];
-    }
-    costs_check(k, delta, rank, bad != 0, kind);
-}
-
-/* Communicators whose info asserts host memory only (mpi_assert_memory_alloc_kinds, MPI
- * 4.1): when every rank asserts it, calls after the first agreement agree no more (across
- * nodes too): host buffers go underneath at the cost of Open MPI alone, device buffers
- * (against the assertion) are staged, and a mix of both still meets underneath with exact
- * results. When one rank only asserts it, every call still agrees. */
-static void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend, int32_t *host,
-                           em_kind_t kind)
-{
-    const long X = -1;
-    const costs_case_t host_call = {"asserted: host allreduce", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}};
-    const costs_case_t dev_call  = {"asserted: device allreduce", {0, 1, 0, 0, 1, 0, X, X, 0, 8 * 16, 0, 0, 0, 2}, {0}};
-    const costs_case_t mixed     = {"asserted: mixed host/device", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 2}, {0}};
-    const costs_case_t partial   = {"asserted on rank 0 only", {0, 0, 1, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {0}};
-    MPI_Info           info;
-    MPI_Comm           all, some;
-    int                rank;
-
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "mpi_assert_memory_alloc_kinds", "system, mpi");
-    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &all);
-    MPI_Comm_dup_with_info(MPI_COMM_WORLD, rank == 0 ? info : MPI_INFO_NULL, &some);
-    MPI_Info_free(&info);
-    costs_measure(&host_call, K_ALLREDUCE, all, hbuf, hsend, host, EM_HOST, 1);
-    for (int coll = K_BCAST; coll <= K_RSB; coll++) { /* each entry point's direct path */
-        costs_case_t k = host_call;
-        char         name[64];
-        snprintf(name, sizeof(name), "asserted: host %s", coll_names[coll]);
-        k.name               = name;
-        k.want[C_QUERIES] = coll == K_BCAST ? 1 : 2; /* one per buffer */
-        costs_measure(&k, coll, all, hbuf, hsend, host, EM_HOST, 1);
-    }
-    costs_measure(&dev_call, K_ALLREDUCE, all, dbuf, dsend, host, kind, 0);
-    costs_measure(&mixed, K_ALLREDUCE, all, rank == 0 ? dbuf : (void *)hbuf,
-                  rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 0);
-    costs_measure(&partial, K_ALLREDUCE, some, hbuf, hsend, host, EM_HOST, 1);
-    MPI_Comm_free(&all);
-    MPI_Comm_free(&some);
 }
 
 static void costs_watchdog(int sig)
@@ -361,7 +132,7 @@ static void costs_force(int coll, const char *alg)
     MPI_T_cvar_handle h;
     char              want[96];
 
-    snprintf(want, sizeof(want), "coll_gpu_%s_algorithm", coll_names[coll]);
+    snprintf(want, sizeof(want), "coll_gpu_%s_algorithm", costs_coll_names[coll]);
     MPI_T_cvar_get_num(&n);
     for (int i = 0; i < n; i++) {
         char         name[256], desc[2048], item[64];
@@ -384,7 +155,7 @@ static void costs_force(int coll, const char *alg)
             }
         }
     }
-    fprintf(stderr, "coll_costs: no %s algorithm %s\n", coll_names[coll], alg);
+    fprintf(stderr, "coll_costs: no %s algorithm %s\n", costs_coll_names[coll], alg);
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
@@ -403,9 +174,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--local")) {
             local = 1;
         } else if (!strcmp(argv[i], "--no-host-cache")) {
-            host_cache = 0;
+            costs_host_cache = 0;
         } else if (!strcmp(argv[i], "--app-ready")) {
-            app_ready = 1;
+            costs_app_ready = 1;
         }
     }
     signal(SIGALRM, costs_watchdog);
@@ -419,7 +190,7 @@ int main(int argc, char **argv)
         printf("coll_costs: %d ranks, %s%s; deltas of one warm call:\n%-34s", size, em_describe(),
                nodes ? ", several nodes" : "", "case");
         for (int c = 0; c < C_NUM; c++) {
-            printf(" %s", counter_names[c]);
+            printf(" %s", costs_counter_names[c]);
         }
         printf("\n");
     }
@@ -428,7 +199,7 @@ int main(int argc, char **argv)
         /* memory that the calls copy through scratch */
         const int    pool = strcmp(mem, "pool") == 0 || strcmp(mem, "vmm-private") == 0;
         const long   N    = nodes ? 1 : 0, X = -1; /* agreement across nodes; unchecked */
-        const long   ZC_WAITS = 4 - app_ready; /* zero copy, warm: see below */
+        const long   ZC_WAITS = 4 - costs_app_ready; /* zero copy, warm: see below */
         int32_t     *host = malloc(4 * big * sizeof(int32_t));
         int32_t     *hbuf = malloc(4 * big * sizeof(int32_t)), *hsend = malloc(4 * big * sizeof(int32_t));
         void        *dbuf = em_alloc(4 * big * sizeof(int32_t), kind);
@@ -504,7 +275,7 @@ int main(int argc, char **argv)
             }
             costs_read(after);
             if (after[C_AGREE] - before[C_AGREE] != want) {
-                failures++;
+                costs_failures++;
                 fprintf(stderr, "coll_costs: FAIL rank %d: the first 8 calls made %lld agreements "
                         "underneath, expected %llu\n", rank,
                         (long long)(after[C_AGREE] - before[C_AGREE]), want);
@@ -550,8 +321,8 @@ int main(int argc, char **argv)
             costs_measure(&mixed, K_ALLREDUCE, MPI_COMM_WORLD, rank == 0 ? dbuf : (void *)hbuf,
                           rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 1);
         }
-        if (host_cache) {
-            costs_host_release(hbuf, hsend, host);
+        if (costs_host_cache) {
+            costs_host_release(host);
         }
         if (!local) {
             costs_asserted(dbuf, dsend, hbuf, hsend, host, kind);
@@ -573,7 +344,7 @@ int main(int argc, char **argv)
             bad = costs_lagging_rank(dbuf, dsend, host, kind);
             if (!bad && !local && /* local: kinds must not differ between ranks */
                 (bad = costs_kinds_varying(dbuf, dsend, hbuf, hsend, host, kind, labels[set])) != 0) {
-                failures++;
+                costs_failures++;
                 fprintf(stderr, "coll_costs: FAIL rank %d: %s with kinds changing: %d wrong "
                         "elements\n", rank, labels[set], bad);
                 bad = 0;
@@ -582,7 +353,7 @@ int main(int argc, char **argv)
                 costs_force(c, "auto");
             }
             if (bad) {
-                failures++;
+                costs_failures++;
                 fprintf(stderr, "coll_costs: FAIL rank %d: %s with a lagging rank: %d wrong "
                         "elements\n", rank, labels[set], bad);
             } else if (rank == 0) {
@@ -594,7 +365,7 @@ int main(int argc, char **argv)
         em_free(dbuf, kind), em_free(dsend, kind);
         free(host), free(hbuf), free(hsend);
     }
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&costs_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("coll_costs: %s (%d failures)\n", total ? "FAILED" : "PASSED", total);
     }

@@ -59,6 +59,7 @@ export OMPI_MCA_btl_tcp_if_include=lo
 base_mca=(--mca op ^avx --mca mpi_yield_when_idle 1 --bind-to none)
 
 failures=0
+failed_report="" # the FAIL lines again at the end, where a log's tail shows them
 runs=0
 skipped=0
 
@@ -86,8 +87,12 @@ run() {
         echo "PASS $name ($((SECONDS - t0)) s)"
         return 0
     fi
-    echo "FAIL $name (exit status $rc$([ "$rc" = 124 ] && echo ": timed out"), $((SECONDS - t0)) s): $log"
-    logs "$name" | grep -m 20 -E 'FAIL|rror|abort|Signal' | sed 's/^/    /'
+    local line detail
+    line="FAIL $name (exit status $rc$([ "$rc" = 124 ] && echo ": timed out"), $((SECONDS - t0)) s): $log"
+    detail=$(logs "$name" | grep -m 20 -E 'FAIL|rror|abort|Signal' | sed 's/^/    /')
+    echo "$line"
+    [ -z "$detail" ] || echo "$detail"
+    failed_report+="$line"$'\n'"${detail:+$detail$'\n'}"
     failures=$((failures + 1))
     return 1
 }
@@ -118,6 +123,7 @@ logs() {
 
 fail() {
     echo "FAIL $1"
+    failed_report+="FAIL $1"$'\n'
     failures=$((failures + 1))
 }
 
@@ -475,5 +481,9 @@ run "overlap-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_overlap" 65536 8 &&
 run "bench-np3" 3 "${dev_mca[@]}" "$builddir/coll_gpu_bench" -C allreduce -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 &&
     { grep -q "all results correct" "$logdir/bench-np3.log" || fail "bench-np3: results not correct"; }
 
+if [ "$failures" -gt 0 ]; then
+    echo "run_suite: the failed runs again:"
+    printf '%s' "$failed_report"
+fi
 echo "run_suite: $runs runs, $failures failed, $skipped skipped by CG_SUITE_FILTER (logs in $logdir)"
 [ "$failures" -eq 0 ]

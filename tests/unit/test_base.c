@@ -11,6 +11,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -239,27 +240,30 @@ END_TEST
 
 static int test_releases;
 
-static void test_count_release(void *arg)
+static void test_count_release(void *arg, const void *addr, size_t bytes)
 {
     (void)arg;
     test_releases++;
-    cg_host_cache_forget();
+    cg_host_cache_release(addr, bytes);
 }
 
 /* The host-memory cache: ranges inside what was inserted hit, others miss; an entry made
- * before a release (older generation) never hits; UCX reports a munmap before it happens. */
+ * before a release (older ticket) never hits; a release forgets what it overlaps and keeps
+ * the rest; UCX reports a munmap, with its range, before it happens. */
 START_TEST(test_host_cache)
 {
     static char buf[256];
-    uint64_t    gen;
+    uint64_t    ticket;
+    char       *pages;
     void       *page;
+    long        psize = sysconf(_SC_PAGESIZE);
 
     cg_host_cache_enable(0);
-    cg_host_cache_insert(buf, 64, cg_host_cache_generation());
+    cg_host_cache_insert(buf, 64, cg_host_cache_ticket());
     ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0); /* off: nothing is kept */
     cg_host_cache_enable(1);
-    gen = cg_host_cache_generation();
-    cg_host_cache_insert(buf, 64, gen);
+    ticket = cg_host_cache_ticket();
+    cg_host_cache_insert(buf, 64, ticket);
     ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
     ck_assert_int_eq(cg_host_cache_lookup(buf, 8), 1);
     ck_assert_int_eq(cg_host_cache_lookup(buf, 65), 0);
@@ -267,23 +271,52 @@ START_TEST(test_host_cache)
     ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 8), 0);
     cg_host_cache_forget();
     ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
-    cg_host_cache_insert(buf, 64, gen); /* queried before the release: stale */
+    cg_host_cache_insert(buf, 64, ticket); /* queried before the release: stale */
     ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
-    cg_host_cache_insert(buf, 128, cg_host_cache_generation());
+    cg_host_cache_insert(buf, 128, cg_host_cache_ticket());
     ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
     for (int apart = 8; apart < 64; apart += 8) { /* neighbours (a norm's input and output) */
-        cg_host_cache_insert(buf + 128, 8, cg_host_cache_generation());
-        cg_host_cache_insert(buf + 128 + apart, 8, cg_host_cache_generation());
+        cg_host_cache_insert(buf + 128, 8, cg_host_cache_ticket());
+        cg_host_cache_insert(buf + 128 + apart, 8, cg_host_cache_ticket());
         ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 8), 1);
         ck_assert_int_eq(cg_host_cache_lookup(buf + 128 + apart, 8), 1);
     }
-    /* the releases come from UCX's memory hooks where the build has UCX */
+    /* a release forgets the entries it overlaps, by a byte at either end, and no other */
+    cg_host_cache_forget();
+    cg_host_cache_insert(buf, 64, cg_host_cache_ticket());
+    cg_host_cache_insert(buf + 128, 64, cg_host_cache_ticket());
+    cg_host_cache_release(buf + 64, 64); /* the gap between them */
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
+    ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 64), 1);
+    cg_host_cache_release(buf + 63, 1); /* the first's last byte */
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 8), 0);
+    ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 64), 1);
+    cg_host_cache_release(buf + 191, SIZE_MAX); /* to the end of the address space */
+    ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 64), 0);
+    ticket = cg_host_cache_ticket();
+    cg_host_cache_release(buf + 200, 8); /* elsewhere, but during the query: dropped */
+    cg_host_cache_insert(buf, 64, ticket);
+    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
+    /* the releases come from UCX's memory hooks where the build has UCX: an unrelated munmap
+     * keeps an entry, a munmap of the buffer's own page forgets it */
     if (cg_ucx_watch_releases(test_count_release, NULL) == CG_OK) {
+        pages = mmap(NULL, 2 * (size_t)psize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+        ck_assert_ptr_ne(pages, MAP_FAILED);
+        cg_host_cache_insert(buf, 64, cg_host_cache_ticket());
+        cg_host_cache_insert(pages + psize, 64, cg_host_cache_ticket());
         page = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         ck_assert_ptr_ne(page, MAP_FAILED);
         ck_assert_int_eq(munmap(page, 1 << 16), 0);
         ck_assert_int_ge(test_releases, 1);
-        ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
+        ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
+        ck_assert_int_eq(cg_host_cache_lookup(pages + psize, 64), 1);
+        test_releases = 0;
+        ck_assert_int_eq(munmap(pages + psize, (size_t)psize), 0);
+        ck_assert_int_ge(test_releases, 1);
+        ck_assert_int_eq(cg_host_cache_lookup(pages + psize, 64), 0);
+        ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
+        ck_assert_int_eq(munmap(pages, (size_t)psize), 0);
         cg_ucx_unwatch_releases();
     }
     cg_host_cache_enable(0);
@@ -311,8 +344,8 @@ static void *test_cache_writer(void *arg)
 {
     (void)arg;
     while (!test_cache_stop) {
-        cg_host_cache_insert(test_cache_ranges[0], 64, cg_host_cache_generation());
-        cg_host_cache_insert(test_cache_ranges[1], 64, cg_host_cache_generation());
+        cg_host_cache_insert(test_cache_ranges[0], 64, cg_host_cache_ticket());
+        cg_host_cache_insert(test_cache_ranges[1], 64, cg_host_cache_ticket());
     }
     return NULL;
 }
@@ -346,14 +379,14 @@ START_TEST(test_host_cache_threads)
     test_cache_ranges[0] = a, test_cache_ranges[1] = b, test_cache_ranges[2] = x;
     cg_host_cache_enable(1);
     /* a call's two buffers that share their first slot both stay (X's second is not A's) */
-    cg_host_cache_insert(a, 64, cg_host_cache_generation());
-    cg_host_cache_insert(x, 8, cg_host_cache_generation());
+    cg_host_cache_insert(a, 64, cg_host_cache_ticket());
+    cg_host_cache_insert(x, 8, cg_host_cache_ticket());
     ck_assert_int_eq(cg_host_cache_lookup(a, 64), 1);
     ck_assert_int_eq(cg_host_cache_lookup(x, 8), 1);
     cg_host_cache_forget();
-    cg_host_cache_insert(x, 8, cg_host_cache_generation()); /* the blocker: A and B's first slot */
-    cg_host_cache_insert(a, 64, cg_host_cache_generation());
-    cg_host_cache_insert(b, 64, cg_host_cache_generation());
+    cg_host_cache_insert(x, 8, cg_host_cache_ticket()); /* the blocker: A and B's first slot */
+    cg_host_cache_insert(a, 64, cg_host_cache_ticket());
+    cg_host_cache_insert(b, 64, cg_host_cache_ticket());
     ck_assert_int_eq(cg_host_cache_lookup(x, 8), 1);
     ck_assert_int_eq(cg_host_cache_lookup(b, 64), 1); /* B pushed A out of their second slot */
     ck_assert_int_eq(cg_host_cache_lookup(a, 64), 0);
@@ -366,6 +399,61 @@ START_TEST(test_host_cache_threads)
     test_cache_stop = 1;
     pthread_join(writer, NULL);
     ck_assert_int_gt(hits, 0);
+    cg_host_cache_enable(0);
+}
+END_TEST
+
+/* An insert racing a release of its range: the inserting thread queries (takes its ticket)
+ * and inserts over and over, noting the ticket of each insert it finished; the main thread
+ * releases the range, stops the inserter, and looks: an entry may be there only when the
+ * last insert took its ticket after that release (Dekker between publish and release). */
+static int      test_race_pause, test_race_paused; /* atomics */
+static uint64_t test_race_last_ticket;
+
+static void *test_race_inserter(void *arg)
+{
+    while (!test_cache_stop) {
+        if (__atomic_load_n(&test_race_pause, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&test_race_paused, 1, __ATOMIC_RELEASE);
+            while (__atomic_load_n(&test_race_pause, __ATOMIC_ACQUIRE) && !test_cache_stop) {
+                sched_yield();
+            }
+            __atomic_store_n(&test_race_paused, 0, __ATOMIC_RELEASE);
+            continue;
+        }
+        uint64_t ticket = cg_host_cache_ticket();
+        cg_host_cache_insert(arg, 64, ticket);
+        __atomic_store_n(&test_race_last_ticket, ticket, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+START_TEST(test_host_cache_release_race)
+{
+    char     *range = test_cache_area + 1024;
+    pthread_t inserter;
+
+    cg_host_cache_enable(1);
+    test_cache_stop = 0, test_race_pause = 0, test_race_paused = 0;
+    ck_assert_int_eq(pthread_create(&inserter, NULL, test_race_inserter, range), 0);
+    for (int round = 0; round < 500; round++) { /* two hand-overs each: slow when loaded */
+        uint64_t after;
+        cg_host_cache_release(range + 32, 8);
+        after = cg_host_cache_ticket(); /* this release counted */
+        __atomic_store_n(&test_race_pause, 1, __ATOMIC_RELEASE);
+        while (!__atomic_load_n(&test_race_paused, __ATOMIC_ACQUIRE)) {
+            sched_yield();
+        }
+        if (cg_host_cache_lookup(range, 64)) {
+            ck_assert_uint_ge(__atomic_load_n(&test_race_last_ticket, __ATOMIC_ACQUIRE), after);
+        }
+        __atomic_store_n(&test_race_pause, 0, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&test_race_paused, __ATOMIC_ACQUIRE)) {
+            sched_yield();
+        }
+    }
+    test_cache_stop = 1;
+    pthread_join(inserter, NULL);
     cg_host_cache_enable(0);
 }
 END_TEST
@@ -407,6 +495,7 @@ START_TEST(test_pace_spin)
 }
 END_TEST
 
-CG_UNIT_MAIN("base", 0, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
+CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_host_cache, test_host_cache_threads, test_pace_spin)
+             test_host_cache, test_host_cache_threads, test_host_cache_release_race,
+             test_pace_spin)

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * coll_costs: the calls it measures, and its runs beyond one call (a lagging rank, kinds
+ * changing, the host-memory cache around releases, communicators asserting host memory).
+ */
+#include "tests/mpi/check_costs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+const char *const costs_coll_names[4] = {"allreduce", "bcast", "allgather", "reduce_scatter_block"};
+
+/* One call of coll on count ints per rank (SUM), in place when in_place (root 0 for bcast);
+ * returns the wrong elements of this rank's result. */
+int costs_call(int coll, MPI_Comm comm, void *dbuf, void *dsend, int32_t *host, size_t count,
+                      em_kind_t kind, int in_place)
+{
+    int    rank, size, bad = 0;
+    size_t out_elems;
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    switch (coll) {
+    case K_ALLREDUCE:
+        for (size_t i = 0; i < count; i++) {
+            host[i] = (int32_t)(i % 97) + rank;
+        }
+        em_to_dev(in_place ? dbuf : dsend, host, count * 4, kind);
+        MPI_Allreduce(in_place ? MPI_IN_PLACE : dsend, dbuf, (int)count, MPI_INT32_T, MPI_SUM, comm);
+        em_to_host(host, dbuf, count * 4, kind);
+        for (size_t i = 0; i < count; i++) {
+            bad += host[i] != (int32_t)((i % 97) * size + size * (size - 1) / 2);
+        }
+        break;
+    case K_BCAST:
+        for (size_t i = 0; i < count; i++) {
+            host[i] = rank == 0 ? (int32_t)(i * 7 + 3) : -1;
+        }
+        em_to_dev(dbuf, host, count * 4, kind);
+        MPI_Bcast(dbuf, (int)count, MPI_INT32_T, 0, comm);
+        em_to_host(host, dbuf, count * 4, kind);
+        for (size_t i = 0; i < count; i++) {
+            bad += host[i] != (int32_t)(i * 7 + 3);
+        }
+        break;
+    case K_ALLGATHER:
+        out_elems = count * (size_t)size;
+        for (size_t i = 0; i < count; i++) {
+            host[i] = (int32_t)(rank * 1000 + (int)i);
+        }
+        em_to_dev(in_place ? (char *)dbuf + (size_t)rank * count * 4 : dsend, host, count * 4, kind);
+        MPI_Allgather(in_place ? MPI_IN_PLACE : dsend, (int)count, MPI_INT32_T, dbuf, (int)count,
+                      MPI_INT32_T, comm);
+        em_to_host(host, dbuf, out_elems * 4, kind);
+        for (size_t i = 0; i < out_elems; i++) {
+            bad += host[i] != (int32_t)((int)(i / count) * 1000 + (int)(i % count));
+        }
+        break;
+    default: /* reduce_scatter_block: count per rank */
+        for (size_t i = 0; i < count * (size_t)size; i++) {
+            host[i] = (int32_t)(i % 89) + rank;
+        }
+        em_to_dev(in_place ? dbuf : dsend, host, count * (size_t)size * 4, kind);
+        MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : dsend, dbuf, (int)count, MPI_INT32_T,
+                                 MPI_SUM, comm);
+        em_to_host(host, dbuf, count * 4, kind);
+        for (size_t i = 0; i < count; i++) {
+            size_t g = (size_t)rank * count + i;
+            bad += host[i] != (int32_t)((g % 89) * size + size * (size - 1) / 2);
+        }
+        break;
+    }
+    return bad;
+}
+
+/* A rank that lags behind its peers through a run of LL calls: the root of a bcast needs
+ * nothing from the others, so without the empty lines (cg_ll_slot_lines) it ran two calls
+ * ahead and its third call's lines overwrote the first's before the slow rank read them
+ * (a hang, or the wrong data). The last rank sleeps before every call; every result is
+ * checked. Returns the wrong elements. */
+int costs_lagging_rank(void *dbuf, void *dsend, int32_t *host, em_kind_t kind)
+{
+    static const int sequence[] = {K_BCAST, K_BCAST, K_ALLGATHER, K_BCAST, K_ALLREDUCE, K_BCAST,
+                                   K_BCAST, K_RSB, K_BCAST, K_BCAST};
+    int              rank, size, bad = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (size_t i = 0; i < sizeof(sequence) / sizeof(sequence[0]); i++) {
+        if (rank == size - 1) {
+            usleep(50000);
+        }
+        bad += costs_call(sequence[i], MPI_COMM_WORLD, dbuf, dsend, host, 16, kind, 0);
+    }
+    return bad;
+}
+
+/* Calls on a communicator with its context and board, where the ranks' memory kinds
+ * change from call to call: the calls run before the agreement (the agreement rides on the
+ * LL lines, or on the first host barrier), so in every call where one rank passes host
+ * buffers, each of the others starts the call and must find it missing a rank, cancel it
+ * and take the staged path (exactly size - 1 misses per such call, coll_gpu_ll_missed); in
+ * the others nobody misses. label: what the forced algorithms are. Then
+ * runs of 100 bcasts with the root on host memory (it runs ahead of the others, past the
+ * board's ring of 64 calls) and with a non-root on host memory. Every result is checked.
+ * Returns the wrong elements (and counts a failure on a wrong number of misses). */
+int costs_kinds_varying(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend,
+                               int32_t *host, em_kind_t kind, const char *label)
+{
+    unsigned long long before[C_NUM], after[C_NUM], missed, all_missed = 0;
+    unsigned long long want = 0;
+    int                rank, size, bad = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    costs_read(before);
+    for (int i = 0; i < 120; i++) {
+        const int coll = i % (size > 4 ? 3 : 4), host_rank = i % 3 == 0 ? (i / 3) % size : -1;
+        const int on_host = rank == host_rank;
+        bad += costs_call(coll, MPI_COMM_WORLD, on_host ? (void *)hbuf : dbuf,
+                          on_host ? (void *)hsend : dsend, host, 16 + (size_t)(i % 5),
+                          on_host ? EM_HOST : kind, i % 2);
+        want += host_rank >= 0 ? (unsigned long long)(size - 1) : 0;
+    }
+    for (int run = 0; run < 2; run++) { /* the root on host memory, then rank size - 1 */
+        const int on_host = run == 0 ? rank == 0 : rank == size - 1;
+        for (int i = 0; i < 100; i++) {
+            bad += costs_call(K_BCAST, MPI_COMM_WORLD, on_host ? (void *)hbuf : dbuf, NULL, host,
+                              8, on_host ? EM_HOST : kind, 0);
+        }
+        want += 100ull * (unsigned long long)(size - 1);
+    }
+    costs_read(after);
+    missed = after[C_MISSED] - before[C_MISSED];
+    MPI_Allreduce(&missed, &all_missed, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (all_missed != want) {
+        costs_failures++;
+        if (rank == 0) {
+            fprintf(stderr, "coll_costs: FAIL %s, kinds changing: %llu misses over the "
+                    "ranks, expected %llu\n", label, all_missed, want);
+        }
+    } else if (rank == 0) {
+        char what[64];
+        snprintf(what, sizeof(what), "%s, kinds changing", label);
+        printf("%-34s %llu misses, as expected\n", what, all_missed);
+    }
+    return bad;
+}
+
+/* The host-memory cache forgets the buffers that a release of address space overlaps, and
+ * no other (UCX's memory hooks report each release with its range; a released range may
+ * come back as device memory). Two host buffers in pages of their own: known from the call
+ * before (no query), still known after an unrelated munmap (which the hooks saw: the
+ * releases counter moved), the send buffer queried again after its page was unmapped and
+ * mapped anew (the receive buffer still known), then both known again. The first version
+ * forgot everything at any release, and missed on every call where the collective
+ * underneath released memory of its own. */
+void costs_host_release(int32_t *host)
+{
+    static const char *const steps[4] = {"nothing", "an unrelated munmap",
+                                         "the send page remapped", "nothing"};
+    static const unsigned long long want_queries[4] = {0, 0, 1, 0}, want_hits[4] = {2, 2, 1, 2};
+    const size_t       page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned long long before[C_NUM], after[C_NUM], q[4], h[4], released[4];
+    char              *pages;
+    int                rank, bad = 0, wrong[4], any_wrong = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pages == MAP_FAILED) {
+        costs_failures++;
+        fprintf(stderr, "coll_costs: FAIL rank %d: no pages for the host buffers\n", rank);
+        return;
+    }
+    bad += costs_call(K_ALLREDUCE, MPI_COMM_WORLD, pages, pages + page, host, 16, EM_HOST, 0);
+    for (int step = 0; step < 4; step++) {
+        unsigned long long releases = costs_releases();
+        if (step == 1) {
+            void *other = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                               -1, 0);
+            if (other != MAP_FAILED) {
+                munmap(other, 1 << 16);
+            }
+        } else if (step == 2) { /* the same address again, or the test stops here */
+            munmap(pages + page, page);
+            if (mmap(pages + page, page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != pages + page) {
+                costs_failures++;
+                fprintf(stderr, "coll_costs: FAIL rank %d: the send page could not be mapped "
+                        "again at its address\n", rank);
+                munmap(pages, page);
+                return;
+            }
+        }
+        released[step] = costs_releases() - releases;
+        costs_read(before);
+        bad += costs_call(K_ALLREDUCE, MPI_COMM_WORLD, pages, pages + page, host, 16, EM_HOST, 0);
+        costs_read(after);
+        q[step] = after[C_QUERIES] - before[C_QUERIES];
+        h[step] = after[C_HITS] - before[C_HITS];
+        wrong[step] = q[step] != want_queries[step] || h[step] != want_hits[step] ||
+                      ((step == 1 || step == 2) && released[step] == 0);
+        any_wrong |= wrong[step];
+    }
+    if (bad || any_wrong) {
+        costs_failures++;
+        for (int step = 0; step < 4; step++) {
+            fprintf(stderr, "coll_costs: %s rank %d: host buffers after %s: %llu releases seen, "
+                    "queries %llu, cache hits %llu (expected %llu, %llu)%s\n",
+                    wrong[step] ? "FAIL" : "fine", rank, steps[step], released[step], q[step],
+                    h[step], want_queries[step], want_hits[step], bad ? ", wrong result" : "");
+        }
+    } else if (rank == 0) {
+        printf("%-34s queries 0 0 1 0, cache hits 2 2 1 2\n", "host buffers around releases");
+    }
+    munmap(pages, page);
+    munmap(pages + page, page);
+}
+
+/* One measured call on comm (after one warm-up when warm): its counter deltas checked. */
+void costs_measure(const costs_case_t *k, int coll, MPI_Comm comm, void *buf, void *send,
+                          int32_t *host, em_kind_t kind, int warm)
+{
+    unsigned long long before[C_NUM], after[C_NUM], delta[C_NUM];
+    int                rank, bad;
+
+    MPI_Comm_rank(comm, &rank);
+    if (warm) {
+        bad = costs_call(coll, comm, buf, send, host, 16, kind, 0);
+    }
+    costs_read(before);
+    bad = costs_call(coll, comm, buf, send, host, 16, kind, 0);
+    costs_read(after);
+    for (int x = 0; x < C_NUM; x++) {
+        delta[x] = after[x] - before[x];
+    }
+    costs_check(k, delta, rank, bad != 0, kind);
+}
+
+/* Communicators whose info asserts host memory only (mpi_assert_memory_alloc_kinds, MPI
+ * 4.1): when every rank asserts it, calls after the first agreement agree no more (across
+ * nodes too): host buffers go underneath at the cost of Open MPI alone, device buffers
+ * (against the assertion) are staged, and a mix of both still meets underneath with exact
+ * results. When one rank only asserts it, every call still agrees. */
+void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend, int32_t *host,
+                           em_kind_t kind)
+{
+    const long X = -1;
+    const costs_case_t host_call = {"asserted: host allreduce", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}};
+    const costs_case_t dev_call  = {"asserted: device allreduce", {0, 1, 0, 0, 1, 0, X, X, 0, 8 * 16, 0, 0, 0, 2}, {0}};
+    const costs_case_t mixed     = {"asserted: mixed host/device", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 2}, {0}};
+    const costs_case_t partial   = {"asserted on rank 0 only", {0, 0, 1, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {0}};
+    MPI_Info           info;
+    MPI_Comm           all, some;
+    int                rank;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_memory_alloc_kinds", "system, mpi");
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &all);
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, rank == 0 ? info : MPI_INFO_NULL, &some);
+    MPI_Info_free(&info);
+    costs_measure(&host_call, K_ALLREDUCE, all, hbuf, hsend, host, EM_HOST, 1);
+    for (int coll = K_BCAST; coll <= K_RSB; coll++) { /* each entry point's direct path */
+        costs_case_t k = host_call;
+        char         name[64];
+        snprintf(name, sizeof(name), "asserted: host %s", costs_coll_names[coll]);
+        k.name               = name;
+        k.want[C_QUERIES] = coll == K_BCAST ? 1 : 2; /* one per buffer */
+        costs_measure(&k, coll, all, hbuf, hsend, host, EM_HOST, 1);
+    }
+    costs_measure(&dev_call, K_ALLREDUCE, all, dbuf, dsend, host, kind, 0);
+    costs_measure(&mixed, K_ALLREDUCE, all, rank == 0 ? dbuf : (void *)hbuf,
+                  rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 0);
+    costs_measure(&partial, K_ALLREDUCE, some, hbuf, hsend, host, EM_HOST, 1);
+    MPI_Comm_free(&all);
+    MPI_Comm_free(&some);
+}
+
