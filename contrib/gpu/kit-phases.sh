@@ -321,6 +321,9 @@ phase_ab() {
     done
     ab_base ab-bcast-latency-base 4 "$e" -- -C bcast "${lat[@]}" || rc=1
     kit_bench_one ab-bcast-latency-new 4 "$e" -- -C bcast "${lat[@]}" --counters || rc=1
+    # latency-true bcast: a barrier after every call (-z 1, timed, both paths alike), so the
+    # staged root, whose Open MPI bcast returns once sent, cannot run ahead of its receivers
+    kit_bench_one ab-bcast-blocking-new 4 "$e" -- -C bcast "${lat[@]}" -z 1 --counters || rc=1
     ab_base ab-one_shot-base 4 "$e" -- -C allreduce -A one_shot "${mid[@]}" || rc=1
     kit_bench_one ab-one_shot-new 4 "$e" -- -C allreduce -A one_shot "${mid[@]}" --counters || rc=1
     kit_bench_one ab-one_shot-kernel-new 4 "$e" --mca coll_gpu_copy_method kernel -- \
