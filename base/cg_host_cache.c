@@ -21,11 +21,15 @@
  * back if any release came in between (it cannot know that release's range). A release
  * counts itself, then clears the overlapping entries: with a full fence on both sides, either
  * the release sees the published entry or the insert sees the count (Dekker). Enabling and
- * cg_host_cache_forget make every entry stale at once (a generation number). (A buffer
+ * cg_host_cache_forget make every entry stale at once (a generation number). A release's
+ * range is widened to whole pages (the kernel releases pages; the hooks pass the length
+ * asked for), and a release of unknown size forgets everything. (A buffer
  * released by one thread while another passes it to a collective is the application's
  * error: the cache may then keep it a few calls longer.)
  */
 #include "base/cg_base.h"
+
+#include <unistd.h>
 
 #define CG_HOST_CACHE_SLOTS 64
 
@@ -40,6 +44,9 @@ static cg_host_cache_slot_t cg_host_cache_slots_table[CG_HOST_CACHE_SLOTS];
 static uint64_t             cg_host_cache_gen = 1; /* 0: an empty slot's */
 static uint64_t             cg_host_cache_releases; /* releases reported: an insert's ticket */
 static int                  cg_host_cache_on;
+/* the kernel releases whole pages (munmap, madvise, mremap round the length up) while the
+ * hooks pass the length asked for: the page size, read when enabled (not in a hook) */
+static uintptr_t            cg_host_cache_page = 4096;
 
 /* An entry is found by the address a call passed (the start of its range), so the whole
  * address picks its slots: two small buffers next to each other (the 8-byte input and output
@@ -56,6 +63,25 @@ void cg_host_cache_slots(const void *ptr, unsigned slots[2])
     if (slots[1] == slots[0]) {
         slots[1] ^= 1;
     }
+}
+
+/* A writer takes slot from an even seq to odd: 1 when it did. The fence keeps the writer's
+ * stores that follow from becoming visible before the odd seq (a seqlock writer). */
+static int cg_host_cache_claim(cg_host_cache_slot_t *slot, uint64_t seq)
+{
+    if ((seq & 1) || !__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_RELAXED)) {
+        return 0;
+    }
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return 1;
+}
+
+/* Empties a slot claimed at seq. */
+static void cg_host_cache_empty(cg_host_cache_slot_t *slot, uint64_t seq)
+{
+    __atomic_store_n(&slot->gen, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
 /* Does slot hold [addr, addr + bytes) of the current generation? start_out: its start. */
@@ -83,6 +109,11 @@ static int cg_host_cache_holds(cg_host_cache_slot_t *slot, uintptr_t addr, size_
 
 void cg_host_cache_enable(int on)
 {
+    const long page = sysconf(_SC_PAGESIZE);
+
+    if (page > 0 && (page & (page - 1)) == 0) {
+        __atomic_store_n(&cg_host_cache_page, (uintptr_t)page, __ATOMIC_RELAXED);
+    }
     __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&cg_host_cache_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&cg_host_cache_on, on != 0, __ATOMIC_RELEASE);
@@ -122,10 +153,8 @@ static void cg_host_cache_clear(cg_host_cache_slot_t *slot, uintptr_t lo, uintpt
             start >= hi) {
             return;
         }
-        if (__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
-            __atomic_store_n(&slot->gen, 0, __ATOMIC_RELAXED);
-            __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
+        if (cg_host_cache_claim(slot, seq)) {
+            cg_host_cache_empty(slot, seq);
             return;
         }
     }
@@ -133,9 +162,15 @@ static void cg_host_cache_clear(cg_host_cache_slot_t *slot, uintptr_t lo, uintpt
 
 void cg_host_cache_release(const void *addr, size_t bytes)
 {
-    const uintptr_t lo = (uintptr_t)addr;
-    const uintptr_t hi = lo + bytes < lo ? UINTPTR_MAX : lo + bytes;
+    const uintptr_t page = __atomic_load_n(&cg_host_cache_page, __ATOMIC_RELAXED);
+    const uintptr_t lo   = (uintptr_t)addr & ~(page - 1);
+    uintptr_t       hi   = (uintptr_t)addr + bytes;
 
+    if (bytes == 0) { /* a release whose size nobody knows (UCM's shmdt of an unknown segment) */
+        cg_host_cache_forget();
+        return;
+    }
+    hi = hi < (uintptr_t)addr || hi > UINTPTR_MAX - page ? UINTPTR_MAX : (hi + page - 1) & ~(page - 1);
     __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the count before any slot is read */
     for (unsigned i = 0; i < CG_HOST_CACHE_SLOTS; i++) {
@@ -185,8 +220,7 @@ void cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t ticket)
         slot = &cg_host_cache_slots_table[slots[1]];
     }
     seq = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED);
-    if ((seq & 1) || !__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
-                                                  __ATOMIC_RELAXED)) {
+    if (!cg_host_cache_claim(slot, seq)) {
         return;
     }
     __atomic_store_n(&slot->start, addr, __ATOMIC_RELAXED);
@@ -195,12 +229,7 @@ void cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t ticket)
     __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
     /* published; a release since the ticket may have scanned the slots before it was */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (cg_host_cache_ticket() != ticket) {
-        seq += 2;
-        if (__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
-            __atomic_store_n(&slot->gen, 0, __ATOMIC_RELAXED);
-            __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
-        }
+    if (cg_host_cache_ticket() != ticket && cg_host_cache_claim(slot, seq + 2)) {
+        cg_host_cache_empty(slot, seq + 2); /* unless a writer since took it over */
     }
 }

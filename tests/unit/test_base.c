@@ -254,7 +254,7 @@ START_TEST(test_host_cache)
 {
     static char buf[256];
     uint64_t    ticket;
-    char       *pages;
+    char       *pages, *area;
     void       *page;
     long        psize = sysconf(_SC_PAGESIZE);
 
@@ -281,22 +281,30 @@ START_TEST(test_host_cache)
         ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 8), 1);
         ck_assert_int_eq(cg_host_cache_lookup(buf + 128 + apart, 8), 1);
     }
-    /* a release forgets the entries it overlaps, by a byte at either end, and no other */
+    /* a release forgets the entries in the pages it overlaps (the kernel releases whole
+     * pages), and no other; one of unknown size (0) forgets everything */
+    area = mmap(NULL, 4 * (size_t)psize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(area, MAP_FAILED);
     cg_host_cache_forget();
-    cg_host_cache_insert(buf, 64, cg_host_cache_ticket());
-    cg_host_cache_insert(buf + 128, 64, cg_host_cache_ticket());
-    cg_host_cache_release(buf + 64, 64); /* the gap between them */
-    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 1);
-    ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 64), 1);
-    cg_host_cache_release(buf + 63, 1); /* the first's last byte */
-    ck_assert_int_eq(cg_host_cache_lookup(buf, 8), 0);
-    ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 64), 1);
-    cg_host_cache_release(buf + 191, SIZE_MAX); /* to the end of the address space */
-    ck_assert_int_eq(cg_host_cache_lookup(buf + 128, 64), 0);
+    cg_host_cache_insert(area + 64, 64, cg_host_cache_ticket());        /* page 0 */
+    cg_host_cache_insert(area + 2 * psize, 64, cg_host_cache_ticket()); /* page 2 */
+    cg_host_cache_release(area + psize, (size_t)psize);                 /* page 1 */
+    cg_host_cache_release(area + psize + 8, 16);
+    ck_assert_int_eq(cg_host_cache_lookup(area + 64, 64), 1);
+    ck_assert_int_eq(cg_host_cache_lookup(area + 2 * psize, 64), 1);
+    cg_host_cache_release(area + psize - 1, 1); /* page 0's last byte: page 0 */
+    ck_assert_int_eq(cg_host_cache_lookup(area + 64, 8), 0);
+    ck_assert_int_eq(cg_host_cache_lookup(area + 2 * psize, 64), 1);
+    cg_host_cache_release(area + 2 * psize + 100, SIZE_MAX); /* to the end of the address space */
+    ck_assert_int_eq(cg_host_cache_lookup(area + 2 * psize, 64), 0);
+    cg_host_cache_insert(area + 64, 64, cg_host_cache_ticket());
+    cg_host_cache_release(area + 3 * psize, 0);
+    ck_assert_int_eq(cg_host_cache_lookup(area + 64, 64), 0);
     ticket = cg_host_cache_ticket();
-    cg_host_cache_release(buf + 200, 8); /* elsewhere, but during the query: dropped */
-    cg_host_cache_insert(buf, 64, ticket);
-    ck_assert_int_eq(cg_host_cache_lookup(buf, 64), 0);
+    cg_host_cache_release(area + 3 * psize, 8); /* elsewhere, but during the query: dropped */
+    cg_host_cache_insert(area + 64, 64, ticket);
+    ck_assert_int_eq(cg_host_cache_lookup(area + 64, 64), 0);
+    ck_assert_int_eq(munmap(area, 4 * (size_t)psize), 0);
     /* the releases come from UCX's memory hooks where the build has UCX: an unrelated munmap
      * keeps an entry, a munmap of the buffer's own page forgets it */
     if (cg_ucx_watch_releases(test_count_release, NULL) == CG_OK) {
@@ -422,6 +430,8 @@ static void *test_race_inserter(void *arg)
             continue;
         }
         uint64_t ticket = cg_host_cache_ticket();
+        for (volatile int query = 0; query < 100; query++) { /* the query's time: a wider race */
+        }
         cg_host_cache_insert(arg, 64, ticket);
         __atomic_store_n(&test_race_last_ticket, ticket, __ATOMIC_RELEASE);
     }
