@@ -38,11 +38,13 @@ typedef struct {
     uintptr_t start;
     uintptr_t end;
     uint64_t  gen;
-} __attribute__((aligned(32))) cg_host_cache_slot_t;
+    uint64_t  stamp; /* when inserted (the inserts' count): the older of two goes first */
+} __attribute__((aligned(64))) cg_host_cache_slot_t;
 
 static cg_host_cache_slot_t cg_host_cache_slots_table[CG_HOST_CACHE_SLOTS];
 static uint64_t             cg_host_cache_gen = 1; /* 0: an empty slot's */
 static uint64_t             cg_host_cache_releases; /* releases reported: an insert's ticket */
+static uint64_t             cg_host_cache_inserts;  /* the stamps */
 static int                  cg_host_cache_on;
 /* the kernel releases whole pages (munmap, madvise, mremap round the length up) while the
  * hooks pass the length asked for: the page size, read when enabled (not in a hook) */
@@ -51,9 +53,9 @@ static uintptr_t            cg_host_cache_page = 4096;
 /* An entry is found by the address a call passed (the start of its range), so the whole
  * address picks its slots: two small buffers next to each other (the 8-byte input and output
  * of a norm on the stack) must not share one. Two candidate slots per address (bits of one
- * hash; different slots): two buffers that share the first still both stay (the second
- * goes to its other slot), so a call's input and output never push each other out unless a
- * third buffer shares both. */
+ * hash; different slots): an insert takes the first free for it, else the one holding the
+ * older entry, so a call's input and output, inserted one after the other, never push each
+ * other out: only what was there before them goes. */
 void cg_host_cache_slots(const void *ptr, unsigned slots[2])
 {
     const uint64_t hash = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ull;
@@ -213,11 +215,19 @@ void cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t ticket)
         return; /* off, empty, or a release came during the query */
     }
     gen = __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE);
-    /* the first slot when it is free for this address, else the second (whatever it holds) */
+    /* the first slot free for this address, else the one holding the older entry: a call's
+     * buffers, inserted together, push out what came before them, never each other (with
+     * the second slot taken whatever it held, two buffers sharing it while older entries
+     * held both first slots pushed each other out at every call) */
     cg_host_cache_slots(ptr, slots);
     slot = &cg_host_cache_slots_table[slots[0]];
     if (!cg_host_cache_free_for(slot, addr)) {
-        slot = &cg_host_cache_slots_table[slots[1]];
+        cg_host_cache_slot_t *other = &cg_host_cache_slots_table[slots[1]];
+        if (cg_host_cache_free_for(other, addr) ||
+            __atomic_load_n(&other->stamp, __ATOMIC_RELAXED) <
+                __atomic_load_n(&slot->stamp, __ATOMIC_RELAXED)) {
+            slot = other;
+        }
     }
     seq = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED);
     if (!cg_host_cache_claim(slot, seq)) {
@@ -226,6 +236,8 @@ void cg_host_cache_insert(const void *ptr, size_t bytes, uint64_t ticket)
     __atomic_store_n(&slot->start, addr, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->end, addr + bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->gen, gen, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->stamp, __atomic_add_fetch(&cg_host_cache_inserts, 1, __ATOMIC_RELAXED),
+                     __ATOMIC_RELAXED);
     __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
     /* published; a release since the ticket may have scanned the slots before it was */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -348,11 +348,15 @@ static int test_cache_same_slots(const void *a, const void *b)
     return sa[0] == sb[0] && sa[1] == sb[1];
 }
 
+/* X again before each of A and B: the newest entry, it keeps the first slot, and A and B
+ * push each other out of the second (an insert replaces the older of two entries). */
 static void *test_cache_writer(void *arg)
 {
     (void)arg;
     while (!test_cache_stop) {
+        cg_host_cache_insert(test_cache_ranges[2], 8, cg_host_cache_ticket());
         cg_host_cache_insert(test_cache_ranges[0], 64, cg_host_cache_ticket());
+        cg_host_cache_insert(test_cache_ranges[2], 8, cg_host_cache_ticket());
         cg_host_cache_insert(test_cache_ranges[1], 64, cg_host_cache_ticket());
     }
     return NULL;
@@ -394,9 +398,10 @@ START_TEST(test_host_cache_threads)
     cg_host_cache_forget();
     cg_host_cache_insert(x, 8, cg_host_cache_ticket()); /* the blocker: A and B's first slot */
     cg_host_cache_insert(a, 64, cg_host_cache_ticket());
+    cg_host_cache_insert(x, 8, cg_host_cache_ticket()); /* newer than A now */
     cg_host_cache_insert(b, 64, cg_host_cache_ticket());
     ck_assert_int_eq(cg_host_cache_lookup(x, 8), 1);
-    ck_assert_int_eq(cg_host_cache_lookup(b, 64), 1); /* B pushed A out of their second slot */
+    ck_assert_int_eq(cg_host_cache_lookup(b, 64), 1); /* B pushed A, the older, out */
     ck_assert_int_eq(cg_host_cache_lookup(a, 64), 0);
     test_cache_stop = 0;
     ck_assert_int_eq(pthread_create(&writer, NULL, test_cache_writer, NULL), 0);
@@ -407,6 +412,53 @@ START_TEST(test_host_cache_threads)
     test_cache_stop = 1;
     pthread_join(writer, NULL);
     ck_assert_int_gt(hits, 0);
+    cg_host_cache_enable(0);
+}
+END_TEST
+
+/* A call's two buffers sharing their second slot, while older entries hold both first
+ * slots: the second buffer pushes out the older entry in its first slot, not the first
+ * buffer (which, taking the second slot whatever it held, it did at every call). */
+START_TEST(test_host_cache_pair)
+{
+    char    *a = test_cache_area, *b = NULL, *l1 = NULL, *l2 = NULL;
+    unsigned sa[2], sx[2];
+
+    cg_host_cache_slots(a, sa);
+    for (char *at = a + 64; at + 64 <= test_cache_area + sizeof(test_cache_area); at += 8) {
+        cg_host_cache_slots(at, sx);
+        if (b == NULL && sx[1] == sa[1] && sx[0] != sa[0] && sx[0] != sa[1]) {
+            b = at;
+        } else if (l1 == NULL && sx[0] == sa[0]) {
+            l1 = at;
+        }
+    }
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_nonnull(l1);
+    cg_host_cache_slots(b, sx);
+    for (char *at = a + 64; at + 64 <= test_cache_area + sizeof(test_cache_area) && l2 == NULL; at += 8) {
+        unsigned sl[2];
+        cg_host_cache_slots(at, sl);
+        if (sl[0] == sx[0] && at != b && at != l1) {
+            l2 = at;
+        }
+    }
+    ck_assert_ptr_nonnull(l2);
+    cg_host_cache_enable(1);
+    cg_host_cache_insert(l1, 8, cg_host_cache_ticket()); /* A's first slot */
+    cg_host_cache_insert(l2, 8, cg_host_cache_ticket()); /* B's first slot */
+    for (int call = 0; call < 3; call++) {
+        if (!cg_host_cache_lookup(a, 64)) {
+            ck_assert_int_eq(call, 0);
+            cg_host_cache_insert(a, 64, cg_host_cache_ticket());
+        }
+        if (!cg_host_cache_lookup(b, 64)) {
+            ck_assert_int_eq(call, 0);
+            cg_host_cache_insert(b, 64, cg_host_cache_ticket());
+        }
+    }
+    ck_assert_int_eq(cg_host_cache_lookup(l1, 8), 1); /* in A's first slot still */
+    ck_assert_int_eq(cg_host_cache_lookup(l2, 8), 0); /* the older of B's two went */
     cg_host_cache_enable(0);
 }
 END_TEST
@@ -507,5 +559,6 @@ END_TEST
 
 CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_host_cache, test_host_cache_threads, test_host_cache_release_race,
+             test_host_cache, test_host_cache_threads, test_host_cache_pair,
+             test_host_cache_release_race,
              test_pace_spin)
