@@ -239,6 +239,26 @@ phase_devsync() {
     return $rc
 }
 
+# The driver operations a small call is made of, each timed alone (coll_gpu_probe), at 1
+# rank and at 4 sharing the GPU: where an 8-byte collective's time goes. Into bench.txt.
+phase_probe() {
+    local rc=0 np
+    [ -x "$kit_kit/coll_gpu_probe" ] || { kit_say "SKIP probe: the kit has no coll_gpu_probe (a build without CUDA)"; return 2; }
+    for np in 1 4; do
+        kit_run "probe-np$np" "$np" "$kit_kit/coll_gpu_probe" "$kit_latency_iters" || rc=1
+        {
+            echo "### probe-np$np: mpirun -np $np coll_gpu_probe $kit_latency_iters"
+            grep -v '^cg-kit' "$kit_work/logs/probe-np$np.log"
+            echo
+        } >>"$kit_out/bench.txt"
+        grep -E '^#|^  [a-z]|no CUDA' "$kit_work/logs/probe-np$np.log"
+    done
+    if [ "$rc" = 0 ] && grep -q "no CUDA device" "$kit_work/logs/probe-np1.log"; then
+        return 2 # the dry run: nothing to measure, the program ran
+    fi
+    return $rc
+}
+
 # One benchmark run: NAME NP ESTIMATE [mpirun arguments] -- [benchmark arguments]. Its table
 # goes to bench.txt, its rows to bench.csv, its files to the archive.
 kit_bench_one() {

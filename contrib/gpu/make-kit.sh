@@ -93,6 +93,17 @@ kit_prog() { # PROGRAM DESTINATION-FOLDER
 cp -P "$build"/.libs/libcg_sim.so* .gpu-kit/lib/
 for p in coll_gpu_hello coll_gpu_bench coll_gpu_info coll_gpu_overlap; do kit_prog "$build/$p" .gpu-kit; done
 for p in coll_check coll_costs coll_fail coll_coverage; do kit_prog "$build/tests/mpi/$p" .gpu-kit/tests/mpi; done
+# the probe of the driver operations a small call is made of (phase probe): the build's MPI
+# and CUDA flags; none without a CUDA toolkit
+mk_var() { sed -n "s/^$1 = //p" "$build/Makefile" | head -1; }
+cuda_cppflags=$(mk_var CUDA_CPPFLAGS) cuda_libs=$(mk_var CUDA_LIBS)
+if [ -n "$cuda_libs" ]; then
+    # shellcheck disable=SC2086 # flag lists
+    ${CC:-gcc} -O2 -Wall $cuda_cppflags $(mk_var OMPI_CPPFLAGS) contrib/gpu/kit-probe.c \
+        -o .gpu-kit/coll_gpu_probe $(mk_var OMPI_LDFLAGS) $(mk_var OMPI_LIBS) $cuda_libs
+else
+    echo "make-kit: no CUDA in the build: no coll_gpu_probe"
+fi
 # the unit tests, but test_cuda_driver: it checks the CUDA layer against a fake driver (the
 # same on any machine, run by make check) and carries every kernel (20 MiB with CI's
 # architectures)

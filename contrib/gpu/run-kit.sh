@@ -117,11 +117,12 @@ if [ "$kit_cmd" = 1 ]; then
     kit_phase unit 30 phase_unit
     kit_phase suite "${CG_KIT_SUITE_EST:-120}" phase_suite
 else
-    kit_plan facts bundle gate mps ab bench devsync sanitizer
+    kit_plan facts bundle gate mps probe ab bench devsync sanitizer
     kit_phase facts 5 phase_facts
     kit_phase bundle 20 phase_bundle
     kit_phase gate 10 phase_gate
     kit_phase mps 30 phase_mps
+    kit_phase probe 15 phase_probe
     kit_phase ab "$kit_bench_est" phase_ab
     kit_phase bench "$kit_bench_est" phase_bench
     kit_phase devsync 40 phase_devsync

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * coll_gpu_probe: what the driver operations of one small call cost on this GPU, each timed
+ * alone, every rank at once (MPI only lines the ranks up): where an 8-byte collective's
+ * time goes. Built by contrib/gpu/make-kit.sh, run by the kit's phase probe at 1 rank and
+ * at 4 (ranks sharing the GPU, under MPS there).
+ *
+ *   mpirun -np N coll_gpu_probe [ITERATIONS]
+ *
+ * Rows (microseconds per operation, median of each rank, then the mean and the largest of
+ * those over the ranks, and the largest 90th percentile):
+ *   query_device  cuPointerGetAttributes on device memory (the attributes the CUDA layer asks)
+ *   query_host    the same on host memory (what the host-memory cache saves)
+ *   app_wait      an event recorded on the legacy default stream and waited for by a
+ *                 non-blocking stream (coll_gpu_app_wait default_stream, stream-ordered)
+ *   enqueue       queueing an 8-byte memset (the host side of a launch)
+ *   memset_sync   an 8-byte memset and cudaStreamSynchronize (the benchmark's round trip)
+ *   memset_event  the memset, an event, cudaEventQuery until done (the old LL completion)
+ *   memset_word   the memset, a stream write of a word in page-locked host memory, the host
+ *                 reading the word until it changes (the LL completion word)
+ *   word_only     the stream write and the host poll alone (a device op's least round trip)
+ * Without a CUDA device it says so and exits 0 (the kit's dry run).
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { P_QUERY_DEVICE, P_QUERY_HOST, P_APP_WAIT, P_ENQUEUE, P_MEMSET_SYNC, P_MEMSET_EVENT,
+       P_MEMSET_WORD, P_WORD_ONLY, P_NUM };
+static const char *const probe_names[P_NUM] = {"query_device", "query_host", "app_wait",
+                                               "enqueue", "memset_sync", "memset_event",
+                                               "memset_word", "word_only"};
+
+typedef CUresult (*probe_attrs_fn)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
+typedef CUresult (*probe_write_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+
+static probe_attrs_fn probe_attrs;
+static probe_write_fn probe_write;
+
+#define PROBE_CUDA(call)                                                                     \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) {                                                             \
+            fprintf(stderr, "coll_gpu_probe: %s: %s\n", #call, cudaGetErrorString(e_));      \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
+        }                                                                                    \
+    } while (0)
+
+static double probe_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int probe_cmp(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static void probe_query(const void *ptr)
+{
+    CUpointer_attribute names[7] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                    CU_POINTER_ATTRIBUTE_CONTEXT};
+    unsigned            type = 0, managed = 0;
+    int                 ordinal = -1;
+    unsigned long long  id = 0;
+    CUdeviceptr         start = 0;
+    size_t              size = 0;
+    CUcontext           ctx = NULL;
+    void               *values[7] = {&type, &managed, &ordinal, &id, &start, &size, &ctx};
+
+    (void)probe_attrs(7, names, values, (CUdeviceptr)(uintptr_t)ptr);
+}
+
+/* One operation (probe) timed iterations times; the ranks start together. */
+static void probe_run(int probe, int iterations, double *samples, void *dev, void *host,
+                      cudaStream_t stream, cudaEvent_t event, volatile uint32_t *word,
+                      CUdeviceptr word_dev)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = -iterations / 10; i < iterations; i++) { /* the first tenth warms up */
+        const uint32_t value = (uint32_t)(i + iterations) * P_NUM + (uint32_t)probe + 1;
+        double         t0    = probe_now_us();
+        switch (probe) {
+        case P_QUERY_DEVICE: probe_query(dev); break;
+        case P_QUERY_HOST: probe_query(host); break;
+        case P_APP_WAIT:
+            PROBE_CUDA(cudaEventRecord(event, cudaStreamLegacy));
+            PROBE_CUDA(cudaStreamWaitEvent(stream, event, 0));
+            break;
+        case P_ENQUEUE: PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream)); break;
+        case P_MEMSET_SYNC:
+            PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream));
+            PROBE_CUDA(cudaStreamSynchronize(stream));
+            break;
+        case P_MEMSET_EVENT:
+            PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream));
+            PROBE_CUDA(cudaEventRecord(event, stream));
+            while (cudaEventQuery(event) == cudaErrorNotReady) {
+            }
+            break;
+        case P_MEMSET_WORD:
+        case P_WORD_ONLY:
+            if (probe == P_MEMSET_WORD) {
+                PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream));
+            }
+            if (probe_write(stream, word_dev, value, 0) != CUDA_SUCCESS) {
+                fprintf(stderr, "coll_gpu_probe: cuStreamWriteValue32 failed\n");
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            while (*word != value) {
+            }
+            break;
+        }
+        if (i >= 0) {
+            samples[i] = probe_now_us() - t0;
+        }
+        if (probe == P_APP_WAIT || probe == P_ENQUEUE) {
+            PROBE_CUDA(cudaStreamSynchronize(stream)); /* untimed: the queue stays short */
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int                iterations = argc > 1 ? atoi(argv[1]) : 2000;
+    int                rank, size, count = 0;
+    double            *samples, median[P_NUM], p90[P_NUM];
+    void              *dev = NULL, *host, *lib;
+    volatile uint32_t *word = NULL;
+    CUdeviceptr        word_dev = 0;
+    cudaStream_t       stream;
+    cudaEvent_t        event;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (iterations < 10) {
+        iterations = 10;
+    }
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        if (rank == 0) {
+            printf("coll_gpu_probe: no CUDA device here: nothing to measure\n");
+        }
+        MPI_Finalize();
+        return 0;
+    }
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    probe_attrs = lib ? (probe_attrs_fn)dlsym(lib, "cuPointerGetAttributes") : NULL;
+    probe_write = lib ? (probe_write_fn)dlsym(lib, "cuStreamWriteValue32_v2") : NULL;
+    if (probe_write == NULL && lib != NULL) {
+        probe_write = (probe_write_fn)dlsym(lib, "cuStreamWriteValue32");
+    }
+    if (probe_attrs == NULL || probe_write == NULL) {
+        fprintf(stderr, "coll_gpu_probe: the CUDA driver lacks cuPointerGetAttributes or "
+                "cuStreamWriteValue32\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    PROBE_CUDA(cudaSetDevice(0));
+    PROBE_CUDA(cudaMalloc(&dev, 1 << 20));
+    PROBE_CUDA(cudaHostAlloc((void **)&word, 64, cudaHostAllocMapped | cudaHostAllocPortable));
+    PROBE_CUDA(cudaHostGetDevicePointer((void **)&word_dev, (void *)word, 0));
+    PROBE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    PROBE_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    host    = malloc(1 << 20);
+    samples = malloc(sizeof(double) * (size_t)iterations);
+    *word   = 0;
+    for (int probe = 0; probe < P_NUM; probe++) {
+        probe_run(probe, iterations, samples, dev, host, stream, event, word, word_dev);
+        qsort(samples, (size_t)iterations, sizeof(double), probe_cmp);
+        median[probe] = samples[iterations / 2];
+        p90[probe]    = samples[iterations * 9 / 10];
+    }
+    {
+        double sum[P_NUM], max[P_NUM], max90[P_NUM];
+        MPI_Reduce(median, sum, P_NUM, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(median, max, P_NUM, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(p90, max90, P_NUM, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            struct cudaDeviceProp prop;
+            PROBE_CUDA(cudaGetDeviceProperties(&prop, 0));
+            printf("# coll_gpu_probe: %d ranks on %s, %d iterations each, every rank at once "
+                   "(us per operation)\n", size, prop.name, iterations);
+            printf("# %-14s %10s %10s %10s\n", "operation", "median", "max rank", "p90 max");
+            for (int probe = 0; probe < P_NUM; probe++) {
+                printf("  %-14s %10.2f %10.2f %10.2f\n", probe_names[probe], sum[probe] / size,
+                       max[probe], max90[probe]);
+            }
+        }
+    }
+    free(samples);
+    free(host);
+    PROBE_CUDA(cudaEventDestroy(event));
+    PROBE_CUDA(cudaStreamDestroy(stream));
+    PROBE_CUDA(cudaFreeHost((void *)word));
+    PROBE_CUDA(cudaFree(dev));
+    MPI_Finalize();
+    return 0;
+}
