@@ -111,6 +111,7 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
             PROBE_CUDA(cudaEventRecord(event, stream));
             while (cudaEventQuery(event) == cudaErrorNotReady) {
             }
+            PROBE_CUDA(cudaGetLastError());
             break;
         case P_MEMSET_WORD:
         case P_WORD_ONLY:
@@ -121,7 +122,12 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
                 fprintf(stderr, "coll_gpu_probe: cuStreamWriteValue32 failed\n");
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
-            while (*word != value) {
+            for (unsigned spins = 1; *word != value; spins++) {
+                if ((spins & 4095) == 0 && probe_now_us() - t0 > 2e6) { /* not a lease's minute */
+                    fprintf(stderr, "coll_gpu_probe: the stream's write of a host word never "
+                            "came (stream memory operations unsupported?)\n");
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
             }
             break;
         }
