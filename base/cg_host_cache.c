@@ -86,27 +86,56 @@ static void cg_host_cache_empty(cg_host_cache_slot_t *slot, uint64_t seq)
     __atomic_store_n(&slot->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/* Does slot hold [addr, addr + bytes) of the current generation? start_out: its start. */
-static int cg_host_cache_holds(cg_host_cache_slot_t *slot, uintptr_t addr, size_t bytes,
-                               uintptr_t *start_out)
+/* What a slot holds, read under its sequence lock (start, end and seq set for CURRENT). */
+typedef enum {
+    CG_HOST_CACHE_WRITING, /* a writer has it (odd seq) */
+    CG_HOST_CACHE_CHANGED, /* written while it was read */
+    CG_HOST_CACHE_STALE,   /* empty, or of an older generation */
+    CG_HOST_CACHE_CURRENT
+} cg_host_cache_read_t;
+
+static cg_host_cache_read_t cg_host_cache_read(cg_host_cache_slot_t *slot, uint64_t *seq_out,
+                                               uintptr_t *start_out, uintptr_t *end_out)
 {
     uintptr_t start, end;
     uint64_t  seq, gen;
 
     seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
     if (seq & 1) {
-        return 0;
+        return CG_HOST_CACHE_WRITING;
     }
     start = __atomic_load_n(&slot->start, __ATOMIC_RELAXED);
     end   = __atomic_load_n(&slot->end, __ATOMIC_RELAXED);
     gen   = __atomic_load_n(&slot->gen, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq ||
-        gen != __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq) {
+        return CG_HOST_CACHE_CHANGED;
+    }
+    if (gen != __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE)) {
+        return CG_HOST_CACHE_STALE;
+    }
+    *seq_out = seq, *start_out = start, *end_out = end;
+    return CG_HOST_CACHE_CURRENT;
+}
+
+/* Does slot hold [addr, addr + bytes) of the current generation? start_out: its start. */
+static int cg_host_cache_holds(cg_host_cache_slot_t *slot, uintptr_t addr, size_t bytes,
+                               uintptr_t *start_out)
+{
+    uintptr_t start, end;
+    uint64_t  seq;
+
+    if (cg_host_cache_read(slot, &seq, &start, &end) != CG_HOST_CACHE_CURRENT) {
         return 0;
     }
     *start_out = start;
     return addr >= start && addr < end && bytes <= end - addr;
+}
+
+void cg_host_cache_forget(void)
+{
+    __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&cg_host_cache_gen, 1, __ATOMIC_RELEASE);
 }
 
 void cg_host_cache_enable(int on)
@@ -116,8 +145,7 @@ void cg_host_cache_enable(int on)
     if (page > 0 && (page & (page - 1)) == 0) {
         __atomic_store_n(&cg_host_cache_page, (uintptr_t)page, __ATOMIC_RELAXED);
     }
-    __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&cg_host_cache_gen, 1, __ATOMIC_RELEASE);
+    cg_host_cache_forget();
     __atomic_store_n(&cg_host_cache_on, on != 0, __ATOMIC_RELEASE);
 }
 
@@ -126,33 +154,21 @@ uint64_t cg_host_cache_ticket(void)
     return __atomic_load_n(&cg_host_cache_releases, __ATOMIC_ACQUIRE);
 }
 
-void cg_host_cache_forget(void)
-{
-    __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&cg_host_cache_gen, 1, __ATOMIC_RELEASE);
-}
-
-/* Empties slot when it holds a current entry that overlaps [lo, hi). A slot being written is left: an insert takes its entry
- * back itself when a release came during it, and a clear empties it anyway. */
+/* Empties slot when it holds a current entry that overlaps [lo, hi). A slot being written
+ * is left: an insert takes its entry back itself when a release came during it, and a clear
+ * empties it anyway. */
 static void cg_host_cache_clear(cg_host_cache_slot_t *slot, uintptr_t lo, uintptr_t hi)
 {
-    uintptr_t start, end;
-    uint64_t  seq, gen;
+    cg_host_cache_read_t read;
+    uintptr_t            start, end;
+    uint64_t             seq;
 
     for (;;) {
-        seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-        if (seq & 1) {
-            return;
-        }
-        start = __atomic_load_n(&slot->start, __ATOMIC_RELAXED);
-        end   = __atomic_load_n(&slot->end, __ATOMIC_RELAXED);
-        gen   = __atomic_load_n(&slot->gen, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq) {
+        read = cg_host_cache_read(slot, &seq, &start, &end);
+        if (read == CG_HOST_CACHE_CHANGED) {
             continue; /* written meanwhile: read it again */
         }
-        if (gen != __atomic_load_n(&cg_host_cache_gen, __ATOMIC_ACQUIRE) || end <= lo ||
-            start >= hi) {
+        if (read != CG_HOST_CACHE_CURRENT || end <= lo || start >= hi) {
             return;
         }
         if (cg_host_cache_claim(slot, seq)) {
@@ -172,7 +188,8 @@ void cg_host_cache_release(const void *addr, size_t bytes)
         cg_host_cache_forget();
         return;
     }
-    hi = hi < (uintptr_t)addr || hi > UINTPTR_MAX - page ? UINTPTR_MAX : (hi + page - 1) & ~(page - 1);
+    hi = hi < (uintptr_t)addr || hi > UINTPTR_MAX - page ? UINTPTR_MAX
+                                                         : (hi + page - 1) & ~(page - 1);
     __atomic_add_fetch(&cg_host_cache_releases, 1, __ATOMIC_SEQ_CST);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the count before any slot is read */
     for (unsigned i = 0; i < CG_HOST_CACHE_SLOTS; i++) {
