@@ -239,6 +239,16 @@ phase_devsync() {
     return $rc
 }
 
+# kit_bench_txt LOG HEADING: a run's log (logs/LOG.log, without the kit's own lines) into
+# bench.txt under "### HEADING".
+kit_bench_txt() {
+    {
+        echo "### $2"
+        grep -v '^cg-kit' "$kit_work/logs/$1.log"
+        echo
+    } >>"$kit_out/bench.txt"
+}
+
 # The driver operations a small call is made of, each timed alone (coll_gpu_probe), at 1
 # rank and at 4 sharing the GPU: where an 8-byte collective's time goes. Into bench.txt.
 phase_probe() {
@@ -246,11 +256,7 @@ phase_probe() {
     [ -x "$kit_kit/coll_gpu_probe" ] || { kit_say "SKIP probe: the kit has no coll_gpu_probe (a build without CUDA)"; return 2; }
     for np in 1 4; do
         kit_run "probe-np$np" "$np" "$kit_kit/coll_gpu_probe" "$kit_latency_iters" || rc=1
-        {
-            echo "### probe-np$np: mpirun -np $np coll_gpu_probe $kit_latency_iters"
-            grep -v '^cg-kit' "$kit_work/logs/probe-np$np.log"
-            echo
-        } >>"$kit_out/bench.txt"
+        kit_bench_txt "probe-np$np" "probe-np$np: mpirun -np $np coll_gpu_probe $kit_latency_iters"
         grep -E '^#|^  [a-z]|no CUDA' "$kit_work/logs/probe-np$np.log"
     done
     if [ "$rc" = 0 ] && grep -q "no CUDA device" "$kit_work/logs/probe-np1.log"; then
@@ -279,11 +285,7 @@ kit_bench_one() {
     CG_RUN_TIMEOUT=${CG_BENCH_TIMEOUT:-240} kit_run "bench-$name" "$np" "${mpi[@]}" "$kit_kit/coll_gpu_bench" \
         "${kit_bench_args[@]}" "${args[@]}" --csv "$dir/$name.csv" -J "$dir/$name.json"
     local rc=$?
-    {
-        echo "### $name: mpirun -np $np ${mpi[*]} coll_gpu_bench ${kit_bench_args[*]} ${args[*]}"
-        grep -v '^cg-kit' "$kit_work/logs/bench-$name.log"
-        echo
-    } >>"$kit_out/bench.txt"
+    kit_bench_txt "bench-$name" "$name: mpirun -np $np ${mpi[*]} coll_gpu_bench ${kit_bench_args[*]} ${args[*]}"
     grep -E '^#|^ +[0-9]' "$kit_work/logs/bench-$name.log" | grep -v '^# iterations'
     if [ -s "$dir/$name.csv" ]; then
         [ -s "$kit_out/bench.csv" ] || head -1 "$dir/$name.csv" | sed 's/^/run,/' >"$kit_out/bench.csv"
