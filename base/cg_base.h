@@ -127,6 +127,8 @@ typedef enum {
     CG_CNT_MEM_QUERIES,    /* memory queries of the device layer (a driver call on a GPU) */
     CG_CNT_MEM_CACHE_HITS, /* buffers known as host memory without a query (cg_host_cache) */
     CG_CNT_MEM_RELEASES,   /* releases of address space reported to the host-memory cache */
+    CG_CNT_APP_WAITS,      /* orderings after the application's default-stream work by an
+                              event (cg_dev_app_wait) */
     CG_CNT_COUNT
 } cg_counter_t;
 

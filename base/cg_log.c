@@ -255,6 +255,10 @@ static const struct {
     [CG_CNT_MEM_RELEASES] = {"mem_releases", "Releases of address space (munmap, brk shrink, madvise...) "
                                              "reported to the host-memory cache, which forgets "
                                              "the buffers they overlap"},
+    [CG_CNT_APP_WAITS] = {"app_waits", "Waits for the application's work on the legacy default "
+                                       "stream by an event recorded there (two driver calls on a "
+                                       "GPU); none for an LL call queued on that stream itself "
+                                       "(coll_gpu_app_wait launch)"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

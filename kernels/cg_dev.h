@@ -120,6 +120,9 @@ typedef struct {
     const uint64_t *cancel;    /* this rank's cancel word (device memory; NULL: none): once
                                   the host sets it to flag, the call ends without writing a
                                   result (a peer will not take part: see ll_peek) */
+    int           after_app;   /* queued behind the application's work on the legacy default
+                                  stream, on that stream itself (cg_dev_ll_after_app): no
+                                  app_wait before it */
 } cg_ll_args_t;
 
 /* Slot `from` of `owner`'s inbox for this call's half, as mapped in this process (device
@@ -282,13 +285,27 @@ struct cg_dev {
                                            (0: none); see cg_dev_fail_injected */
     int                 app_ready;    /* the application makes its buffers ready before each
                                          call (coll_gpu_app_wait none): no app_wait */
+    int                 app_launch;   /* LL calls are queued on the application's legacy
+                                         default stream itself (coll_gpu_app_wait launch) */
 };
 
 /* Order the call after the application's device work (the app_wait op), unless the
  * application asserted that its buffers are ready when it calls (dev->app_ready). */
 static inline cg_status_t cg_dev_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    return dev->app_ready ? CG_OK : dev->ops->app_wait(dev, stream);
+    if (dev->app_ready) {
+        return CG_OK;
+    }
+    cg_count(CG_CNT_APP_WAITS, 1);
+    return dev->ops->app_wait(dev, stream);
+}
+
+/* Does an LL call go on the application's legacy default stream (cg_ll_args_t after_app),
+ * ordered after its work there and on the blocking streams as an event recorded there
+ * would be, with no event? Its completion is still this layer's word (ll_test). */
+static inline int cg_dev_ll_after_app(const cg_dev_t *dev)
+{
+    return dev->app_launch && !dev->app_ready;
 }
 
 /* Testing (coll_gpu_debug_fail): does this copy or reduction fail as if the device had

@@ -159,9 +159,17 @@ static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int
 }
 
 /* ---- the LL collective -------------------------------------------------------------------- */
+static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
+
+/* after_app: the application's queued work first, as the legacy default stream would run
+ * it (the simulated GPU runs it only here: a launch that skipped it reads stale input). */
 static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
 {
-    cg_status_t status = cg_host_stream_drain(dev, stream);
+    cg_status_t status = args->after_app ? cg_host_app_wait(dev, stream) : CG_OK;
+
+    if (status == CG_OK) {
+        status = cg_host_stream_drain(dev, stream);
+    }
 
     if (status != CG_OK) {
         return status;

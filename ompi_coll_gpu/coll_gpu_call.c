@@ -35,7 +35,9 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             status = cg_dev_cuda_open(ordinal, &dev);
         }
         if (status == CG_OK) {
-            dev->app_ready = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_NONE;
+            dev->app_ready  = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_NONE;
+            dev->app_launch = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH &&
+                              !mca_coll_gpu_component.thread_multi;
             mca_coll_gpu_component.dev = dev;
         } else {
             mca_coll_gpu_component.dev_failed = 1;

@@ -18,7 +18,7 @@ static const mca_base_var_enum_value_t check_values[] = {
     {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
 static const mca_base_var_enum_value_t app_wait_values[] = {
     {MCA_COLL_GPU_APP_WAIT_DEFAULT_STREAM, "default_stream"}, {MCA_COLL_GPU_APP_WAIT_NONE, "none"},
-    {0, NULL}};
+    {MCA_COLL_GPU_APP_WAIT_LAUNCH, "launch"}, {0, NULL}};
 static const mca_base_var_enum_value_t sync_values[] = {
     {CG_SYNC_AUTO, "auto"}, {CG_SYNC_HOST, "host"}, {CG_SYNC_DEVICE, "device"}, {0, NULL}};
 static const mca_base_var_enum_value_t copy_values[] = {
@@ -102,7 +102,11 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "or, for algorithms whose peers read the buffers directly, on the host), none (the "
      "application makes its buffers ready before it calls MPI, as CUDA-aware MPI requires, "
      "e.g. cudaStreamSynchronize: two driver calls and, for the zero-copy algorithms, a "
-     "host wait fewer per call)"},
+     "host wait fewer per call), launch (as default_stream, but the small-message LL "
+     "kernel is queued on the legacy default stream itself, after the application's work, "
+     "with no event: two driver calls fewer per LL call; not under MPI_THREAD_MULTIPLE, "
+     "where it is default_stream, since another thread's later work on a blocking stream "
+     "would wait for the call's kernel)"},
     {"timeout", INT, NULL, &CG_C->timeout, OPAL_INFO_LVL_5, 0, EQ,
      "Seconds a fast-path collective waits for its peers before it fails with an error "
      "(0: no limit; peers that died are detected either way)"},

@@ -109,7 +109,8 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch
     for (int p = 0; p < group->size; p++) {
         args->inbox[p] = group->scratch[p] + CG_INTRA_FLAG_BYTES;
     }
-    status = cg_dev_app_wait(dev, group->stream); /* stream-ordered: no host wait */
+    args->after_app = cg_dev_ll_after_app(dev);
+    status = args->after_app ? CG_OK : cg_dev_app_wait(dev, group->stream); /* no host wait */
     if (status == CG_OK) {
         status = dev->ops->ll_run(dev, args, group->stream);
     }

@@ -328,8 +328,9 @@ phase_bench() {
 # benchmark program runs the small-message rows with that build's component and with this
 # kit's, alternately, so that the ratio is measured on one machine in one run; this kit's
 # rows print the cost counters per call (--counters). Variants of this kit: one_shot's
-# copy by the kernel, no wait for the application's default stream (coll_gpu_app_wait),
-# device-side barriers under MPS (coll_gpu_intra_sync device).
+# copy by the kernel, no wait for the application's default stream or LL queued on it
+# (coll_gpu_app_wait none, launch), device-side barriers under MPS (coll_gpu_intra_sync
+# device).
 phase_ab() {
     local base=${CG_KIT_AB_BASE:-} rc=0 e=$((kit_bench_est / 2)) round
     local lat=(-b 8 -e 8 -n "$kit_latency_iters" -w 20 --floor-bytes 0)
@@ -358,6 +359,12 @@ phase_ab() {
         -C allreduce "${lat[@]}" --counters || rc=1
     kit_bench_one ab-two_shot-app-ready-new 4 "$e" --mca coll_gpu_app_wait none -- \
         -C allreduce -A two_shot "${mid[@]}" --counters || rc=1
+    # LL queued on the legacy default stream itself, behind the application's work
+    # (coll_gpu_app_wait launch): the default's meaning with no event (app_waits 0 per call)
+    kit_bench_one ab-latency-app-launch-new 4 "$e" --mca coll_gpu_app_wait launch -- \
+        -C allreduce "${lat[@]}" --counters || rc=1
+    kit_bench_one ab-bcast-app-launch-new 4 "$e" --mca coll_gpu_app_wait launch -- \
+        -C bcast "${lat[@]}" --counters || rc=1
     # device-side barriers under MPS (auto takes host-synchronised ones when ranks share a
     # GPU): what one_shot and two_shot cost with each
     kit_bench_one ab-one_shot-devsync-new 4 "$e" --mca coll_gpu_intra_sync device -- \

@@ -37,8 +37,6 @@ typedef struct {
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
     CUresult (*cuCtxGetCurrent)(CUcontext *ctx);
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
-    CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
-    CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
     /* Virtual memory management (sharing cuMemCreate memory): NULL when the driver lacks
      * any of them (cg_cu_vmm_available) */
     CUresult (*cuMemRetainAllocationHandle)(CUmemGenericAllocationHandle *handle, void *addr);

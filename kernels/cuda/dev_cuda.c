@@ -141,10 +141,22 @@ static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
     free(stream);
 }
 
+/* An LL call that went on the legacy default stream (after_app) belongs to this stream:
+ * its kernel is waited for too while its word is not stored (a call given up). */
+static cg_status_t cg_cuda_stream_sync_guarded(cg_dev_stream_t *stream)
+{
+    cg_status_t status = CG_OK;
+
+    if (cg_cuda_ll_running_on_app(stream)) {
+        status = CG_CUDART_CALL(cudaStreamSynchronize(cudaStreamLegacy));
+    }
+    return status == CG_OK ? CG_CUDART_CALL(cudaStreamSynchronize(stream->stream)) : status;
+}
+
 static cg_status_t cg_cuda_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     cg_count(CG_CNT_HOST_WAITS, 1);
-    return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamSynchronize(stream->stream)));
+    return CG_CUDA_GUARDED(dev, cg_cuda_stream_sync_guarded(stream));
 }
 
 static cg_status_t cg_cuda_event_create(cg_dev_t *dev, cg_dev_event_t **event)
@@ -275,8 +287,8 @@ static cg_status_t cg_cuda_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
  * will never write drains (nothing else, not even cudaFree, can wait for it for ever). */
 static cg_status_t cg_cuda_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
 {
-    return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuMemcpyHtoD, (CUdeviceptr)(uintptr_t)flag, &value,
-                                           sizeof(value)));
+    return CG_CUDA_GUARDED(dev, cg_cuda_side_copy(cg_cuda_impl(dev), flag, &value, sizeof(value),
+                                                  cudaMemcpyHostToDevice));
 }
 
 static cg_status_t cg_cuda_thread_bind(cg_dev_t *dev)
@@ -306,137 +318,6 @@ static cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
     return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev), stream));
 }
 
-/* The stream's completion word for LL calls, at its first call. */
-static cg_status_t cg_cuda_ll_done_alloc(cg_dev_stream_t *stream)
-{
-    void       *word = NULL, *word_dev = NULL;
-    cg_status_t status = CG_CUDART_CALL(
-        cudaHostAlloc(&word, sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable));
-
-    if (status == CG_OK) {
-        status = CG_CUDART_CALL(cudaHostGetDevicePointer(&word_dev, word, 0));
-        if (status != CG_OK) {
-            (void)cudaFreeHost(word);
-            return status;
-        }
-        *(volatile uint64_t *)word = 0;
-        stream->ll_done     = word;
-        stream->ll_done_dev = word_dev;
-        stream->ll_queued   = 0;
-    }
-    return status;
-}
-
-static cg_status_t cg_cuda_ll_run_guarded(const cg_ll_args_t *args, cg_dev_stream_t *stream)
-{
-    cg_status_t status = stream->ll_done == NULL ? cg_cuda_ll_done_alloc(stream) : CG_OK;
-
-    if (status != CG_OK) {
-        return status;
-    }
-    status = CG_CUDART_CALL(cg_cuda_ll_launch(args, stream->stream, stream->ll_done_dev,
-                                              stream->ll_queued + 1));
-    if (status == CG_OK) {
-        stream->ll_queued++;
-        stream->ll_polls = 0;
-    }
-    return status;
-}
-
-static cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
-{
-    if (cg_dev_fail_injected(dev)) {
-        return CG_ERR_DEVICE;
-    }
-    cg_count(CG_CNT_DEV_OPS, 1);
-    return CG_CUDA_GUARDED(dev, cg_cuda_ll_run_guarded(args, stream));
-}
-
-/* Polls between two looks at the stream's error state while an LL call runs. */
-#define CG_CUDA_LL_ERROR_POLLS 1024
-
-static int cg_cuda_ll_stored(const cg_dev_stream_t *stream)
-{
-    return stream->ll_done == NULL ||
-           __atomic_load_n(stream->ll_done, __ATOMIC_ACQUIRE) >= stream->ll_queued;
-}
-
-/* The stream's error state: a kernel that failed never stores its word (the stream reports
- * the error), and one that ended stored it before. */
-static cg_status_t cg_cuda_ll_check_guarded(cg_dev_stream_t *stream, int *done)
-{
-    cudaError_t err = cudaStreamQuery(stream->stream);
-
-    if (err == cudaErrorNotReady) {
-        (void)cudaGetLastError(); /* not an error: see cg_cuda_event_query_guarded */
-        return CG_OK;
-    }
-    if (err != cudaSuccess) {
-        cg_error(CG_SUB_DEV, "the LL kernel failed: %s", cudaGetErrorString(err));
-        return CG_ERR_DEVICE;
-    }
-    *done = cg_cuda_ll_stored(stream);
-    if (!*done) {
-        cg_error(CG_SUB_DEV, "the LL kernel ended without storing its completion word");
-        return CG_ERR_DEVICE;
-    }
-    return CG_OK;
-}
-
-/* The word, with no driver call; the stream every CG_CUDA_LL_ERROR_POLLS polls. */
-static cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
-{
-    *done = cg_cuda_ll_stored(stream);
-    if (*done || ++stream->ll_polls % CG_CUDA_LL_ERROR_POLLS != 0) {
-        return CG_OK;
-    }
-    return CG_CUDA_GUARDED(dev, cg_cuda_ll_check_guarded(stream, done));
-}
-
-/* Abort lines into this rank's inbox, every slot but its own (its empty line included,
- * cg_ll_slot_lines), from the host: the copy runs outside the layer's (non-blocking) streams,
- * so it reaches the waiting kernel. */
-static cg_status_t cg_cuda_ll_abort_guarded(const cg_ll_args_t *args)
-{
-    size_t      lines = 1;
-    uint64_t   *abort_lines;
-    cg_status_t status = CG_OK;
-
-    for (int p = 0; p < args->size; p++) { /* the longest slot */
-        lines = CG_MAX(lines, cg_ll_slot_lines(cg_ll_recv_bytes(args, p)));
-    }
-    abort_lines = malloc(lines * sizeof(uint64_t));
-    if (abort_lines == NULL) {
-        return CG_ERR_NO_MEMORY;
-    }
-    for (size_t i = 0; i < lines; i++) {
-        abort_lines[i] = (uint64_t)(args->flag | CG_LL_ABORT) << 32;
-    }
-    for (int p = 0; p < args->size && status == CG_OK; p++) {
-        char *slot = cg_ll_slot_at(args, args->rank, p);
-        if (p != args->rank) {
-            status = CG_CU_CALL(cuMemcpyHtoD, (CUdeviceptr)(uintptr_t)slot, abort_lines,
-                                cg_ll_slot_lines(cg_ll_recv_bytes(args, p)) * sizeof(uint64_t));
-        }
-    }
-    free(abort_lines);
-    return status;
-}
-
-static cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args)
-{
-    return CG_CUDA_GUARDED(dev, cg_cuda_ll_abort_guarded(args));
-}
-
-/* A synchronous copy on the legacy stream: it does not wait for the layer's non-blocking
- * streams, so it reads the inbox while the LL kernel waits on it. */
-static cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, const uint64_t *word, uint64_t *value)
-{
-    *value = 0;
-    return CG_CUDA_GUARDED(dev, CG_CU_CALL(cuMemcpyDtoH, value, (CUdeviceptr)(uintptr_t)word,
-                                           sizeof(*value)));
-}
-
 static void cg_cuda_close(cg_dev_t *dev)
 {
     cg_dev_cuda_t *cuda = cg_cuda_impl(dev);
@@ -445,6 +326,7 @@ static void cg_cuda_close(cg_dev_t *dev)
         cg_cuda_ipc_close(dev, cuda->mappings->base);
     }
     (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(cuda->app_event)));
+    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(cuda->side_stream)));
     (void)cg_cu.cuDevicePrimaryCtxRelease(cuda->cudev);
     pthread_mutex_destroy(&cuda->lock);
     free(cuda);
@@ -548,6 +430,12 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventCreateWithFlags(
                                       &cuda->app_event, cudaEventDisableTiming)));
     if (status != CG_OK) {
+        goto err_lock;
+    }
+    status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamCreateWithFlags(&cuda->side_stream,
+                                                                         cudaStreamNonBlocking)));
+    if (status != CG_OK) {
+        (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(cuda->app_event)));
         goto err_lock;
     }
     cg_detail(CG_SUB_DEV, "CUDA device %d (%s), %d SMs, device-side barriers %s%s, MPS %s",

@@ -25,6 +25,8 @@ typedef struct {
     CUcontext          ctx;        /* the device's primary context, retained while open */
     unsigned           wait_flags; /* flag waits: flush remote writes where supported */
     cudaEvent_t        app_event;  /* marks the application's default-stream work */
+    cudaStream_t       side_stream; /* non-blocking: the host's copies to and from memory
+                                       a kernel waits on (cg_cuda_side_copy) */
     pthread_mutex_t    lock;
     cg_cuda_mapping_t *mappings;
 } cg_dev_cuda_t;
@@ -37,6 +39,8 @@ struct cg_dev_stream {
     uint64_t    *ll_done_dev;
     uint64_t     ll_queued;
     unsigned     ll_polls;
+    int          ll_on_app;   /* the last LL call went on the legacy default stream
+                                 (cg_ll_args_t after_app), not on this one */
 };
 struct cg_dev_event {
     cudaEvent_t event;
@@ -89,6 +93,17 @@ static inline void cg_cuda_guard_exit(cg_cuda_guard_t *g)
         }                                                                                  \
         _s;                                                                                \
     })
+
+/* dev_cuda_ll.c: the side stream's copy (now, never behind a kernel); the LL collective's
+ * host side, the ops of the same names; whether the stream's last LL call went on the
+ * legacy default stream and has not ended. */
+cg_status_t cg_cuda_side_copy(cg_dev_cuda_t *cuda, void *dst, const void *src, size_t bytes,
+                              enum cudaMemcpyKind kind);
+cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream);
+cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
+cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);
+cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, const uint64_t *word, uint64_t *value);
+int         cg_cuda_ll_running_on_app(const cg_dev_stream_t *stream);
 
 /* CUDA IPC (ipc_cuda.c): the ops of the same names. */
 cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);

@@ -13,6 +13,11 @@
  *     --no-host-cache  run with coll_gpu_host_cache=0: host buffers are queried every call
  *     --app-ready  run with coll_gpu_app_wait=none: no wait for the application's work, so
  *              a zero-copy call waits on the host once less and a one_shot no differently
+ *     --app-launch run with coll_gpu_app_wait=launch: LL calls are queued on the legacy
+ *              default stream behind the application's work, with no event to wait for
+ *     --thread-multiple  MPI_Init_thread(MPI_THREAD_MULTIPLE): launch is then not used
+ * Every device call orders itself after the application's work once (coll_gpu_app_waits),
+ * but with --app-ready none and with --app-launch none for LL calls; host calls never.
  * Then a run of LL calls with one rank lagging (results checked; a hang is a failure).
  * Then the host-memory cache around releases of address space (coll_gpu_mem_releases).
  * Results are checked too (against host arithmetic), so a cheap wrong call cannot pass.
@@ -32,10 +37,11 @@ const char *const costs_counter_names[C_NUM] = {
 
 static MPI_T_pvar_session session;
 static MPI_T_pvar_handle  handles[C_NUM];
-static MPI_T_pvar_handle  releases_handle;
+static MPI_T_pvar_handle  releases_handle, app_waits_handle;
 int                       costs_failures;
 int                       costs_host_cache = 1;
 int                       costs_app_ready;
+static int                costs_app_launch;
 
 /* The handle of the performance variable coll_gpu_<counter>; aborts when there is none. */
 static MPI_T_pvar_handle costs_handle(const char *counter, int pvars)
@@ -71,13 +77,36 @@ static void costs_init(void)
     for (int c = 0; c < C_NUM; c++) {
         handles[c] = costs_handle(costs_counter_names[c], pvars);
     }
-    releases_handle = costs_handle("mem_releases", pvars);
+    releases_handle  = costs_handle("mem_releases", pvars);
+    app_waits_handle = costs_handle("app_waits", pvars);
 }
 
 void costs_read(unsigned long long v[C_NUM])
 {
     for (int c = 0; c < C_NUM; c++) {
         MPI_T_pvar_read(session, handles[c], &v[c]);
+    }
+}
+
+static unsigned long long costs_app_waits(void)
+{
+    unsigned long long waits = 0;
+
+    MPI_T_pvar_read(session, app_waits_handle, &waits);
+    return waits;
+}
+
+/* The waits for the application's default-stream work one call made: one per device call,
+ * none for host buffers, none with --app-ready, none for an LL call with --app-launch. */
+static void costs_check_app_waits(const char *name, unsigned long long waits, int host_mem, int ll,
+                                  int rank)
+{
+    const unsigned long long want = host_mem || costs_app_ready || (ll && costs_app_launch) ? 0 : 1;
+
+    if (waits != want) {
+        costs_failures++;
+        fprintf(stderr, "coll_costs: FAIL rank %d %s: %llu waits for the application's work "
+                "(app_waits), expected %llu\n", rank, name, waits, want);
     }
 }
 
@@ -162,7 +191,7 @@ static void costs_force(int coll, const char *alg)
 int main(int argc, char **argv)
 {
     const char *mem = "device";
-    int         nodes = 0, local = 0, rank, size, total;
+    int         nodes = 0, local = 0, multiple = 0, provided = MPI_THREAD_SINGLE, rank, size, total;
     em_kind_t   kind;
     unsigned long long before[C_NUM], after[C_NUM], delta[C_NUM];
 
@@ -177,11 +206,21 @@ int main(int argc, char **argv)
             costs_host_cache = 0;
         } else if (!strcmp(argv[i], "--app-ready")) {
             costs_app_ready = 1;
+        } else if (!strcmp(argv[i], "--app-launch")) {
+            costs_app_launch = 1;
+        } else if (!strcmp(argv[i], "--thread-multiple")) {
+            multiple = 1;
         }
     }
     signal(SIGALRM, costs_watchdog);
     alarm(300); /* a hang is a failure, long before the suite's limit */
-    MPI_Init(&argc, &argv);
+    if (multiple) {
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        /* another thread's later work on a blocking stream would wait for the LL kernel */
+        costs_app_launch &= provided != MPI_THREAD_MULTIPLE;
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     kind = em_init(mem, em_local_rank(rank));
@@ -286,6 +325,10 @@ int main(int argc, char **argv)
         for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
             const int host_mem = cases[c].host_mem;
             em_kind_t k        = host_mem ? EM_HOST : kind;
+            /* LL: forced, or the planner's choice for one element inside a node */
+            const int ll = !strcmp(cases[c].alg, "ll") ||
+                           (!strcmp(cases[c].alg, "auto") && cases[c].count == 1 && !nodes);
+            unsigned long long app_waits;
             int       bad;
             if ((nodes && !cases[c].nodes_too) || (!nodes && cases[c].nodes_too == 2) ||
                 (cases[c].coll == K_RSB && size > 4)) {
@@ -295,10 +338,13 @@ int main(int argc, char **argv)
             costs_call(cases[c].coll, MPI_COMM_WORLD, host_mem ? (void *)hbuf : dbuf,
                        host_mem ? (void *)hsend : dsend, host, cases[c].count, k, cases[c].in_place);
             costs_read(before);
+            app_waits = costs_app_waits();
             bad = costs_call(cases[c].coll, MPI_COMM_WORLD, host_mem ? (void *)hbuf : dbuf,
                              host_mem ? (void *)hsend : dsend, host, cases[c].count, k,
                              cases[c].in_place);
+            app_waits = costs_app_waits() - app_waits;
             costs_read(after);
+            costs_check_app_waits(cases[c].k.name, app_waits, host_mem, ll, rank);
             for (int x = 0; x < C_NUM; x++) {
                 delta[x] = after[x] - before[x];
             }

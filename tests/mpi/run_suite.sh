@@ -253,6 +253,14 @@ run "costs-nomemevents-np2" 2 "${dev_mca[@]}" -x UCX_MEM_EVENTS=no "$costs" --me
     --no-host-cache
 # the application asserts its buffers ready (coll_gpu_app_wait none): a host wait fewer
 run "costs-app-ready-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait none "$costs" --mem device --app-ready
+# LL calls queued behind the application's work on the default stream, with no event (the
+# same counts, no app wait for LL); its input written there just before every call
+run "costs-app-launch-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" --mem device \
+    --app-launch
+run "costs-app-launch-threads-np2" 2 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" \
+    --mem device --app-launch --thread-multiple
+run "app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem device \
+    --comms world --counts 0,1,7,1000 --large 0 --no-derived
 run "costs-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local "$costs" --mem device --local
 run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_net_latency 5 \
     --mca coll_gpu_copy_latency 0.5 "$costs" --mem device --nodes
@@ -388,14 +396,18 @@ run "buffer-check-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local
 #     exact. One node; hier_ring in chunks with lanes; the staging pipeline over tcp; the
 #     leaders' algorithm on an uneven layout, failing on a node of one rank.
 fail_check=$builddir/tests/mpi/coll_fail
-fail_run() { # name np rank call [mpirun arguments...]
+fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call
     local name=$1 np=$2 rank=$3 call=$4
     shift 4
     run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call" "$@" \
-        "$fail_check" --mem "$mem" --fail-rank "$rank" --fail-call "$call" &&
+        "$fail_check" --mem "$mem" --fail-rank "$rank" --fail-call "$call" \
+        --count "${fail_count:-70001}" &&
         { logs "$name" | grep -q "injected device failure" || fail "$name: no failure injected"; }
 }
 fail_run fail-one-node-np4 4 1 4
+# LL calls queued on the default stream (coll_gpu_app_wait launch): the peers' kernels wait
+# there for lines that never come; their abort lines must not queue behind them (on a GPU)
+fail_count=1 fail_run fail-ll-app-launch-np4 4 1 4 --mca coll_gpu_app_wait launch
 fail_run fail-nodes-ring-np6 6 2 4 --mca coll_gpu_node_size 2 --mca coll_gpu_allreduce_algorithm hier_ring \
     --mca coll_gpu_hier_chunk_size 65536
 fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_node_size 2 \

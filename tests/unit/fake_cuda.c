@@ -143,13 +143,3 @@ FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext c)
     (void)c;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
-FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
-{
-    (void)d, (void)s, (void)n;
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
-{
-    (void)d, (void)s, (void)n;
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
