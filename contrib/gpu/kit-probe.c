@@ -20,6 +20,10 @@
  *   memset_word   the memset, a stream write of a word in page-locked host memory, the host
  *                 reading the word until it changes (the LL completion word)
  *   word_only     the stream write and the host poll alone (a device op's least round trip)
+ *   app_word      app_wait, then memset_word on the stream: an LL call's driver work and
+ *                 round trip without its exchange (coll_gpu_app_wait default_stream)
+ *   legacy_word   memset_word queued on the legacy default stream itself, no event: the
+ *                 same for coll_gpu_app_wait launch
  * Without a CUDA device it says so and exits 0 (the kit's dry run).
  */
 #include <cuda.h>
@@ -33,10 +37,11 @@
 #include <time.h>
 
 enum { P_QUERY_DEVICE, P_QUERY_HOST, P_APP_WAIT, P_ENQUEUE, P_MEMSET_SYNC, P_MEMSET_EVENT,
-       P_MEMSET_WORD, P_WORD_ONLY, P_NUM };
+       P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_NUM };
 static const char *const probe_names[P_NUM] = {"query_device", "query_host", "app_wait",
                                                "enqueue", "memset_sync", "memset_event",
-                                               "memset_word", "word_only"};
+                                               "memset_word", "word_only", "app_word",
+                                               "legacy_word"};
 
 typedef CUresult (*probe_attrs_fn)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 typedef CUresult (*probe_write_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
@@ -90,6 +95,9 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
                       cudaStream_t stream, cudaEvent_t event, volatile uint32_t *word,
                       CUdeviceptr word_dev)
 {
+    /* legacy_word: the work and the word on the legacy default stream */
+    cudaStream_t on = probe == P_LEGACY_WORD ? cudaStreamLegacy : stream;
+
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = -iterations / 10; i < iterations; i++) { /* the first tenth warms up */
         const uint32_t value = (uint32_t)(i + iterations) * P_NUM + (uint32_t)probe + 1;
@@ -115,10 +123,16 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
             break;
         case P_MEMSET_WORD:
         case P_WORD_ONLY:
-            if (probe == P_MEMSET_WORD) {
-                PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream));
+        case P_APP_WORD:
+        case P_LEGACY_WORD:
+            if (probe == P_APP_WORD) {
+                PROBE_CUDA(cudaEventRecord(event, cudaStreamLegacy));
+                PROBE_CUDA(cudaStreamWaitEvent(stream, event, 0));
             }
-            if (probe_write(stream, word_dev, value, 0) != CUDA_SUCCESS) {
+            if (probe != P_WORD_ONLY) {
+                PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, on));
+            }
+            if (probe_write((CUstream)on, word_dev, value, 0) != CUDA_SUCCESS) {
                 fprintf(stderr, "coll_gpu_probe: cuStreamWriteValue32 failed\n");
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
