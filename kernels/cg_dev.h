@@ -120,9 +120,11 @@ typedef struct {
     const uint64_t *cancel;    /* this rank's cancel word (device memory; NULL: none): once
                                   the host sets it to flag, the call ends without writing a
                                   result (a peer will not take part: see ll_peek) */
-    int           after_app;   /* queued behind the application's work on the legacy default
-                                  stream, on that stream itself (cg_dev_ll_after_app): no
-                                  app_wait before it */
+    int           app_ordered; /* the caller ordered the call after the application's work
+                                  already (the host waited): no app_wait, not after_app */
+    int           after_app;   /* set by the group: queued behind the application's work on
+                                  the legacy default stream, on that stream itself
+                                  (cg_dev_ll_after_app): no app_wait before it */
 } cg_ll_args_t;
 
 /* Slot `from` of `owner`'s inbox for this call's half, as mapped in this process (device

@@ -111,6 +111,8 @@ typedef struct mca_coll_gpu_component_t {
     int    host_cache;
     int    ucx_staging;
     int    thread_multi;
+    int    thread_single;   /* MPI_THREAD_SINGLE provided (read in init_query: a later
+                               MPI_T_init_thread resets Open MPI's own variable) */
     cg_planner_config_t planner;
 
     /* state */

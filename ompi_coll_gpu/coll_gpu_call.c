@@ -36,8 +36,10 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
         }
         if (status == CG_OK) {
             dev->app_ready  = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_NONE;
+            /* another thread's device work queued behind the LL kernel would wait for the
+             * other ranks (and they for it): one thread only */
             dev->app_launch = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH &&
-                              !mca_coll_gpu_component.thread_multi;
+                              mca_coll_gpu_component.thread_single;
             mca_coll_gpu_component.dev = dev;
         } else {
             mca_coll_gpu_component.dev_failed = 1;

@@ -5,6 +5,7 @@
 #include "ompi_coll_gpu/coll_gpu.h"
 #include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/show_help.h"
 
@@ -203,7 +204,8 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
     char reason[200] = "";
 
     (void)enable_progress_threads;
-    mca_coll_gpu_component.thread_multi = enable_mpi_threads;
+    mca_coll_gpu_component.thread_multi  = enable_mpi_threads;
+    mca_coll_gpu_component.thread_single = ompi_mpi_thread_provided == MPI_THREAD_SINGLE;
     cg_counters_callers_concurrent      = enable_mpi_threads;
     mca_coll_gpu_pace_setup();
     if (mca_coll_gpu_component.priority <= 0) {

@@ -104,9 +104,9 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "e.g. cudaStreamSynchronize: two driver calls and, for the zero-copy algorithms, a "
      "host wait fewer per call), launch (as default_stream, but the small-message LL "
      "kernel is queued on the legacy default stream itself, after the application's work, "
-     "with no event: two driver calls fewer per LL call; not under MPI_THREAD_MULTIPLE, "
-     "where it is default_stream, since another thread's later work on a blocking stream "
-     "would wait for the call's kernel)"},
+     "with no event: two driver calls fewer per LL call; only under MPI_THREAD_SINGLE, "
+     "otherwise default_stream, since another thread's device work queued behind the "
+     "call's kernel would wait for it, and it for the other ranks)"},
     {"timeout", INT, NULL, &CG_C->timeout, OPAL_INFO_LVL_5, 0, EQ,
      "Seconds a fast-path collective waits for its peers before it fails with an error "
      "(0: no limit; peers that died are detected either way)"},

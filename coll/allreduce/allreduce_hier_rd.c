@@ -16,9 +16,9 @@ cg_status_t cg_allreduce_node(cg_comm_t *comm, const cg_plan_t *plan, const void
     if (comm->local_size == 1) {
         return cg_hier_place(comm, sbuf, rbuf, bytes);
     }
-    if (plan->node_ll) {
+    if (plan->node_ll) { /* hier_rd, hier_leader: the host waited for the application's work */
         cg_ll_args_t args = {.coll = CG_LL_ALLREDUCE, .src = sbuf ? sbuf : rbuf, .dst = rbuf,
-                             .count = count, .dtype = dtype, .op = op};
+                             .count = count, .dtype = dtype, .op = op, .app_ordered = 1};
         return cg_intra_ll(comm->intra, &args, NULL);
     }
     return bytes <= comm->config.one_shot_max

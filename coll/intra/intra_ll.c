@@ -42,11 +42,28 @@ static cg_status_t cg_intra_ll_missing(cg_intra_t *group, const cg_ll_args_t *ar
     return status;
 }
 
+/* Give the call up: abort lines into this rank's inbox (and the call's flag into its cancel
+ * word) end the kernel's waits, then the host waits for it, so that nothing of the call is
+ * left running, on the application's default stream least of all (after_app). When the
+ * lines cannot be written the kernel may still wait: the host does not wait with it. */
+static void cg_intra_ll_end_kernel(cg_intra_t *group, const cg_ll_args_t *args)
+{
+    cg_dev_t   *dev    = group->dev;
+    cg_status_t status = dev->ops->ll_abort(dev, args);
+
+    if (status == CG_OK && args->cancel != NULL) {
+        status = dev->ops->flag_release(dev, (uint64_t *)args->cancel, args->flag);
+    }
+    if (status == CG_OK) {
+        (void)dev->ops->stream_sync(dev, group->stream);
+    }
+}
+
 /* Wait for the call's end (ll_test: on a GPU a word the kernel stores last, read with no
  * driver call), watching for peers that failed or died: their lines never come, so
  * this rank's own inbox gets abort lines, which end the device's wait. With a watch, also
  * for a rank not on the call: the cancel word ends the device's wait, and the call goes
- * staged (CG_ERR_PEER_NOT_FAST). */
+ * staged (CG_ERR_PEER_NOT_FAST). Any other failure while the kernel runs ends it too. */
 static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
                                     const cg_ll_watch_t *watch)
 {
@@ -74,11 +91,13 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
             }
         }
         if (status == CG_OK && (cg_intra_peer_failed(group) || (status = cg_intra_watch(group, &t0)) != CG_OK)) {
-            (void)dev->ops->ll_abort(dev, args);
-            (void)dev->ops->stream_sync(dev, group->stream);
+            cg_intra_ll_end_kernel(group, args);
             group->failed = 1;
             return status != CG_OK ? status : CG_ERR_PEER;
         }
+    }
+    if (status != CG_OK) { /* a peek, a cancel or a wait of the device layer failed */
+        cg_intra_ll_end_kernel(group, args);
     }
     return status;
 }
@@ -109,8 +128,9 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch
     for (int p = 0; p < group->size; p++) {
         args->inbox[p] = group->scratch[p] + CG_INTRA_FLAG_BYTES;
     }
-    args->after_app = cg_dev_ll_after_app(dev);
-    status = args->after_app ? CG_OK : cg_dev_app_wait(dev, group->stream); /* no host wait */
+    args->after_app = !args->app_ordered && cg_dev_ll_after_app(dev);
+    status = args->app_ordered || args->after_app ? CG_OK
+                                                  : cg_dev_app_wait(dev, group->stream); /* no host wait */
     if (status == CG_OK) {
         status = dev->ops->ll_run(dev, args, group->stream);
     }

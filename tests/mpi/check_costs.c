@@ -15,7 +15,8 @@
  *              a zero-copy call waits on the host once less and a one_shot no differently
  *     --app-launch run with coll_gpu_app_wait=launch: LL calls are queued on the legacy
  *              default stream behind the application's work, with no event to wait for
- *     --thread-multiple  MPI_Init_thread(MPI_THREAD_MULTIPLE): launch is then not used
+ *     --thread-level funneled|multiple  MPI_Init_thread at that level: launch is then
+ *              not used (another thread's device work would queue behind the LL kernel)
  * Every device call orders itself after the application's work once (coll_gpu_app_waits),
  * but with --app-ready none and with --app-launch none for LL calls; host calls never.
  * Then a run of LL calls with one rank lagging (results checked; a hang is a failure).
@@ -191,7 +192,8 @@ static void costs_force(int coll, const char *alg)
 int main(int argc, char **argv)
 {
     const char *mem = "device";
-    int         nodes = 0, local = 0, multiple = 0, provided = MPI_THREAD_SINGLE, rank, size, total;
+    int         nodes = 0, local = 0, level = MPI_THREAD_SINGLE, provided = MPI_THREAD_SINGLE;
+    int         rank, size, total;
     em_kind_t   kind;
     unsigned long long before[C_NUM], after[C_NUM], delta[C_NUM];
 
@@ -208,16 +210,20 @@ int main(int argc, char **argv)
             costs_app_ready = 1;
         } else if (!strcmp(argv[i], "--app-launch")) {
             costs_app_launch = 1;
-        } else if (!strcmp(argv[i], "--thread-multiple")) {
-            multiple = 1;
+        } else if (!strcmp(argv[i], "--thread-level") && i + 1 < argc) {
+            i++;
+            level = !strcmp(argv[i], "multiple") ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
         }
     }
     signal(SIGALRM, costs_watchdog);
     alarm(300); /* a hang is a failure, long before the suite's limit */
-    if (multiple) {
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-        /* another thread's later work on a blocking stream would wait for the LL kernel */
-        costs_app_launch &= provided != MPI_THREAD_MULTIPLE;
+    if (level != MPI_THREAD_SINGLE) {
+        MPI_Init_thread(&argc, &argv, level, &provided);
+        if (provided < level) {
+            fprintf(stderr, "coll_costs: FAIL: thread level %d asked, %d provided\n", level, provided);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        costs_app_launch = 0; /* one thread only */
     } else {
         MPI_Init(&argc, &argv);
     }
@@ -301,6 +307,9 @@ int main(int argc, char **argv)
             {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, 2, X, 0, 8, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "auto", 1, 1, 0, 2, {"host allreduce 4 B across nodes", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, 15, X, X, 0, X, X, 0, 2}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            /* a small call forced hierarchical: the node's phase is one LL call, which
+             * waits for the application's work no second time (the route waited) */
+            {K_ALLREDUCE, "hier_rd", 16, 0, 0, 2, {"device allreduce 64 B hier_rd", {1, 0, 0, 0, X, X, X, X, X, 0, X, X, 0, 2}, {0}}},
         };
         /* The board (inside a node, coll_gpu_buffer_check=auto) comes at the 8th call that
          * needs an agreement (MCA_COLL_GPU_BOARD_AFTER): each of the 8 calls agrees through

@@ -254,11 +254,16 @@ run "costs-nomemevents-np2" 2 "${dev_mca[@]}" -x UCX_MEM_EVENTS=no "$costs" --me
 # the application asserts its buffers ready (coll_gpu_app_wait none): a host wait fewer
 run "costs-app-ready-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait none "$costs" --mem device --app-ready
 # LL calls queued behind the application's work on the default stream, with no event (the
-# same counts, no app wait for LL); its input written there just before every call
+# same counts, no app wait for LL; with more than one thread, the event again); coll_check
+# writes its inputs there just before the calls, and mixes kinds (LL calls cancelled)
 run "costs-app-launch-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" --mem device \
     --app-launch
-run "costs-app-launch-threads-np2" 2 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" \
-    --mem device --app-launch --thread-multiple
+run "costs-app-launch-funneled-np2" 2 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" \
+    --mem device --app-launch --thread-level funneled
+run "costs-app-launch-multiple-np2" 2 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" \
+    --mem device --app-launch --thread-level multiple
+run "mixed-kinds-app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem mixed \
+    "${quiet_args[@]}"
 run "app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem device \
     --comms world --counts 0,1,7,1000 --large 0 --no-derived
 run "costs-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local "$costs" --mem device --local
