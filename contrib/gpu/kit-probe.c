@@ -12,6 +12,8 @@
  * those over the ranks, and the largest 90th percentile):
  *   query_device  cuPointerGetAttributes on device memory (the attributes the CUDA layer asks)
  *   query_host    the same on host memory (what the host-memory cache saves)
+ *   query_kind    on device memory, the kind only (type, managed, ordinal, context: no
+ *                 range or buffer id): what a lazier query would cost
  *   app_wait      an event recorded on the legacy default stream and waited for by a
  *                 non-blocking stream (coll_gpu_app_wait default_stream, stream-ordered)
  *   enqueue       queueing an 8-byte memset (the host side of a launch)
@@ -36,9 +38,9 @@
 #include <string.h>
 #include <time.h>
 
-enum { P_QUERY_DEVICE, P_QUERY_HOST, P_APP_WAIT, P_ENQUEUE, P_MEMSET_SYNC, P_MEMSET_EVENT,
+enum { P_QUERY_DEVICE, P_QUERY_HOST, P_QUERY_KIND, P_APP_WAIT, P_ENQUEUE, P_MEMSET_SYNC, P_MEMSET_EVENT,
        P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_NUM };
-static const char *const probe_names[P_NUM] = {"query_device", "query_host", "app_wait",
+static const char *const probe_names[P_NUM] = {"query_device", "query_host", "query_kind", "app_wait",
                                                "enqueue", "memset_sync", "memset_event",
                                                "memset_word", "word_only", "app_word",
                                                "legacy_word"};
@@ -73,7 +75,9 @@ static int probe_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void probe_query(const void *ptr)
+/* The CUDA layer's query (cg_cuda_pointer_attrs): 7 attributes, or the first 3 and the
+ * context (kind_only). */
+static void probe_query(const void *ptr, int kind_only)
 {
     CUpointer_attribute names[7] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_BUFFER_ID,
@@ -87,7 +91,11 @@ static void probe_query(const void *ptr)
     CUcontext           ctx = NULL;
     void               *values[7] = {&type, &managed, &ordinal, &id, &start, &size, &ctx};
 
-    (void)probe_attrs(7, names, values, (CUdeviceptr)(uintptr_t)ptr);
+    if (kind_only) {
+        names[3]  = CU_POINTER_ATTRIBUTE_CONTEXT;
+        values[3] = &ctx;
+    }
+    (void)probe_attrs(kind_only ? 4 : 7, names, values, (CUdeviceptr)(uintptr_t)ptr);
 }
 
 /* One operation (probe) timed iterations times; the ranks start together. */
@@ -103,8 +111,9 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
         const uint32_t value = (uint32_t)(i + iterations) * P_NUM + (uint32_t)probe + 1;
         double         t0    = probe_now_us();
         switch (probe) {
-        case P_QUERY_DEVICE: probe_query(dev); break;
-        case P_QUERY_HOST: probe_query(host); break;
+        case P_QUERY_DEVICE: probe_query(dev, 0); break;
+        case P_QUERY_HOST: probe_query(host, 0); break;
+        case P_QUERY_KIND: probe_query(dev, 1); break;
         case P_APP_WAIT:
             PROBE_CUDA(cudaEventRecord(event, cudaStreamLegacy));
             PROBE_CUDA(cudaStreamWaitEvent(stream, event, 0));
