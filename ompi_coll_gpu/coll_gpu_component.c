@@ -206,6 +206,14 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
     (void)enable_progress_threads;
     mca_coll_gpu_component.thread_multi  = enable_mpi_threads;
     mca_coll_gpu_component.thread_single = ompi_mpi_thread_provided == MPI_THREAD_SINGLE;
+    if (mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH &&
+        !mca_coll_gpu_component.thread_single) {
+        static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                             "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+        const int level = ompi_mpi_thread_provided;
+        mca_coll_gpu_show_help_once("app_wait launch unavailable",
+                               level >= 0 && level <= 3 ? levels[level] : "unknown");
+    }
     cg_counters_callers_concurrent      = enable_mpi_threads;
     mca_coll_gpu_pace_setup();
     if (mca_coll_gpu_component.priority <= 0) {
