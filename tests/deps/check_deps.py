@@ -13,6 +13,12 @@ table refers to its entry points and they read its parameters); coll's dispatch 
 planner, run, rules, cost); the collectives' folders; the per-communicator context
 (cg_comm.c), what it measures at setup (cg_comm_measure.c); hier; the cost model (cg_cost.c: pure functions); intra; ucx_glue and topo;
 kernels; base.
+
+Also: the CUDA layer (kernels/cuda) calls no synchronous copy, set or device-wide wait. Those
+synchronise the legacy default stream (or the device) first, so one made while a kernel
+waits there for peers (an LL call queued behind the application's work, coll_gpu_app_wait
+launch), or for the very bytes being written (abort lines, a cancel word), never returns:
+on a GPU only, where no CI runs. The host's copies go through the side stream.
 """
 import os
 import re
@@ -28,6 +34,26 @@ RANK = {
     "coll/intra": 5, "ucx_glue": 6, "topo": 6, "kernels": 7, "kernels/cuda": 8,
     "kernels/sim": 8, "base": 9,
 }
+
+
+# runtime functions (C symbols in the layer's objects) and driver functions (entries of the
+# layer's driver table, kernels/cuda/cg_cuda.h) that wait for the legacy stream or device
+SYNC_RUNTIME = {"cudaMemcpy", "cudaMemset", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyPeer",
+                "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaDeviceSynchronize",
+                "cudaThreadSynchronize"}
+SYNC_DRIVER = re.compile(r"\(\*(cuMemcpy|cuMemcpyHtoD|cuMemcpyDtoH|cuMemcpyDtoD|cuMemcpyPeer|"
+                         r"cuMemsetD8|cuMemsetD16|cuMemsetD32|cuCtxSynchronize)\)")
+
+
+def sync_calls(srcdir, uses):
+    """The CUDA layer's calls that wait behind every kernel of the legacy stream."""
+    bad = []
+    for src, used in sorted(uses.items()):
+        if src.startswith("kernels/cuda/"):
+            bad += [f"{src} calls {sym}" for sym in sorted(used & SYNC_RUNTIME)]
+    with open(os.path.join(srcdir, "kernels/cuda/cg_cuda.h")) as table:
+        bad += [f"kernels/cuda/cg_cuda.h loads {m}" for m in SYNC_DRIVER.findall(table.read())]
+    return bad
 
 
 def rank(src):
@@ -135,9 +161,14 @@ def main():
             if not called and not sym.startswith("mca_coll_gpu_component"):
                 print(f"check_deps: {sym} ({src}) is exported but used by no other file")
                 bad += 1
+    for line in sync_calls(srcdir, uses):
+        print(f"check_deps: {line}, which waits behind every kernel of the legacy default "
+              "stream (a synchronous copy or set): use the side stream (cg_cuda_side_copy)")
+        bad += 1
     if bad == 0:
         print(f"check_deps: {len(files)} files, "
-              f"{sum(len(d) for d in files.values())} dependencies, no cycle, layers respected")
+              f"{sum(len(d) for d in files.values())} dependencies, no cycle, layers respected, "
+              "no synchronous copy in the CUDA layer")
     return 1 if bad else 0
 
 
