@@ -98,6 +98,14 @@ static void probe_query(const void *ptr, int kind_only)
     (void)probe_attrs(kind_only ? 4 : 7, names, values, (CUdeviceptr)(uintptr_t)ptr);
 }
 
+/* The CUDA layer's wait for the application (coll_gpu_app_wait default_stream): an event on
+ * the legacy default stream, waited for by the layer's stream. */
+static void probe_app_wait(cudaEvent_t event, cudaStream_t stream)
+{
+    PROBE_CUDA(cudaEventRecord(event, cudaStreamLegacy));
+    PROBE_CUDA(cudaStreamWaitEvent(stream, event, 0));
+}
+
 /* One operation (probe) timed iterations times; the ranks start together. */
 static void probe_run(int probe, int iterations, double *samples, void *dev, void *host,
                       cudaStream_t stream, cudaEvent_t event, volatile uint32_t *word,
@@ -114,10 +122,7 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
         case P_QUERY_DEVICE: probe_query(dev, 0); break;
         case P_QUERY_HOST: probe_query(host, 0); break;
         case P_QUERY_KIND: probe_query(dev, 1); break;
-        case P_APP_WAIT:
-            PROBE_CUDA(cudaEventRecord(event, cudaStreamLegacy));
-            PROBE_CUDA(cudaStreamWaitEvent(stream, event, 0));
-            break;
+        case P_APP_WAIT: probe_app_wait(event, stream); break;
         case P_ENQUEUE: PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream)); break;
         case P_MEMSET_SYNC:
             PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream));
@@ -135,8 +140,7 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
         case P_APP_WORD:
         case P_LEGACY_WORD:
             if (probe == P_APP_WORD) {
-                PROBE_CUDA(cudaEventRecord(event, cudaStreamLegacy));
-                PROBE_CUDA(cudaStreamWaitEvent(stream, event, 0));
+                probe_app_wait(event, stream);
             }
             if (probe != P_WORD_ONLY) {
                 PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, on));
