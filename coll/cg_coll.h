@@ -111,6 +111,9 @@ typedef struct {
     double net_alpha_us;   /* one message between nodes */
     double net_bw_gbs;     /* per NIC (per rail), per direction */
     double stage_bw_gbs;   /* device <-> host staging for the network; 0: not needed */
+    int    staged_steps;   /* 1: every network step of device data goes through host memory:
+                            * the sender's copy out and the receiver's copy in, each waited
+                            * for (copy_alpha_us each) */
     int    lanes;          /* network phases of chunks in flight at once (>= 1) */
     int    shared_gpu;     /* one memory for the node's ranks (a shared GPU, the host) */
     double copy_alpha_us;  /* staged path: a copy between device and host, synchronised */

@@ -4,7 +4,13 @@
  * Cost model of the planner: an alpha-beta model per level. Intra-node: a latency per
  * synchronised step and a bandwidth per GPU that depends on the node's class (NVSwitch,
  * NVLink pairs, PCIe, one shared GPU); network: a latency per message and a bandwidth per
- * NIC (each rank drives its own rail), plus host staging when UCX cannot move device memory.
+ * NIC (each rank drives its own rail), plus host staging when UCX cannot move device memory:
+ * then every network step also waits for a copy out on the sender and a copy in on the
+ * receiver, and the staged path (copy out, the collective underneath, copy in) for two in
+ * all, so that small messages are staged and the hierarchical algorithms take over where
+ * their bandwidth pays for their steps (measured on an H100, test_planner). Where UCX
+ * moves device memory, an inter-node reduction still waits for each step's sum before
+ * sending it on.
  * It predicts each applicable algorithm and the planner takes the fastest. hier_ring
  * overlaps its phases chunk by chunk: the model predicts it as a pipeline and picks the
  * number of chunks (the plan's chunk size) that minimises the time.
@@ -93,6 +99,41 @@ static double cg_cost_log2(int n)
     return n > 1 ? ceil(log2((double)n)) : 0.0;
 }
 
+/* Steps of recursive doubling over n members: log2 of the largest power of two in n, and
+ * off a power of two a step in and a step out for the members beyond it. */
+static double cg_cost_rd_steps(int n)
+{
+    int p = 1, log = 0;
+
+    while (p * 2 <= n) {
+        p *= 2, log++;
+    }
+    return log + (n > p ? 2 : 0);
+}
+
+/* The network's bandwidth for device data: staging is pipelined, the slower of the two. */
+static double cg_cost_net_bw(const cg_cost_params_t *p)
+{
+    const double st = p->stage_bw_gbs;
+    return (st > 0 && st < p->net_bw_gbs) ? st : p->net_bw_gbs;
+}
+
+/* Seconds one network step of a hierarchical algorithm costs besides its bytes: its
+ * message, and where UCX cannot move device memory, the sender's copy out and the
+ * receiver's copy in, each waited for (ucx_glue's staged exchange). */
+static double cg_cost_step_alpha(const cg_cost_params_t *p)
+{
+    return (p->net_alpha_us + (p->staged_steps ? 2.0 * p->copy_alpha_us : 0.0)) * 1e-6;
+}
+
+/* The host's waits for an inter-node reduction of steps steps: one at the end when staged
+ * (each step's copies were waited for already), else one per step (a step's sum is waited
+ * for before it is sent on). */
+static double cg_cost_reduce_waits(const cg_cost_params_t *p, double steps)
+{
+    return steps > 0 ? (p->staged_steps ? 1.0 : steps) * p->copy_alpha_us * 1e-6 : 0.0;
+}
+
 /* A collective's algorithm, its fixed cost: measured (fixed_us), or steps synchronised
  * steps. */
 static double cg_cost_fixed(const cg_cost_params_t *p, cg_coll_t coll, cg_alg_t alg, double steps)
@@ -150,14 +191,15 @@ static cg_cost_phase_t cg_cost_intra_phase(const cg_cost_params_t *p, cg_coll_t 
 static void cg_cost_hier_ring_phases(const cg_cost_params_t *p, cg_coll_t coll, double S, int N,
                                      int L, double net_bw, cg_cost_phase_t ph[3])
 {
-    const double an = p->net_alpha_us * 1e-6;
+    const double an = cg_cost_step_alpha(p);
     const double part = S / L; /* what each rail carries */
 
     memset(ph, 0, 3 * sizeof(*ph));
     switch (coll) {
     case CG_COLL_ALLREDUCE: /* RS inside, ring allreduce on 1/L per rail, AG inside */
         ph[0] = cg_cost_intra_phase(p, CG_COLL_REDUCE_SCATTER, S, L);
-        ph[1] = (cg_cost_phase_t){2.0 * (N - 1) * an, cg_cost_bw(2.0 * part * (N - 1) / N, net_bw)};
+        ph[1] = (cg_cost_phase_t){2.0 * (N - 1) * an + cg_cost_reduce_waits(p, N - 1),
+                                  cg_cost_bw(2.0 * part * (N - 1) / N, net_bw)};
         ph[2] = cg_cost_intra_phase(p, CG_COLL_ALLGATHER, S, L);
         break;
     case CG_COLL_ALLGATHER: /* rail ring, then AG inside */
@@ -172,7 +214,8 @@ static void cg_cost_hier_ring_phases(const cg_cost_params_t *p, cg_coll_t coll, 
         break;
     default: /* reduce-scatter: RS inside, rail ring */
         ph[0] = cg_cost_intra_phase(p, CG_COLL_REDUCE_SCATTER, S, L);
-        ph[1] = (cg_cost_phase_t){(N - 1) * an, cg_cost_bw(part * (N - 1) / N, net_bw)};
+        ph[1] = (cg_cost_phase_t){(N - 1) * an + cg_cost_reduce_waits(p, N - 1),
+                                  cg_cost_bw(part * (N - 1) / N, net_bw)};
         break;
     }
 }
@@ -200,13 +243,6 @@ static double cg_cost_hier_ring_k(const cg_cost_params_t *p, cg_coll_t coll, dou
         t += (N - 2) * c[1];
     }
     return t + (k > 1 ? k * CG_COST_PIPE_STEP_US * 1e-6 : 0.0);
-}
-
-/* The network's bandwidth for device data: staging is pipelined, the slower of the two. */
-static double cg_cost_net_bw(const cg_cost_params_t *p)
-{
-    const double st = p->stage_bw_gbs;
-    return (st > 0 && st < p->net_bw_gbs) ? st : p->net_bw_gbs;
 }
 
 static double cg_cost_no_chunk(size_t *chunk_bytes)
@@ -294,18 +330,32 @@ CG_COST_FN(hier_ring)
     return best;
 }
 
+/* The node's phase of a hierarchical allreduce: alg, or one LL call where that is cheaper
+ * (the planner's node_ll). */
+static double cg_cost_node_allreduce(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll,
+                                     double S, int L)
+{
+    const double t = cg_cost_local(p, alg, coll, S, L);
+
+    return L > 1 ? CG_MIN(t, cg_cost_ll(p, coll, S, 1, L, NULL)) : t;
+}
+
+/* The node's allreduce, then recursive doubling on every rail (two more steps off a power
+ * of two). */
 CG_COST_FN(hier_rd)
 {
-    const double an = p->net_alpha_us * 1e-6;
-    const int    N  = nodes;
+    const int    N     = nodes;
+    const double steps = cg_cost_rd_steps(N);
+    const double node  = cg_cost_node_allreduce(p, CG_ALG_ONE_SHOT, coll, bytes, local);
 
-    return cg_cost_no_chunk(chunk_bytes) + cg_cost_local(p, CG_ALG_ONE_SHOT, coll, bytes, local) +
-           (cg_cost_log2(N) + ((N & (N - 1)) ? 2 : 0)) * (an + cg_cost_bw(bytes, cg_cost_net_bw(p)));
+    return cg_cost_no_chunk(chunk_bytes) + node +
+           steps * (cg_cost_step_alpha(p) + cg_cost_bw(bytes, cg_cost_net_bw(p))) +
+           cg_cost_reduce_waits(p, steps);
 }
 
 CG_COST_FN(hier_leader)
 {
-    const double an = p->net_alpha_us * 1e-6, net_bw = cg_cost_net_bw(p), S = bytes;
+    const double an = cg_cost_step_alpha(p), net_bw = cg_cost_net_bw(p), S = bytes;
     const int    N = nodes, L = local;
     double       inter;
 
@@ -317,21 +367,21 @@ CG_COST_FN(hier_leader)
     }
     if (coll != CG_COLL_ALLREDUCE) { /* reduce-scatter: the leader reads every input */
         return cg_cost_local(p, CG_ALG_ONE_SHOT, coll, S, L) + (N - 1) * an +
-               cg_cost_bw(S * (N - 1) / N, net_bw) +
+               cg_cost_reduce_waits(p, N - 1) + cg_cost_bw(S * (N - 1) / N, net_bw) +
                cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_ALLGATHER, S / N, L);
     }
-    inter = S <= 65536 ? (cg_cost_log2(N) + 2) * (an + cg_cost_bw(S, net_bw))
-                       : 2.0 * (N - 1) * an + cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
-    return cg_cost_local(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
+    inter = S <= 65536 ? cg_cost_rd_steps(N) * (an + cg_cost_bw(S, net_bw)) +
+                             cg_cost_reduce_waits(p, cg_cost_rd_steps(N))
+                       : 2.0 * (N - 1) * an + cg_cost_reduce_waits(p, N - 1) +
+                             cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
+    return cg_cost_node_allreduce(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
            cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
 }
 
 CG_COST_FN(hier_tree)
 {
-    const double an = p->net_alpha_us * 1e-6;
-
     return cg_cost_no_chunk(chunk_bytes) +
-           cg_cost_log2(nodes) * (an + cg_cost_bw(bytes, cg_cost_net_bw(p))) +
+           cg_cost_log2(nodes) * (cg_cost_step_alpha(p) + cg_cost_bw(bytes, cg_cost_net_bw(p))) +
            cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_BCAST, bytes, local);
 }
 

@@ -103,8 +103,9 @@ good allreduce-2nodes-np4 4 'staged|hier_[a-z]+' --mca coll_gpu_node_size 2 --mc
     --mca coll_gpu_copy_latency 0.5 "$(b)" -b 8 -e 1M -f 64 -n 1 -w 1 &&
     { awk '$1 == 8 && $7 == "staged" { found = 1 } END { exit !found }' "$work/allreduce-2nodes-np4.out" ||
       fail "allreduce-2nodes-np4: 8 bytes not staged"; }
-good allreduce-2nodes-hier-np4 4 'hier_[a-z]+' --mca coll_gpu_node_size 2 --mca coll_gpu_copy_latency 1000 \
-    "$(b)" -b 8 -e 1M -f 64 -n 1 -w 1
+printf 'allreduce 0 256k 2 * hier_rd\nallreduce 256k * 2 * hier_ring\n' >"$work/hier-rules.txt"
+good allreduce-2nodes-hier-np4 4 'hier_[a-z]+' --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_rules_file "$work/hier-rules.txt" "$(b)" -b 8 -e 1M -f 64 -n 1 -w 1
 # the component switched off: the collective underneath, no staged column, still correct
 # (host memory: device memory would reach Open MPI, which cannot read it)
 good allreduce-off-np2 2 '-' --mca coll ^gpu "$(b)" -b 8 -e 64K -f 64 -n 1 -w 0 --mem host --counters

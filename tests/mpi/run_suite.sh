@@ -340,11 +340,23 @@ nodes_forced reduce_scatter hier_leader 8 3
 nodes_forced reduce_scatter_block hier_leader 5 2
 # nodes whose ranks are not consecutive (dealt in turn, as --map-by node places them):
 # 3+3+2 ranks, so auto runs the any-layout algorithms, packing the leaders' data by node;
-# exportable memory, so that the intra phases run zero copy too. coll_gpu_copy_latency 1000
-# tells the model that staging costs a millisecond, so that auto takes the hierarchical
-# algorithms at every size instead of staging the small calls (what this run tests).
-slow_staging=(--mca coll_gpu_copy_latency 1000)
-run "nodes-cyclic-np8" 8 "${dev_mca[@]}" --mca coll_gpu_node_size -3 --mca coll_gpu_verbose 2 "${slow_staging[@]}" \
+# exportable memory, so that the intra phases run zero copy too. A rules file takes the
+# hierarchical algorithms at every size instead of staging the small calls (what this run
+# tests), each collective's first that can run: hier_rd and hier_ring need the same number
+# of ranks on every node, so the planner passes over them to the any-layout ones.
+cat >"$logdir/hier-rules.txt" <<'RULES'
+allreduce            * * 2 * hier_rd
+allreduce            * * 2 * hier_leader
+bcast                * * 2 * hier_tree
+allgather            * * 2 * hier_ring
+allgather            * * 2 * hier_leader
+reduce_scatter       * * 2 * hier_ring
+reduce_scatter       * * 2 * hier_leader
+reduce_scatter_block * * 2 * hier_ring
+reduce_scatter_block * * 2 * hier_leader
+RULES
+hier_rules=(--mca coll_gpu_rules_file "$logdir/hier-rules.txt")
+run "nodes-cyclic-np8" 8 "${dev_mca[@]}" --mca coll_gpu_node_size -3 --mca coll_gpu_verbose 2 "${hier_rules[@]}" \
     "$check" --mem device --comms world,reversed --counts 1,7,1000 --large 100003 --no-derived &&
     proof nodes-cyclic-np8 "hier_leader,hier_tree,staged" hier_leader
 # hier_ring cut into many chunks whose phases overlap (lane threads run the network phases
@@ -418,7 +430,7 @@ fail_run fail-nodes-ring-np6 6 2 4 --mca coll_gpu_node_size 2 --mca coll_gpu_all
 fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_node_size 2 \
     --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 \
     --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
-fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3 "${slow_staging[@]}"
+fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3 "${hier_rules[@]}"
 
 # 8. The component switched off, or stepping aside: results still correct on host memory,
 #    no coll:gpu line. Device memory without the component reaches Open MPI (built
