@@ -98,8 +98,10 @@ static cg_status_t cg_hier_bcast_ring(cg_comm_t *comm, void *buf, size_t bytes, 
                          rlocal};
     /* chunks + 1 steps on one lane (a step passes on what the previous one received; the
      * last passes the last chunk on). The root's node scatters each chunk to its rails
-     * first; every node shares the parts as they arrive. */
-    cg_pipe_job_t   job = {h.chunks + 1, 1, NULL, cg_hier_chain_mid, NULL, &h};
+     * first; every node shares the parts as they arrive. One chunk: nothing to overlap, so
+     * no hand-over to the lane thread (on a node with more ranks than cores, a thread
+     * woken twice per call cost 130 us at every size on the host device layer). */
+    cg_pipe_job_t   job = {h.chunks + 1, 1, NULL, cg_hier_chain_mid, NULL, &h, h.chunks == 1};
 
     if (h.pos > 0) {
         h.prev = cg_comm_member(comm, (comm->my_node - 1 + N) % N, comm->local_rank);

@@ -27,6 +27,9 @@ typedef struct {
     cg_status_t (*mid)(void *ctx, int chunk, cg_inter_t *lane);
     cg_status_t (*post)(void *ctx, int chunk, cg_status_t status);
     void *ctx;
+    int   serial; /* 1: nothing to overlap although there are several steps (a chain that
+                   * carries one chunk: it is received, then passed on); the phases run one
+                   * after the other, as with one chunk. Alike on every rank. */
 } cg_pipe_job_t;
 
 cg_status_t cg_hier_pipe_run(cg_comm_t *comm, const cg_pipe_job_t *job);

@@ -157,6 +157,7 @@ static cg_status_t cg_hier_pipe_wait(cg_hier_pipe_t *pipe, int i)
     const cg_hier_lane_t *l = &pipe->lane[i % pipe->lanes];
     cg_status_t           status;
 
+    cg_count(CG_CNT_HOST_WAITS, 1); /* for the lane thread that ran chunk i's mid */
     pthread_mutex_lock(&pipe->lock);
     while (l->finished <= i / pipe->lanes) {
         pthread_cond_wait(&pipe->done, &pipe->lock);
@@ -256,7 +257,7 @@ cg_status_t cg_hier_pipe_run(cg_comm_t *comm, const cg_pipe_job_t *job)
     /* nothing to overlap: one chunk, or no intra-node phase (one rank per node). The callers
      * run on equal layouts with an agreed plan, so these hold alike on every rank, as
      * cg_hier_pipe_ready's agreement requires. */
-    if (job->chunks <= 1 || job->mid == NULL || comm->local_size == 1 ||
+    if (job->chunks <= 1 || job->serial || job->mid == NULL || comm->local_size == 1 ||
         (job->pre == NULL && job->post == NULL)) {
         return cg_hier_pipe_serial(comm, job);
     }

@@ -302,14 +302,19 @@ int main(int argc, char **argv)
             /* across nodes (the suite pins the model's latencies): a small call is staged
              * with no agreement, the staged path being faster than the agreement alone;
              * host buffers then go underneath with no agreement either; a large call
-             * agrees and runs the planner's fast path, waiting at most 15 times on the host
-             * (19 when the ring between nodes waited after every reduction) */
+             * agrees and runs the planner's fast path, waiting at most 17 times on the host
+             * (two of them for the lane threads that carry its two chunks; 21 when the ring
+             * between nodes waited after every reduction) */
             {K_ALLREDUCE, "auto", 1, 0, 0, 2, {"device allreduce 4 B across nodes", {0, 1, 0, 0, 1, 0, 2, X, 0, 8, 0, 0, 0, 2}, {0}}},
             {K_ALLREDUCE, "auto", 1, 1, 0, 2, {"host allreduce 4 B across nodes", {0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2}, {0}}},
-            {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, 15, X, X, 0, X, X, 0, 2}, {0, 0, 0, 0, 0, 0, 1, 0}}},
+            {K_ALLREDUCE, "auto", big, 0, 0, 2, {"device allreduce 1.2 MB across nodes", {1, 0, 0, 0, 1, 1, 17, X, X, 0, X, X, 0, 2}, {0, 0, 0, 0, 0, 0, 1, 0}}},
             /* a small call forced hierarchical: the node's phase is one LL call, which
              * waits for the application's work no second time (the route waited) */
             {K_ALLREDUCE, "hier_rd", 16, 0, 0, 2, {"device allreduce 64 B hier_rd", {1, 0, 0, 0, X, X, X, X, X, 0, X, X, 0, 2}, {0}}},
+            /* bcast hier_ring carrying one chunk: its chain's two steps run on the calling
+             * thread; a hand-over to the lane thread would add a host wait per step (9 on
+             * the root's node) */
+            {K_BCAST, "hier_ring", 1000, 0, 0, 2, {"device bcast 4 KB hier_ring", {1, 0, 0, 0, X, X, 7, X, X, 0, X, X, 0, 1}, {0, 0, 0, 0, 0, 0, 1, 0}}},
         };
         /* The board (inside a node, coll_gpu_buffer_check=auto) comes at the 8th call that
          * needs an agreement (MCA_COLL_GPU_BOARD_AFTER): each of the 8 calls agrees through

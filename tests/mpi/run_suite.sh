@@ -329,6 +329,7 @@ run "nodes-bad-rules-np2" 2 "${dev_mca[@]}" --mca coll_gpu_rules_file "$logdir/b
       fail "nodes-bad-rules-np2: no message naming the file and line"; }
 nodes_forced allreduce hier_ring 6 2
 nodes_forced bcast hier_ring 6 3
+nodes_forced bcast hier_ring 8 2 # a chain of 4 nodes carrying one chunk: no lane thread
 nodes_forced allreduce hier_rd 6 3
 nodes_forced allreduce hier_leader 7 3
 nodes_forced bcast hier_tree 5 2
