@@ -310,6 +310,16 @@ phase_bench() {
     kit_bench_one bcast-np4 4 "$e" -- -C bcast || rc=1
     kit_bench_one allreduce-np2 2 "$e" -- -C allreduce || rc=1
     kit_bench_one allreduce-np8 8 $((e * 3 / 2)) -- -C allreduce || rc=1
+    # what the cost model measured when the two-node context was made (a copy to the device
+    # and back, one collective underneath): the crossover between staging and the
+    # hierarchical algorithms in the two rows below follows from these
+    kit_run measured-2nodes-np4 4 --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 3 \
+        "$kit_kit/coll_gpu_hello" 1000 || rc=1
+    {
+        echo "### measured-2nodes-np4: mpirun -np 4 --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 3 coll_gpu_hello 1000"
+        grep -E "init measured|^coll_gpu_hello" "$kit_work/logs/measured-2nodes-np4.log"
+        echo
+    } | tee -a "$kit_out/bench.txt"
     kit_bench_one allreduce-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C allreduce || rc=1
     kit_bench_one bcast-2nodes-np4 4 "$e" --mca coll_gpu_node_size 2 -- -C bcast || rc=1
     # cuMemCreate memory (PyTorch's expandable segments): zero copy through descriptors
