@@ -99,7 +99,8 @@ static inline double cg_call_size(const cg_call_t *call)
 struct cg_plan {
     cg_alg_t alg;
     size_t   chunk_bytes; /* hier_ring: bytes of the message per pipeline chunk; 0: one */
-    int      node_ll;     /* hierarchical allreduce: the node's phase is one LL operation */
+    int      node_ll;     /* hierarchical allreduce, hier_tree bcast: the node's phase is
+                           * one LL operation */
     char     reason[160];
 };
 
@@ -115,6 +116,8 @@ typedef struct {
                             * the sender's copy out and the receiver's copy in, each waited
                             * for (copy_alpha_us each) */
     int    lanes;          /* network phases of chunks in flight at once (>= 1) */
+    double ll_capacity;    /* bytes a rank may send a peer in an LL call (the node phase of
+                            * a hierarchical algorithm; 0: no LL) */
     int    shared_gpu;     /* one memory for the node's ranks (a shared GPU, the host) */
     double copy_alpha_us;  /* staged path: a copy between device and host, synchronised */
     double copy_bw_gbs;    /* staged path: its copies' bandwidth */

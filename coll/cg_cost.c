@@ -330,14 +330,15 @@ CG_COST_FN(hier_ring)
     return best;
 }
 
-/* The node's phase of a hierarchical allreduce: alg, or one LL call where that is cheaper
- * (the planner's node_ll). */
-static double cg_cost_node_allreduce(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll,
-                                     double S, int L)
+/* The node's phase of a hierarchical allreduce or of hier_tree's bcast: alg, or one LL
+ * call where the message fits the inbox and that is cheaper (the planner's node_ll). */
+static double cg_cost_node_phase(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll,
+                                 double S, int L)
 {
     const double t = cg_cost_local(p, alg, coll, S, L);
 
-    return L > 1 ? CG_MIN(t, cg_cost_ll(p, coll, S, 1, L, NULL)) : t;
+    return (L > 1 && S > 0 && S <= p->ll_capacity) ? CG_MIN(t, cg_cost_ll(p, coll, S, 1, L, NULL))
+                                                   : t;
 }
 
 /* The node's allreduce, then recursive doubling on every rail (two more steps off a power
@@ -346,7 +347,7 @@ CG_COST_FN(hier_rd)
 {
     const int    N     = nodes;
     const double steps = cg_cost_rd_steps(N);
-    const double node  = cg_cost_node_allreduce(p, CG_ALG_ONE_SHOT, coll, bytes, local);
+    const double node  = cg_cost_node_phase(p, CG_ALG_ONE_SHOT, coll, bytes, local);
 
     return cg_cost_no_chunk(chunk_bytes) + node +
            steps * (cg_cost_step_alpha(p) + cg_cost_bw(bytes, cg_cost_net_bw(p))) +
@@ -374,7 +375,7 @@ CG_COST_FN(hier_leader)
                              cg_cost_reduce_waits(p, cg_cost_rd_steps(N))
                        : 2.0 * (N - 1) * an + cg_cost_reduce_waits(p, N - 1) +
                              cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
-    return cg_cost_node_allreduce(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
+    return cg_cost_node_phase(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
            cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
 }
 
@@ -382,7 +383,7 @@ CG_COST_FN(hier_tree)
 {
     return cg_cost_no_chunk(chunk_bytes) +
            cg_cost_log2(nodes) * (cg_cost_step_alpha(p) + cg_cost_bw(bytes, cg_cost_net_bw(p))) +
-           cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_BCAST, bytes, local);
+           cg_cost_node_phase(p, CG_ALG_DIRECT, CG_COLL_BCAST, bytes, local);
 }
 
 /* copy out, the host collective over N*L ranks, copy back */

@@ -161,6 +161,7 @@ static void cg_plan_cost_params(const cg_planner_config_t *config, const cg_shap
 {
     cg_cost_defaults(p, shape->topo_class, shape->local_size);
     p->lanes = CG_MAX(shape->lanes, 1);
+    p->ll_capacity = (double)shape->ll_capacity;
     if (config->net_alpha_us > 0) {
         p->net_alpha_us = config->net_alpha_us;
     }
@@ -305,6 +306,7 @@ int cg_plan_staged_first(const cg_planner_config_t *config, const cg_call_t *cal
     }
     alike.intra_ok = alike.inter_ok = 1; /* health may differ between ranks */
     alike.local_size = shape->max_local;
+    alike.ll_capacity = 0; /* each node's inbox (LL node phases) differs with its size */
     cg_plan_cost_params(config, &alike, &p);
     if (cg_plan_best_hier(&p, call, &alike, &best) == CG_ALG_STAGED) {
         return 1; /* no hierarchical algorithm: the agreement would end in staged anyway */
@@ -391,24 +393,29 @@ static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_
     cg_plan_note(plan->reason, len, "%s", why);
 }
 
-/* A hierarchical allreduce reduces inside the node first: as one LL operation when it fits
- * the inbox and the model prefers it to one_shot for the node's part (the one-node choice;
- * the same on every rank of a node: the same shape). */
+/* A hierarchical allreduce (hier_rd, hier_leader) reduces inside the node first, and
+ * hier_tree's bcast shares the message inside each node last: as one LL operation when it
+ * fits the inbox and the model prefers it to the copy algorithm for the node's part
+ * (one_shot, direct: the one-node choice; the same on every rank of a node, which has one
+ * shape). */
 static void cg_plan_node_phase(const cg_planner_config_t *config, const cg_call_t *call,
                                const cg_shape_t *shape, cg_plan_t *plan)
 {
     const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
+    const cg_alg_t       copy = call->coll == CG_COLL_ALLREDUCE ? CG_ALG_ONE_SHOT : CG_ALG_DIRECT;
     cg_cost_params_t     p;
     double               size = cg_call_size(call);
 
     plan->node_ll = 0;
-    if (info == NULL || info->scope != CG_SCOPE_HIER || call->coll != CG_COLL_ALLREDUCE ||
+    if (info == NULL || info->scope != CG_SCOPE_HIER ||
+        !(call->coll == CG_COLL_ALLREDUCE ||
+          (call->coll == CG_COLL_BCAST && plan->alg == CG_ALG_HIER_TREE)) ||
         shape->local_size < 2 || call->bytes == 0 || call->bytes > shape->ll_capacity) {
         return;
     }
     cg_plan_cost_params(config, shape, &p);
     plan->node_ll = cg_cost_predict(&p, CG_ALG_LL, call->coll, size, 1, shape->local_size) <
-                    cg_cost_predict(&p, CG_ALG_ONE_SHOT, call->coll, size, 1, shape->local_size);
+                    cg_cost_predict(&p, copy, call->coll, size, 1, shape->local_size);
     if (plan->node_ll && config->explain) {
         size_t len = strlen(plan->reason);
         cg_plan_note(plan->reason + len, sizeof(plan->reason) - len, "; node phase ll");

@@ -7,8 +7,23 @@
 
 #include <stdlib.h>
 
-static cg_status_t cg_hier_bcast_tree(cg_comm_t *comm, void *buf, size_t bytes, int rnode,
-                                      int rlocal)
+/* The node's phase: the node's tree member shares the message with its node, as one LL
+ * operation when the plan says so (the host waited for the application's work: the LL call
+ * does not wait again), else direct. */
+static cg_status_t cg_hier_bcast_node(cg_comm_t *comm, const cg_plan_t *plan, void *buf,
+                                      size_t bytes, int root)
+{
+    if (plan->node_ll) {
+        cg_ll_args_t args = {.coll = CG_LL_BCAST, .root = root, .src = buf, .dst = buf,
+                             .count = bytes, .dtype = CG_DT_NONE, .op = CG_OP_NONE,
+                             .app_ordered = 1};
+        return cg_intra_ll(comm->intra, &args, NULL);
+    }
+    return cg_bcast_direct(comm->intra, buf, bytes, root);
+}
+
+static cg_status_t cg_hier_bcast_tree(cg_comm_t *comm, const cg_plan_t *plan, void *buf,
+                                      size_t bytes, int rnode, int rlocal)
 {
     cg_inter_group_t g = {0};
     cg_status_t      status;
@@ -20,8 +35,11 @@ static cg_status_t cg_hier_bcast_tree(cg_comm_t *comm, void *buf, size_t bytes, 
     }
     free(g.ranks);
     if (comm->local_size > 1) {
-        status = (status == CG_OK) ? cg_bcast_direct(comm->intra, buf, bytes, rlocal % comm->local_size)
-                                   : cg_intra_close(comm->intra, status);
+        /* a rank that failed before tells its node's ranks: in a barrier of direct, or by
+         * its report, which ends their LL call's wait for its lines */
+        status = (status == CG_OK)   ? cg_hier_bcast_node(comm, plan, buf, bytes, rlocal % comm->local_size)
+                 : plan->node_ll ? cg_intra_ll_skip(comm->intra, status)
+                                 : cg_intra_close(comm->intra, status);
     }
     return status;
 }
@@ -30,7 +48,6 @@ cg_status_t cg_bcast_hier_tree_run(cg_comm_t *comm, const cg_plan_t *plan, const
 {
     int rnode, rlocal;
 
-    (void)plan;
     cg_hier_root(comm, call->root, &rnode, &rlocal);
-    return cg_hier_bcast_tree(comm, call->rbuf, call->bytes, rnode, rlocal);
+    return cg_hier_bcast_tree(comm, plan, call->rbuf, call->bytes, rnode, rlocal);
 }

@@ -241,6 +241,10 @@ size_t      cg_intra_ll_capacity(const cg_intra_t *group);
  * with nothing written but, for allgather, blocks of ranks on the call (their own data):
  * the call then takes the staged path everywhere, and the group stays usable. */
 cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch_t *watch);
+/* This rank will not run an LL call (watch NULL) that the rest of its group runs, since a
+ * phase before it failed (mine): it reports the failure, which ends the peers' waits for
+ * its lines (they return CG_ERR_PEER), and returns mine. */
+cg_status_t cg_intra_ll_skip(cg_intra_t *group, cg_status_t mine);
 /* A call announced on the board (every rank of the group, once per announced call, before
  * any cg_intra_ll with a watch for it). */
 void        cg_intra_ll_tick(cg_intra_t *group);

@@ -102,6 +102,13 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
     return status;
 }
 
+cg_status_t cg_intra_ll_skip(cg_intra_t *group, cg_status_t mine)
+{
+    group->ll_calls++; /* as the peers count the call */
+    cg_intra_report(group, 0);
+    return mine;
+}
+
 void cg_intra_ll_tick(cg_intra_t *group)
 {
     group->ll_calls++;

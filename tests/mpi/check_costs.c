@@ -311,6 +311,8 @@ int main(int argc, char **argv)
             /* a small call forced hierarchical: the node's phase is one LL call, which
              * waits for the application's work no second time (the route waited) */
             {K_ALLREDUCE, "hier_rd", 16, 0, 0, 2, {"device allreduce 64 B hier_rd", {1, 0, 0, 0, X, X, X, X, X, 0, X, X, 0, 2}, {0}}},
+            /* likewise hier_tree's bcast, whose node phase is one LL call at the end */
+            {K_BCAST, "hier_tree", 16, 0, 0, 2, {"device bcast 64 B hier_tree", {1, 0, 0, 0, X, X, X, X, X, 0, X, X, 0, 1}, {0}}},
             /* bcast hier_ring carrying one chunk: its chain's two steps run on the calling
              * thread; a hand-over to the lane thread would add a host wait per step (9 on
              * the root's node) */

@@ -9,7 +9,9 @@
  * an error on the failing rank; and the calls after it must all succeed with exact results
  * (the communicator's fast paths are retired and its calls staged).
  *
- * usage: coll_fail [--mem MODE] [--calls N] [--count N] --fail-rank R --fail-call K
+ * usage: coll_fail [--mem MODE] [--coll allreduce|bcast] [--calls N] [--count N]
+ *                  --fail-rank R --fail-call K
+ * (bcast: from rank 0, whose input every rank must then hold)
  */
 #include "examples/example_mem.h"
 
@@ -21,7 +23,7 @@
 
 int main(int argc, char **argv)
 {
-    const char *mem = "auto";
+    const char *mem = "auto", *coll = "allreduce";
     int         calls = 12, fail_call = 4, fail_rank = 0, rank, size, bad = 0;
     size_t      count = 70001;
     /* errors at the failing call, wrong results, errors at other calls, failing rank
@@ -33,6 +35,7 @@ int main(int argc, char **argv)
 
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--mem") == 0) mem = argv[i + 1];
+        else if (strcmp(argv[i], "--coll") == 0) coll = argv[i + 1];
         else if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--count") == 0) count = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "--fail-call") == 0) fail_call = atoi(argv[i + 1]);
@@ -57,7 +60,12 @@ int main(int argc, char **argv)
         em_to_dev(sbuf, host, count * sizeof(int32_t), kind);
         memset(got, 0xa5, count * sizeof(int32_t));
         em_to_dev(rbuf, got, count * sizeof(int32_t), kind);
-        rc = MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+        if (strcmp(coll, "bcast") == 0) { /* in place: the input is rbuf's */
+            em_to_dev(rbuf, rank == 0 ? host : got, count * sizeof(int32_t), kind);
+            rc = MPI_Bcast(rbuf, (int)count, MPI_INT32_T, 0, MPI_COMM_WORLD);
+        } else {
+            rc = MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+        }
         if (rc != MPI_SUCCESS) {
             char text[MPI_MAX_ERROR_STRING];
             int  len = 0;
@@ -70,7 +78,7 @@ int main(int argc, char **argv)
         em_to_host(got, rbuf, count * sizeof(int32_t), kind);
         for (size_t i = 0; i < count; i++) {
             int32_t base = (int32_t)((i * 7 + (size_t)call * 13) % 1001);
-            wrong += got[i] != base * size + size * (size - 1) / 2;
+            wrong += got[i] != (strcmp(coll, "bcast") == 0 ? base : base * size + size * (size - 1) / 2);
         }
         if (wrong) {
             printf("coll_fail: rank %d: call %d succeeded with %zu wrong elements\n", rank, call, wrong);

@@ -332,7 +332,9 @@ nodes_forced bcast hier_ring 6 3
 nodes_forced bcast hier_ring 8 2 # a chain of 4 nodes carrying one chunk: no lane thread
 nodes_forced allreduce hier_rd 6 3
 nodes_forced allreduce hier_leader 7 3
-nodes_forced bcast hier_tree 5 2
+nodes_forced bcast hier_tree 5 2 &&
+    { grep -q "alg=hier_tree .*node phase ll" "$logdir/nodes-forced-hier_tree-bcast-np5.0.vlog" ||
+      fail "nodes-forced-hier_tree-bcast-np5: no small bcast with its node phase as LL"; }
 nodes_forced allgather hier_ring 6 3
 nodes_forced reduce_scatter hier_ring 4 2
 nodes_forced reduce_scatter_block hier_ring 8 4
@@ -414,11 +416,12 @@ run "buffer-check-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local
 #     exact. One node; hier_ring in chunks with lanes; the staging pipeline over tcp; the
 #     leaders' algorithm on an uneven layout, failing on a node of one rank.
 fail_check=$builddir/tests/mpi/coll_fail
-fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call
+fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call,
+              # fail_coll: allreduce (default) or bcast
     local name=$1 np=$2 rank=$3 call=$4
     shift 4
     run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call" "$@" \
-        "$fail_check" --mem "$mem" --fail-rank "$rank" --fail-call "$call" \
+        "$fail_check" --mem "$mem" --coll "${fail_coll:-allreduce}" --fail-rank "$rank" --fail-call "$call" \
         --count "${fail_count:-70001}" &&
         { logs "$name" | grep -q "injected device failure" || fail "$name: no failure injected"; }
 }
@@ -432,6 +435,10 @@ fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_nod
     --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 \
     --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
 fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3 "${hier_rules[@]}"
+# hier_tree's node phase as one LL call: the tree member of the second node fails in the
+# network phase, so it never runs the LL call that its node's other rank waits in
+fail_coll=bcast fail_count=1 fail_run fail-nodes-tree-ll-np4 4 2 4 --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_bcast_algorithm hier_tree --mca coll_gpu_verbose 2
 
 # 8. The component switched off, or stepping aside: results still correct on host memory,
 #    no coll:gpu line. Device memory without the component reaches Open MPI (built

@@ -281,9 +281,24 @@ START_TEST(test_node_phase)
     cg_plan_select(&c, &call, &shape, &plan);
     ck_assert_int_eq(plan.alg, CG_ALG_LL);
     ck_assert_int_eq(plan.node_ll, 0);
+    /* bcast hier_tree: the node's share at the end, LL when small */
     call.coll = CG_COLL_BCAST, call.dtype = CG_DT_NONE, call.op = CG_OP_NONE;
     shape = nodes(4, 8, 1);
     shape.ll_capacity = 64 << 10;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_HIER_TREE);
+    ck_assert_int_eq(plan.node_ll, 1);
+    ck_assert_ptr_nonnull(strstr(plan.reason, "node phase ll"));
+    c.forced[CG_COLL_BCAST] = CG_ALG_HIER_RING; /* its own node phases */
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.node_ll, 0);
+    c.forced[CG_COLL_BCAST] = CG_ALG_AUTO;
+    call.coll = CG_COLL_ALLGATHER;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.node_ll, 0);
+    /* one GPU shared by the node's ranks: direct is measured cheaper than LL there */
+    call.coll = CG_COLL_BCAST;
+    shape.topo_class = CG_TOPO_CLASS_SHARED_GPU;
     cg_plan_select(&c, &call, &shape, &plan);
     ck_assert_int_eq(plan.node_ll, 0);
 }
@@ -310,7 +325,7 @@ START_TEST(test_staged_first)
     cg_planner_config_t    c;
     cg_rules_t            *rules = NULL;
     char                   error[300];
-    cg_shape_t             shape = nodes(4, 8, 1), sick, slow_copies, staged_inter, host = nodes(2, 2, 1);
+    cg_shape_t             shape = nodes(4, 8, 1), sick, inbox, slow_copies, staged_inter, host = nodes(2, 2, 1);
     size_t                 cross = 0;
 
     cg_planner_config_default(&c);
@@ -322,9 +337,15 @@ START_TEST(test_staged_first)
     ck_assert(!staged_first(&c, CG_COLL_ALLREDUCE, 8, nodes(1, 8, 1))); /* one node */
     sick          = shape;
     sick.inter_ok = 0, sick.intra_ok = 0;
+    inbox             = shape; /* a node's LL inbox differs with its size: no part of it */
+    inbox.ll_capacity = 1 << 20;
     for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 2) {
         ck_assert_int_eq(staged_first(&c, CG_COLL_ALLREDUCE, bytes, shape),
                          staged_first(&c, CG_COLL_ALLREDUCE, bytes, sick));
+        for (size_t i = 0; i < CG_ARRAY_SIZE(colls); i++) {
+            ck_assert_int_eq(staged_first(&c, colls[i], bytes, shape),
+                             staged_first(&c, colls[i], bytes, inbox));
+        }
         cross = (!cross && !staged_first(&c, CG_COLL_ALLREDUCE, bytes, shape)) ? bytes : cross;
     }
     ck_assert(cross > 8 && cross < (64u << 20)); /* one crossover, then never staged */
