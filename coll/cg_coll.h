@@ -111,10 +111,9 @@ typedef struct {
     double ll_bw_gbs;      /* LL lines (data and flags) inside a node */
     double net_alpha_us;   /* one message between nodes */
     double net_bw_gbs;     /* per NIC (per rail), per direction */
-    double stage_bw_gbs;   /* device <-> host staging for the network; 0: not needed */
-    int    staged_steps;   /* 1: every network step of device data goes through host memory:
-                            * the sender's copy out and the receiver's copy in, each waited
-                            * for (copy_alpha_us each) */
+    double stage_bw_gbs;   /* device <-> host staging for the network; 0: not needed (set:
+                            * every network step of device data also waits for a copy out
+                            * and a copy in, copy_alpha_us each) */
     int    lanes;          /* network phases of chunks in flight at once (>= 1) */
     double ll_capacity;    /* bytes a rank may send a peer in an LL call (the node phase of
                             * a hierarchical algorithm; 0: no LL) */

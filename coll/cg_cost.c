@@ -123,7 +123,7 @@ static double cg_cost_net_bw(const cg_cost_params_t *p)
  * receiver's copy in, each waited for (ucx_glue's staged exchange). */
 static double cg_cost_step_alpha(const cg_cost_params_t *p)
 {
-    return (p->net_alpha_us + (p->staged_steps ? 2.0 * p->copy_alpha_us : 0.0)) * 1e-6;
+    return (p->net_alpha_us + (p->stage_bw_gbs > 0 ? 2.0 * p->copy_alpha_us : 0.0)) * 1e-6;
 }
 
 /* The host's waits for an inter-node reduction of steps steps: one at the end when staged
@@ -131,7 +131,7 @@ static double cg_cost_step_alpha(const cg_cost_params_t *p)
  * for before it is sent on). */
 static double cg_cost_reduce_waits(const cg_cost_params_t *p, double steps)
 {
-    return steps > 0 ? (p->staged_steps ? 1.0 : steps) * p->copy_alpha_us * 1e-6 : 0.0;
+    return steps > 0 ? (p->stage_bw_gbs > 0 ? 1.0 : steps) * p->copy_alpha_us * 1e-6 : 0.0;
 }
 
 /* A collective's algorithm, its fixed cost: measured (fixed_us), or steps synchronised
@@ -357,6 +357,7 @@ CG_COST_FN(hier_rd)
 CG_COST_FN(hier_leader)
 {
     const double an = cg_cost_step_alpha(p), net_bw = cg_cost_net_bw(p), S = bytes;
+    const double rd_steps = cg_cost_rd_steps(nodes);
     const int    N = nodes, L = local;
     double       inter;
 
@@ -371,8 +372,7 @@ CG_COST_FN(hier_leader)
                cg_cost_reduce_waits(p, N - 1) + cg_cost_bw(S * (N - 1) / N, net_bw) +
                cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_ALLGATHER, S / N, L);
     }
-    inter = S <= 65536 ? cg_cost_rd_steps(N) * (an + cg_cost_bw(S, net_bw)) +
-                             cg_cost_reduce_waits(p, cg_cost_rd_steps(N))
+    inter = S <= 65536 ? rd_steps * (an + cg_cost_bw(S, net_bw)) + cg_cost_reduce_waits(p, rd_steps)
                        : 2.0 * (N - 1) * an + cg_cost_reduce_waits(p, N - 1) +
                              cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
     return cg_cost_node_phase(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +

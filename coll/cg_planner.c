@@ -170,7 +170,6 @@ static void cg_plan_cost_params(const cg_planner_config_t *config, const cg_shap
     }
     if (shape->inter_staged) {
         p->stage_bw_gbs = 20.0; /* pipelined PCIe copies through page-locked memory */
-        p->staged_steps = 1;
     }
     /* measured when the context was made (several nodes): a small collective underneath
      * (about log2(ranks) messages) and the staged path's copies */
