@@ -33,9 +33,10 @@ extern int costs_app_ready;  /* coll_gpu_app_wait=none (--app-ready) */
 /* The counters now; coll_gpu_mem_releases (the releases the host-memory cache was told of) */
 void               costs_read(unsigned long long v[C_NUM]);
 unsigned long long costs_releases(void);
-/* Checks one case's deltas (d) against k; bad_result: the call's result was wrong. */
+/* Checks one case's deltas (d) against k; bad_result: the call's result was wrong;
+ * releases: this rank's releases of address space from the warm-up to the call's end. */
 void costs_check(const costs_case_t *k, const unsigned long long d[C_NUM], int rank,
-                 int bad_result, em_kind_t kind);
+                 int bad_result, em_kind_t kind, unsigned long long releases);
 /* One call of coll on count ints per rank; returns the wrong elements of this rank's result */
 int  costs_call(int coll, MPI_Comm comm, void *dbuf, void *dsend, int32_t *host, size_t count,
                 em_kind_t kind, int in_place);
