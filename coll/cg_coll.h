@@ -237,6 +237,11 @@ double cg_cost_predict(const cg_cost_params_t *params, cg_alg_t alg, cg_coll_t c
 double cg_cost_predict_chunked(const cg_cost_params_t *params, cg_alg_t alg, cg_coll_t coll,
                                double bytes, int nodes, int local, size_t *chunk_bytes);
 double cg_cost_busbw_factor(cg_coll_t coll, int nranks);
+/* Does hierarchical alg (hier_rd, hier_leader allreduce; hier_tree bcast) run its node's
+ * phase as one LL call: the message fits the inbox (params->ll_capacity) and LL is predicted
+ * cheaper than the copy algorithm? The planner's node_ll and the model's cost of that phase. */
+int    cg_cost_node_ll(const cg_cost_params_t *params, cg_alg_t alg, cg_coll_t coll, double bytes,
+                       int local);
 
 
 /*

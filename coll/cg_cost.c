@@ -330,15 +330,33 @@ CG_COST_FN(hier_ring)
     return best;
 }
 
-/* The node's phase of a hierarchical allreduce or of hier_tree's bcast: alg, or one LL
- * call where the message fits the inbox and that is cheaper (the planner's node_ll). */
+/* The copy algorithm of the node's phase of a hierarchical algorithm that may run it as one
+ * LL call instead (CG_ALG_AUTO: none may): the node's allreduce of hier_rd and hier_leader
+ * (two_shot where hier_leader's model takes it, above the inbox anyway), hier_tree's bcast. */
+static cg_alg_t cg_cost_node_copy(cg_alg_t alg, cg_coll_t coll, double S)
+{
+    if (coll == CG_COLL_ALLREDUCE && (alg == CG_ALG_HIER_RD || alg == CG_ALG_HIER_LEADER)) {
+        return alg == CG_ALG_HIER_LEADER && S > 65536 ? CG_ALG_TWO_SHOT : CG_ALG_ONE_SHOT;
+    }
+    return coll == CG_COLL_BCAST && alg == CG_ALG_HIER_TREE ? CG_ALG_DIRECT : CG_ALG_AUTO;
+}
+
+int cg_cost_node_ll(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll, double S, int L)
+{
+    const cg_alg_t copy = cg_cost_node_copy(alg, coll, S);
+
+    return copy != CG_ALG_AUTO && L > 1 && S > 0 && S <= p->ll_capacity &&
+           cg_cost_ll(p, coll, S, 1, L, NULL) < cg_cost_local(p, copy, coll, S, L);
+}
+
+/* What the node's phase of hierarchical alg costs: one LL call where cg_cost_node_ll says
+ * so (the planner's node_ll), else its copy algorithm. */
 static double cg_cost_node_phase(const cg_cost_params_t *p, cg_alg_t alg, cg_coll_t coll,
                                  double S, int L)
 {
-    const double t = cg_cost_local(p, alg, coll, S, L);
-
-    return (L > 1 && S > 0 && S <= p->ll_capacity) ? CG_MIN(t, cg_cost_ll(p, coll, S, 1, L, NULL))
-                                                   : t;
+    return cg_cost_node_ll(p, alg, coll, S, L) ? cg_cost_ll(p, coll, S, 1, L, NULL)
+                                               : cg_cost_local(p, cg_cost_node_copy(alg, coll, S),
+                                                               coll, S, L);
 }
 
 /* The node's allreduce, then recursive doubling on every rail (two more steps off a power
@@ -347,7 +365,7 @@ CG_COST_FN(hier_rd)
 {
     const int    N     = nodes;
     const double steps = cg_cost_rd_steps(N);
-    const double node  = cg_cost_node_phase(p, CG_ALG_ONE_SHOT, coll, bytes, local);
+    const double node  = cg_cost_node_phase(p, CG_ALG_HIER_RD, coll, bytes, local);
 
     return cg_cost_no_chunk(chunk_bytes) + node +
            steps * (cg_cost_step_alpha(p) + cg_cost_bw(bytes, cg_cost_net_bw(p))) +
@@ -375,7 +393,7 @@ CG_COST_FN(hier_leader)
     inter = S <= 65536 ? rd_steps * (an + cg_cost_bw(S, net_bw)) + cg_cost_reduce_waits(p, rd_steps)
                        : 2.0 * (N - 1) * an + cg_cost_reduce_waits(p, N - 1) +
                              cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
-    return cg_cost_node_phase(p, S <= 65536 ? CG_ALG_ONE_SHOT : CG_ALG_TWO_SHOT, coll, S, L) + inter +
+    return cg_cost_node_phase(p, CG_ALG_HIER_LEADER, coll, S, L) + inter +
            cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_BCAST, S, L);
 }
 
@@ -383,7 +401,7 @@ CG_COST_FN(hier_tree)
 {
     return cg_cost_no_chunk(chunk_bytes) +
            cg_cost_log2(nodes) * (cg_cost_step_alpha(p) + cg_cost_bw(bytes, cg_cost_net_bw(p))) +
-           cg_cost_node_phase(p, CG_ALG_DIRECT, CG_COLL_BCAST, bytes, local);
+           cg_cost_node_phase(p, CG_ALG_HIER_TREE, CG_COLL_BCAST, bytes, local);
 }
 
 /* copy out, the host collective over N*L ranks, copy back */

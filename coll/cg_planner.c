@@ -393,28 +393,20 @@ static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_
 }
 
 /* A hierarchical allreduce (hier_rd, hier_leader) reduces inside the node first, and
- * hier_tree's bcast shares the message inside each node last: as one LL operation when it
- * fits the inbox and the model prefers it to the copy algorithm for the node's part
- * (one_shot, direct: the one-node choice; the same on every rank of a node, which has one
- * shape). */
+ * hier_tree's bcast shares the message inside each node last: as one LL operation where the
+ * model says so (cg_cost_node_ll: it fits the inbox and beats the copy algorithm; the same on
+ * every rank of a node, which has one shape). */
 static void cg_plan_node_phase(const cg_planner_config_t *config, const cg_call_t *call,
                                const cg_shape_t *shape, cg_plan_t *plan)
 {
-    const cg_alg_info_t *info = cg_alg_info(call->coll, plan->alg);
-    const cg_alg_t       copy = call->coll == CG_COLL_ALLREDUCE ? CG_ALG_ONE_SHOT : CG_ALG_DIRECT;
-    cg_cost_params_t     p;
-    double               size = cg_call_size(call);
+    cg_cost_params_t p;
 
     plan->node_ll = 0;
-    if (info == NULL || info->scope != CG_SCOPE_HIER ||
-        !(call->coll == CG_COLL_ALLREDUCE ||
-          (call->coll == CG_COLL_BCAST && plan->alg == CG_ALG_HIER_TREE)) ||
-        shape->local_size < 2 || call->bytes == 0 || call->bytes > shape->ll_capacity) {
-        return;
+    if (shape->local_size < 2 || call->bytes == 0 || call->bytes > shape->ll_capacity) {
+        return; /* the model's answer too: no parameters needed */
     }
     cg_plan_cost_params(config, shape, &p);
-    plan->node_ll = cg_cost_predict(&p, CG_ALG_LL, call->coll, size, 1, shape->local_size) <
-                    cg_cost_predict(&p, copy, call->coll, size, 1, shape->local_size);
+    plan->node_ll = cg_cost_node_ll(&p, plan->alg, call->coll, cg_call_size(call), shape->local_size);
     if (plan->node_ll && config->explain) {
         size_t len = strlen(plan->reason);
         cg_plan_note(plan->reason + len, sizeof(plan->reason) - len, "; node phase ll");
