@@ -305,6 +305,44 @@ static void cg_comm_agree_model(cg_comm_t *comm, const cg_rank_result_t *results
     }
 }
 
+/* Device data crosses the network one way on every rank: a staged sender cuts a message
+ * into chunks that a direct receiver would take as one (truncated, or a partial message and
+ * a sender waiting forever). Where ranks differ (their UCX moves device memory or not,
+ * coll_gpu_ucx_staging), every direct transport stages too; whether that worked is agreed.
+ * Every rank of the communicator takes part, or none (results are the same everywhere). */
+static cg_status_t cg_comm_agree_staging(cg_comm_t *comm, const cg_oob_t *oob,
+                                         const cg_rank_result_t *results, int *ok)
+{
+    static int  told;
+    int         staged = 0, direct = 0, mine = 1, switched = 0;
+    cg_status_t exchange;
+
+    for (int r = 0; r < comm->config.size; r++) {
+        staged |= results[r].inter_staged;
+        direct |= !results[r].inter_staged;
+    }
+    if (!staged || !direct) {
+        return CG_OK;
+    }
+    for (int m = 0; m < comm->num_lanes && mine; m++) {
+        switched |= !comm->lane[m]->staged;
+        mine = comm->lane[m]->staged || cg_inter_stage(comm->lane[m]) == CG_OK;
+    }
+    if (!mine) {
+        cg_warn(CG_SUB_UCX, "could not stage device data through host memory as other ranks "
+                "do: staged path");
+    } else if (switched && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED)) {
+        cg_warn(CG_SUB_UCX, "UCX moves device memory here but not on some other ranks (or "
+                "coll_gpu_ucx_staging differs): device data goes through host memory on every "
+                "rank of this communicator");
+    }
+    exchange = oob->allgather(oob->ctx, &mine, comm->votes, sizeof(int));
+    for (int r = 0; exchange == CG_OK && r < comm->config.size; r++) {
+        *ok &= comm->votes[r];
+    }
+    return exchange;
+}
+
 /* Every rank's worker address, each slot [length][address]. */
 static cg_status_t cg_comm_exchange_addresses(cg_comm_t *comm, const cg_oob_t *oob)
 {
@@ -378,6 +416,9 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     }
     if (exchange == CG_OK && ok && comm->num_nodes > 1) {
         cg_comm_agree_lanes(comm, results);
+        exchange = cg_comm_agree_staging(comm, oob, results, &ok);
+    }
+    if (exchange == CG_OK && ok && comm->num_nodes > 1) {
         exchange = cg_comm_exchange_addresses(comm, oob);
     }
     if (exchange == CG_OK && ok) {

@@ -157,6 +157,10 @@ typedef struct cg_inter {
 cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
                             cg_inter_t **inter_out);
+/* Send device data through page-locked host chunks from now on (a transport made direct,
+ * whose peers stage: the messages of the two ways are cut differently, so every rank of a
+ * communicator must use one way; cg_comm_create agrees on it before any exchange). */
+cg_status_t cg_inter_stage(cg_inter_t *inter);
 /* Staging chunks and device memory of a destroyed transport are kept for the next one
  * (a communicator created and freed in a loop allocates them once). */
 void        cg_inter_destroy(cg_inter_t *inter);

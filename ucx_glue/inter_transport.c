@@ -103,6 +103,32 @@ static uint64_t cg_inter_abort_tag(const cg_inter_t *inter)
 
 #define CG_INTER_ABORT_MASK ((0xffffull << 48) | (0xfffull << 20))
 
+/* The page-locked chunks and their events (kept from a freed transport when one fits). */
+cg_status_t cg_inter_stage(cg_inter_t *inter)
+{
+    const size_t    bytes = 2 * (size_t)inter->config.depth * inter->config.chunk_bytes;
+    cg_dev_t       *dev   = inter->dev;
+    cg_inter_kept_t kept;
+    cg_status_t     status = CG_OK;
+
+    inter->staged = 1;
+    if (inter->pinned != NULL) {
+        return CG_OK;
+    }
+    if (cg_inter_take(dev, 0, bytes, &kept)) {
+        inter->pinned = kept.memory;
+        memcpy(inter->events, kept.events, sizeof(kept.events[0]) * (size_t)kept.nevents);
+    } else {
+        status = dev->ops->host_alloc(dev, bytes, (void **)&inter->pinned);
+    }
+    for (int i = 0; status == CG_OK && i < 2 * inter->config.depth; i++) {
+        if (inter->events[i] == NULL) {
+            status = dev->ops->event_create(dev, &inter->events[i]);
+        }
+    }
+    return status;
+}
+
 cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
                             cg_inter_t **inter_out)
@@ -146,23 +172,8 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
         inter->stream = NULL;
         goto err;
     }
-    if (inter->staged) {
-        const size_t    bytes = 2 * (size_t)inter->config.depth * inter->config.chunk_bytes;
-        cg_inter_kept_t kept;
-        if (cg_inter_take(dev, 0, bytes, &kept)) {
-            inter->pinned = kept.memory;
-            memcpy(inter->events, kept.events, sizeof(kept.events[0]) * (size_t)kept.nevents);
-        } else {
-            status = dev->ops->host_alloc(dev, bytes, (void **)&inter->pinned);
-        }
-        for (int i = 0; status == CG_OK && i < 2 * inter->config.depth; i++) {
-            if (inter->events[i] == NULL) {
-                status = dev->ops->event_create(dev, &inter->events[i]);
-            }
-        }
-        if (status != CG_OK) {
-            goto err;
-        }
+    if (inter->staged && (status = cg_inter_stage(inter)) != CG_OK) {
+        goto err;
     }
     cg_detail(CG_SUB_UCX, "inter-node transport: %s, %s", cg_ucx_describe(ucx),
               inter->staged ? "staged through page-locked chunks" : "direct");

@@ -401,6 +401,15 @@ if [ "$device" = host ]; then
         --mca coll_gpu_debug_host_buffer_ranks 1,3 "$check" --mem host "${quiet_args[@]}"
     run "lenient-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_lenient 1 --mca coll_gpu_node_size 2 \
         "$check" --mem host --counts 0,1,7,1000 --large 100003 --no-derived
+    # nodes whose UCX differs: the first node stages device data through host chunks, the
+    # second hands it to UCX (lenient: the CPU may touch it); every rank must stage alike
+    # (messages over a chunk were truncated, or a sender waited forever)
+    mixed_staging_check=("$check" --mem host --comms world,split --counts 0,1,7,70001 --large 100003
+                         --types MPI_INT,MPI_DOUBLE,MPI_DOUBLE_INT --no-derived)
+    run "nodes-mixed-staging-np4" 2 "${dev_mca[@]}" --mca coll_gpu_debug_host_lenient 1 \
+        --mca coll_gpu_node_size 2 --mca coll_gpu_ucx_chunk_size 16384 \
+        env OMPI_MCA_coll_gpu_ucx_staging=always "${mixed_staging_check[@]}" : \
+        -np 2 "${mixed_staging_check[@]}"
 fi
 # coll_gpu_buffer_check=local trusts uniform buffers: no agreement round, same results.
 # across two nodes (before any communicator has a context: every call agrees, then stages;
