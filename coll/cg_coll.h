@@ -193,6 +193,9 @@ typedef struct cg_rules cg_rules_t;
 cg_status_t      cg_rules_load(const char *path, cg_rules_t **rules, char *error, size_t error_len);
 void             cg_rules_free(cg_rules_t *rules);
 int              cg_rules_count(const cg_rules_t *rules);
+/* What the rules decide, as a number (0: NULL): compared between ranks, which must follow
+ * the same rules (a file missing or different on some node) */
+uint64_t         cg_rules_digest(const cg_rules_t *rules);
 const cg_rule_t *cg_rules_get(const cg_rules_t *rules, int i);
 int              cg_rule_matches(const cg_rule_t *rule, cg_coll_t coll, size_t bytes, int nodes);
 
@@ -225,6 +228,8 @@ typedef struct {
     cg_topo_class_t topo_class; /* how the GPUs of this node are connected */
     double copy_us;     /* several nodes: measured copy to host and back (0: not measured) */
     double under_us;    /* and one small collective underneath (0: not measured) */
+    int    rules_differ; /* the ranks' rules (cg_comm_config_t rules_digest) differ: the
+                            planner follows none */
 } cg_shape_t;
 
 /* Cost model: defaults for a node class; predicted seconds of alg for a call of bytes
@@ -315,6 +320,8 @@ typedef struct {
     int         lanes;         /* inter-node lanes (helper threads with a UCX worker each)
                                   that run the network phases of chunks concurrently */
     int         keep_max;      /* contexts of freed communicators kept for reuse (0: none) */
+    uint64_t    rules_digest;  /* this rank's rules (cg_rules_digest): compared between ranks
+                                  (cg_shape_t rules_differ) */
 } cg_comm_config_t;
 
 /* Collective over the communicator (through oob, which the context keeps: its ctx must

@@ -32,6 +32,7 @@ typedef struct {
     int               ok;
     int               inter_staged; /* its device data crosses the network through host memory */
     int               lanes;        /* inter-node lanes it could set up */
+    uint64_t          rules_digest; /* its rules (cg_rules_digest) */
     cg_topo_summary_t topo;
 } cg_rank_result_t;
 
@@ -289,7 +290,8 @@ static void cg_comm_agree_lanes(cg_comm_t *comm, const cg_rank_result_t *results
  * slowest node class (nodes may differ) and staging when any rank stages. */
 static void cg_comm_agree_model(cg_comm_t *comm, const cg_rank_result_t *results)
 {
-    double slowest = 0;
+    static int told;
+    double     slowest = 0;
 
     comm->model_class  = comm->topo.cls;
     comm->model_staged = 0;
@@ -302,6 +304,12 @@ static void cg_comm_agree_model(cg_comm_t *comm, const cg_rank_result_t *results
             comm->model_class = results[r].topo.cls;
         }
         comm->model_staged |= results[r].inter_staged;
+        comm->rules_differ |= results[r].rules_digest != comm->config.rules_digest;
+    }
+    if (comm->rules_differ && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED)) {
+        cg_warn(CG_SUB_INIT, "coll_gpu_rules_file: the rules differ between ranks (the file is "
+                "missing, unreadable or different on some nodes): a communicator whose ranks "
+                "disagree follows none");
     }
 }
 
@@ -406,6 +414,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     result.ok   = (exchange == CG_OK && status == CG_OK);
     result.topo = comm->topo;
     result.inter_staged = comm->inter != NULL && comm->inter->staged;
+    result.rules_digest = config->rules_digest;
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {

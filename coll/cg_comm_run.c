@@ -22,6 +22,7 @@ void cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape)
     shape->ll_capacity = comm->intra != NULL ? cg_intra_ll_capacity(comm->intra) : 0;
     shape->copy_us     = comm->copy_us;
     shape->under_us    = comm->under_us;
+    shape->rules_differ = comm->rules_differ;
     /* one node: its own class; several: the slowest, so that every rank plans the same */
     shape->topo_class = comm->num_nodes > 1 ? comm->model_class : comm->topo.cls;
 }

@@ -283,19 +283,27 @@ static cg_alg_t cg_plan_inter_auto(const cg_planner_config_t *config, const cg_c
     return best;
 }
 
+/* The rules the communicator follows: none where its ranks loaded different ones (every
+ * rank must plan alike; the context compared them). */
+static const cg_rules_t *cg_plan_rules(const cg_planner_config_t *config, const cg_shape_t *shape)
+{
+    return shape->rules_differ ? NULL : config->rules;
+}
+
 int cg_plan_staged_first(const cg_planner_config_t *config, const cg_call_t *call,
                          const cg_shape_t *shape)
 {
-    const double     size = cg_call_size(call);
-    cg_shape_t       alike = *shape;
-    cg_cost_params_t p;
-    double           best, agree;
+    const double      size  = cg_call_size(call);
+    const cg_rules_t *rules = cg_plan_rules(config, shape);
+    cg_shape_t        alike = *shape;
+    cg_cost_params_t  p;
+    double            best, agree;
 
     if (shape->num_nodes < 2 || config->forced[call->coll] != CG_ALG_AUTO) {
         return 0;
     }
-    for (int i = 0; i < cg_rules_count(config->rules); i++) {
-        const cg_rule_t *r = cg_rules_get(config->rules, i);
+    for (int i = 0; i < cg_rules_count(rules); i++) {
+        const cg_rule_t *r = cg_rules_get(rules, i);
         if (cg_rule_matches(r, call->coll, (size_t)size, shape->num_nodes)) {
             if (r->alg != CG_ALG_AUTO) {
                 return r->alg == CG_ALG_STAGED;
@@ -345,6 +353,7 @@ static void cg_plan_chunk(const cg_planner_config_t *config, const cg_call_t *ca
 static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_t *call,
                                const cg_shape_t *shape, cg_plan_t *plan)
 {
+    const cg_rules_t *rules = cg_plan_rules(config, shape);
     cg_alg_t forced  = (cg_alg_t)config->forced[call->coll];
     size_t   why_len = config->explain ? 128 : 0;
     size_t   len     = cg_plan_reason_len(config, plan);
@@ -367,8 +376,8 @@ static void cg_plan_select_alg(const cg_planner_config_t *config, const cg_call_
         cg_plan_note(plan->reason, len, "forced");
         return;
     }
-    for (int i = 0; i < cg_rules_count(config->rules); i++) {
-        const cg_rule_t *r = cg_rules_get(config->rules, i);
+    for (int i = 0; i < cg_rules_count(rules); i++) {
+        const cg_rule_t *r = cg_rules_get(rules, i);
         if (cg_rule_matches(r, call->coll, (size_t)cg_call_size(call), shape->num_nodes)) {
             if (r->alg == CG_ALG_AUTO) {
                 break; /* the model decides */

@@ -169,6 +169,29 @@ void cg_rules_free(cg_rules_t *rules)
     }
 }
 
+/* FNV-1a over what the rules decide (not their line numbers): ranks that loaded files
+ * with the same rules get the same digest; none loaded: 0. */
+uint64_t cg_rules_digest(const cg_rules_t *rules)
+{
+    uint64_t digest = 0xcbf29ce484222325ull;
+
+    if (rules == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < rules->n; i++) {
+        const cg_rule_t *r = &rules->rules[i];
+        const uint64_t   fields[6] = {(uint64_t)(int64_t)r->coll, r->min_bytes, r->max_bytes,
+                                      (uint64_t)(int64_t)r->min_nodes, (uint64_t)(int64_t)r->max_nodes,
+                                      (uint64_t)r->alg};
+        for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+            for (int b = 0; b < 8; b++) {
+                digest = (digest ^ ((fields[f] >> (8 * b)) & 0xff)) * 0x100000001b3ull;
+            }
+        }
+    }
+    return digest | 1; /* never 0: some rules, even none in the file, differ from no file */
+}
+
 int cg_rules_count(const cg_rules_t *rules)
 {
     return rules ? rules->n : 0;

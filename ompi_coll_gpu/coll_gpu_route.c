@@ -45,6 +45,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .lanes         = mca_coll_gpu_component.hier_lanes,
         .keep_max      = mca_coll_gpu_component.context_keep,
         .staging       = (cg_staging_mode_t)mca_coll_gpu_component.ucx_staging,
+        .rules_digest  = cg_rules_digest(mca_coll_gpu_component.rules),
     };
     cg_status_t status;
 

@@ -322,6 +322,17 @@ run "nodes-rules-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gp
     --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world --colls allreduce,bcast "${quiet_args[@]}" &&
     { grep -q "alg=hier_rd .*why=rule at line 11" "$logdir/nodes-rules-np4.0.vlog" ||
       fail "nodes-rules-np4: the rules file did not decide"; }
+# the rules file on one node only (a node-local path): the ranks would plan differently (a
+# hierarchical rule on one node, the model's staging on the other: a hang); the
+# communicator follows no rules, and says so
+rules_half=("$check" --mem "$mem" --comms world,split --colls allreduce,bcast --counts 1,7,70001
+            --large 0 --no-derived)
+run "nodes-rules-half-np4" 2 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
+    env OMPI_MCA_coll_gpu_rules_file="$rules" "${rules_half[@]}" : -np 2 "${rules_half[@]}" &&
+    { logs nodes-rules-half-np4 | grep -q "the rules differ between ranks" ||
+      fail "nodes-rules-half-np4: no warning that the rules differ"; } &&
+    { ! grep -q "why=rule at line" "$logdir"/nodes-rules-half-np4.*.vlog ||
+      fail "nodes-rules-half-np4: a rule decided on a communicator whose ranks disagree"; }
 printf 'allreduce 0 1k 1\n' >"$logdir/bad-rules.txt"
 run "nodes-bad-rules-np2" 2 "${dev_mca[@]}" --mca coll_gpu_rules_file "$logdir/bad-rules.txt" \
     "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&

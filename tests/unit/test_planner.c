@@ -120,8 +120,39 @@ START_TEST(test_rules)
     ck_assert_int_eq(pick(&c, CG_COLL_ALLGATHER, 64, nodes(1, 4, 1), why), CG_ALG_STAGED);
     ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4u << 20, nodes(4, 2, 1), why), CG_ALG_HIER_RING); /* auto */
     ck_assert_int_eq(pick(&c, CG_COLL_BCAST, 4096, nodes(4, 2, 1), why), CG_ALG_STAGED);
+    { /* ranks whose rules differ follow none: the model, as with no file, also before the
+       * agreement (staged_first) */
+        cg_shape_t          differ = nodes(2, 4, 1);
+        cg_planner_config_t none   = c;
+        cg_call_t           call   = {.coll = CG_COLL_BCAST, .count = 4096, .bytes = 4096,
+                                      .dtype = CG_DT_NONE, .op = CG_OP_NONE, .comm_size = 8};
+        none.rules          = NULL;
+        differ.rules_differ = 1;
+        ck_assert_int_eq(pick(&c, CG_COLL_ALLREDUCE, 4096, differ, why),
+                         pick(&none, CG_COLL_ALLREDUCE, 4096, nodes(2, 4, 1), NULL));
+        ck_assert_ptr_null(strstr(why, "rule"));
+        ck_assert_int_eq(cg_plan_staged_first(&c, &call, &differ),
+                         cg_plan_staged_first(&none, &call, &differ));
+        differ.rules_differ = 0;
+        ck_assert_int_eq(cg_plan_staged_first(&c, &call, &differ), 1); /* bcast * * 2 * staged */
+    }
+    ck_assert_uint_ne(cg_rules_digest(rules), 0);
+    ck_assert_uint_eq(cg_rules_digest(NULL), 0);
     cg_rules_free(rules);
     unlink(path);
+    { /* the digest: what the rules decide (not comments, spacing, lines) */
+        cg_rules_t *same = NULL, *other = NULL, *first = NULL;
+        path = write_rules("allreduce 0 64k 2 * hier_leader\nbcast * * 2 * staged\n");
+        ck_assert_int_eq(cg_rules_load(path, &first, error, sizeof(error)), CG_OK);
+        path = write_rules("# the same\n\nallreduce   0  65536 2 *  hier_leader\nbcast * * 2 * staged\n");
+        ck_assert_int_eq(cg_rules_load(path, &same, error, sizeof(error)), CG_OK);
+        path = write_rules("allreduce 0 64k 2 * hier_rd\nbcast * * 2 * staged\n");
+        ck_assert_int_eq(cg_rules_load(path, &other, error, sizeof(error)), CG_OK);
+        ck_assert_uint_eq(cg_rules_digest(first), cg_rules_digest(same));
+        ck_assert_uint_ne(cg_rules_digest(first), cg_rules_digest(other));
+        cg_rules_free(first), cg_rules_free(same), cg_rules_free(other);
+        unlink(path);
+    }
 }
 END_TEST
 
