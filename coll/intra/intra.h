@@ -71,6 +71,9 @@ typedef struct {
     char            pci_bus_id[32];
     char            ctl_name[64];
     cg_ipc_handle_t scratch;
+    int             sync_asked; /* its coll_gpu_intra_sync, CG_SYNC_HOST where its device has
+                                   no device-side flags: the group's mode is resolved from
+                                   every rank's (cg_intra_connect) */
 } cg_intra_peer_info_t;
 
 

@@ -77,17 +77,29 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     group->ctl[0] = ctl;
     snprintf(info->ctl_name, sizeof(info->ctl_name), "%s", group->ctl_name);
     snprintf(info->pci_bus_id, sizeof(info->pci_bus_id), "%s", dev->pci_bus_id);
+    info->sync_asked = dev->caps.device_flags ? config->sync : CG_SYNC_HOST;
     info->status = CG_OK;
     return CG_OK;
 }
 
+static int cg_intra_sync_told; /* the warning below, once per process */
+
+/* From what every rank asked and can do (the same answer on every rank: a rank waiting on
+ * the host while its peers wait on the device would never see their flags): host when any
+ * rank asks for it or has no device-side flags (GPUs of a node may differ), device when every
+ * rank asks for it, else auto's rule. */
 static cg_sync_mode_t cg_intra_resolve_sync(const cg_intra_t *group, const cg_intra_peer_info_t *infos,
-                                            int size, cg_sync_mode_t requested)
+                                            int size)
 {
-    if (requested == CG_SYNC_HOST || !group->dev->caps.device_flags) {
-        return CG_SYNC_HOST;
+    int all_device = 1;
+
+    for (int i = 0; i < size; i++) {
+        if (infos[i].sync_asked == CG_SYNC_HOST) {
+            return CG_SYNC_HOST;
+        }
+        all_device &= infos[i].sync_asked == CG_SYNC_DEVICE;
     }
-    if (requested == CG_SYNC_DEVICE) {
+    if (all_device) {
         return CG_SYNC_DEVICE;
     }
     /* auto: device-side waits only when every rank has its own GPU (they run at the same
@@ -241,7 +253,13 @@ cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra
             return status;
         }
     }
-    group->sync = cg_intra_resolve_sync(group, infos, size, requested);
+    group->sync = cg_intra_resolve_sync(group, infos, size);
+    if (group->sync != requested && requested != CG_SYNC_AUTO &&
+        !__atomic_exchange_n(&cg_intra_sync_told, 1, __ATOMIC_RELAXED)) {
+        cg_warn(CG_SUB_IPC, "coll_gpu_intra_sync %s: %s barriers, as some rank of the node asks "
+                "or its GPU allows", requested == CG_SYNC_DEVICE ? "device" : "host",
+                group->sync == CG_SYNC_DEVICE ? "device" : "host");
+    }
     /* the LL inbox: two parities of one slot per rank, whole lines */
     group->ll_slot_bytes = (group->ll_bytes / 2 / (size_t)size) & ~(size_t)255;
     status  = cg_intra_pick_copy(group, cg_intra_copy_key(infos, size, me));

@@ -205,6 +205,11 @@ forced_run bcast scatter_allgather 5
 #    shared user buffers (IPC of device memory), both, copy engines.
 run "sync-device-np4" 4 "${dev_mca[@]}" --mca coll_gpu_intra_sync device --mca coll_gpu_scratch_size 65536 \
     "$check" --mem pool --counts 0,1,7,1000 --large 200003
+# a rank whose GPU has no device-side flags (here: that asks for host barriers) among ranks
+# that use them: the node's ranks must resolve one mode (a host waiter misses device flags)
+sync_mixed=("$check" --mem pool --comms world,dup --counts 1,1000 --large 200003 --no-derived)
+run "sync-mixed-np3" 2 "${dev_mca[@]}" --mca coll_gpu_intra_sync device "${sync_mixed[@]}" : \
+    -np 1 env OMPI_MCA_coll_gpu_intra_sync=host "${sync_mixed[@]}"
 run "zero-copy-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 3 \
     "$check" --mem device --counts 0,1,7,1000 --large 200003 && proof zero-copy-np4 "$fast" &&
     { grep -q "two_shot: zero copy" "$logdir/zero-copy-np4.0.vlog" || fail "zero-copy-np4: no zero-copy call"; }
