@@ -42,6 +42,14 @@ static cg_status_t cg_intra_ll_missing(cg_intra_t *group, const cg_ll_args_t *ar
     return status;
 }
 
+/* The cancel word back to 0 once the cancelled kernel ended: flags repeat (every 2^31 - 1
+ * calls), and a word left at this call's flag would end that later call's waits at once,
+ * with no result written and the call reported done. */
+static cg_status_t cg_intra_ll_uncancel(cg_intra_t *group, const cg_ll_args_t *args)
+{
+    return group->dev->ops->flag_release(group->dev, (uint64_t *)args->cancel, 0);
+}
+
 /* Give the call up: abort lines into this rank's inbox (and the call's flag into its cancel
  * word) end the kernel's waits, then the host waits for it, so that nothing of the call is
  * left running, on the application's default stream least of all (after_app). When the
@@ -54,8 +62,9 @@ static void cg_intra_ll_end_kernel(cg_intra_t *group, const cg_ll_args_t *args)
     if (status == CG_OK && args->cancel != NULL) {
         status = dev->ops->flag_release(dev, (uint64_t *)args->cancel, args->flag);
     }
-    if (status == CG_OK) {
-        (void)dev->ops->stream_sync(dev, group->stream);
+    if (status == CG_OK && dev->ops->stream_sync(dev, group->stream) == CG_OK &&
+        args->cancel != NULL) {
+        (void)cg_intra_ll_uncancel(group, args);
     }
 }
 
@@ -85,7 +94,8 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
         if (watch != NULL && (status = cg_intra_ll_missing(group, args, watch, &missing)) == CG_OK &&
             missing) {
             status = dev->ops->flag_release(dev, (uint64_t *)args->cancel, args->flag);
-            if (status == CG_OK && (status = dev->ops->stream_sync(dev, group->stream)) == CG_OK) {
+            if (status == CG_OK && (status = dev->ops->stream_sync(dev, group->stream)) == CG_OK &&
+                (status = cg_intra_ll_uncancel(group, args)) == CG_OK) {
                 cg_count(CG_CNT_LL_MISSED, 1);
                 return CG_ERR_PEER_NOT_FAST;
             }
