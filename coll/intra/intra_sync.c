@@ -299,6 +299,10 @@ static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
         if (cg_intra_peer_failed(group)) {
             group->failed = 1;
             cg_intra_release_waits(group);
+            /* the released stream runs what it queued, which may read and write peers'
+             * buffers mapped for this call: they are unpinned (and may be unmapped) only
+             * once it has drained */
+            (void)dev->ops->stream_sync(dev, group->stream);
             return CG_ERR_PEER;
         }
         status = cg_intra_watch(group, &t0);
