@@ -118,6 +118,8 @@ typedef struct {
     double ll_capacity;    /* bytes a rank may send a peer in an LL call (the node phase of
                             * a hierarchical algorithm; 0: no LL) */
     int    shared_gpu;     /* one memory for the node's ranks (a shared GPU, the host) */
+    int    time_sliced;    /* the node's ranks take turns on their GPU (no MPS): an LL
+                            * kernel waits a time slice for each peer's */
     double copy_alpha_us;  /* staged path: a copy between device and host, synchronised */
     double copy_bw_gbs;    /* staged path: its copies' bandwidth */
     double under_bw_gbs;   /* staged path: the collective underneath (host memory) */
@@ -230,6 +232,8 @@ typedef struct {
     double under_us;    /* and one small collective underneath (0: not measured) */
     int    rules_differ; /* the ranks' rules (cg_comm_config_t rules_digest) differ: the
                             planner follows none */
+    int    time_sliced;  /* ranks of some node share a GPU without MPS: they take turns on
+                            it (any node's, so that every rank plans alike) */
 } cg_shape_t;
 
 /* Cost model: defaults for a node class; predicted seconds of alg for a call of bytes

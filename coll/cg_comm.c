@@ -33,6 +33,8 @@ typedef struct {
     int               inter_staged; /* its device data crosses the network through host memory */
     int               lanes;        /* inter-node lanes it could set up */
     uint64_t          rules_digest; /* its rules (cg_rules_digest) */
+    int               time_sliced;  /* it shares its GPU with a rank of its node, and the
+                                       GPU's processes take turns on it (no MPS) */
     cg_topo_summary_t topo;
 } cg_rank_result_t;
 
@@ -305,6 +307,7 @@ static void cg_comm_agree_model(cg_comm_t *comm, const cg_rank_result_t *results
         }
         comm->model_staged |= results[r].inter_staged;
         comm->rules_differ |= results[r].rules_digest != comm->config.rules_digest;
+        comm->time_sliced |= results[r].time_sliced; /* any rank's: one answer everywhere */
     }
     if (comm->rules_differ && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED)) {
         cg_warn(CG_SUB_INIT, "coll_gpu_rules_file: the rules differ between ranks (the file is "
@@ -415,6 +418,8 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     result.topo = comm->topo;
     result.inter_staged = comm->inter != NULL && comm->inter->staged;
     result.rules_digest = config->rules_digest;
+    result.time_sliced  = dev->caps.time_sliced && comm->local_size > 1 &&
+                         (comm->topo.cls == CG_TOPO_CLASS_SHARED_GPU || comm->topo.cls == CG_TOPO_CLASS_HOST);
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {

@@ -31,6 +31,7 @@ struct cg_comm {
     cg_topo_class_t   model_class;  /* the slowest node's class (for the planner's model) */
     int               model_staged; /* some rank stages its network data through the host */
     int               rules_differ; /* the ranks' rules differ (cg_shape_t rules_differ) */
+    int               time_sliced;  /* some node's ranks take turns on their GPU (cg_shape_t) */
     /* several nodes, measured at setup (cg_comm_measure.c), the slowest rank's; 0: not */
     double            copy_us;      /* a small copy device <-> host, synchronised */
     double            under_us;     /* one small collective underneath */

@@ -23,6 +23,7 @@ void cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape)
     shape->copy_us     = comm->copy_us;
     shape->under_us    = comm->under_us;
     shape->rules_differ = comm->rules_differ;
+    shape->time_sliced  = comm->time_sliced;
     /* one node: its own class; several: the slowest, so that every rank plans the same */
     shape->topo_class = comm->num_nodes > 1 ? comm->model_class : comm->topo.cls;
 }

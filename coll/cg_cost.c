@@ -287,9 +287,16 @@ CG_COST_FN(scatter_allgather)
 
 /* LL: one launch, no barrier (the flags travel with the data), every line twice the data;
  * each rank writes its payload to every peer and reads every peer's */
+/* A GPU that its ranks share without MPS runs one process's kernels at a time: an LL kernel
+ * spins on its peers' lines until the scheduler moves on (a time slice, of the order of a
+ * millisecond; not measured here), once per peer. The host-synchronised algorithms wait on
+ * the host instead, with no kernel holding the GPU. */
+#define CG_COST_TIME_SLICE_S 1e-3
+
 CG_COST_FN(ll)
 {
-    const double a = cg_cost_fixed(p, coll, CG_ALG_LL, 0.3);
+    const double a = cg_cost_fixed(p, coll, CG_ALG_LL, 0.3) +
+                     (p->time_sliced ? (local - 1) * CG_COST_TIME_SLICE_S : 0.0);
     const int    L = local;
 
     (void)nodes;

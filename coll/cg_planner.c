@@ -162,6 +162,7 @@ static void cg_plan_cost_params(const cg_planner_config_t *config, const cg_shap
     cg_cost_defaults(p, shape->topo_class, shape->local_size);
     p->lanes = CG_MAX(shape->lanes, 1);
     p->ll_capacity = (double)shape->ll_capacity;
+    p->time_sliced = shape->time_sliced;
     if (config->net_alpha_us > 0) {
         p->net_alpha_us = config->net_alpha_us;
     }

@@ -196,6 +196,9 @@ typedef struct {
                                       (the lenient host layer only: never on a GPU) */
     unsigned mps              : 1; /* CUDA: contexts on the device are shared through MPS
                                       (kernels of several processes run at once) */
+    unsigned time_sliced      : 1; /* processes sharing the device take turns on it (a GPU
+                                      without MPS): a kernel that waits for another
+                                      process's kernel waits for a time slice */
 } cg_dev_caps_t;
 
 typedef struct cg_dev_ops {
@@ -330,6 +333,7 @@ typedef struct {
     int        world_rank;
     int        lenient; /* testing: ignore the simulated GPU (every host buffer plays device
                            memory) */
+    int        time_sliced; /* testing: play a GPU shared without MPS (caps.time_sliced) */
 } cg_dev_host_config_t;
 
 /* Open the host layer (never fails for lack of hardware): strict when the process has

@@ -462,6 +462,7 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
     dev->caps.ipc_user_buffers = host->sim != NULL;
     dev->caps.device_flags     = 1; /* synchronous, but the device-barrier code runs */
     dev->caps.host_access      = host->sim == NULL;
+    dev->caps.time_sliced      = config != NULL && config->time_sliced;
     dev->impl                  = host;
     snprintf(dev->pci_bus_id, sizeof(dev->pci_bus_id), "host");
     cg_detail(CG_SUB_DEV, "host device layer, %s", host->sim != NULL

@@ -87,6 +87,7 @@ typedef struct mca_coll_gpu_component_t {
     int   algorithm[CG_COLL_COUNT];
     char *debug_host_buffer_ranks;
     int   debug_host_lenient;
+    int   debug_host_time_sliced;
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
     int   debug_fail_rank;
     long  debug_fail_call;

@@ -29,6 +29,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                 .num_host_buffer_ranks = mca_coll_gpu_component.num_host_buffer_ranks,
                 .world_rank            = ompi_comm_rank(MPI_COMM_WORLD),
                 .lenient               = mca_coll_gpu_component.debug_host_lenient,
+                .time_sliced           = mca_coll_gpu_component.debug_host_time_sliced,
             };
             status = cg_dev_host_open(&config, &dev);
         } else {

@@ -175,6 +175,9 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"debug_host_lenient", INT, NULL, &CG_C->debug_host_lenient, OPAL_INFO_LVL_9, 0, RO,
      "Testing with coll_gpu_device=host: 1 ignores the simulated GPU even when the "
      "application loaded it (lenient mode: every host buffer plays device memory)"},
+    {"debug_host_time_sliced", INT, NULL, &CG_C->debug_host_time_sliced, OPAL_INFO_LVL_9, 0, RO,
+     "Testing with coll_gpu_device=host: 1 makes the host layer play a GPU that its ranks "
+     "share without MPS (they take turns on it), as the planner sees it"},
 };
 
 static int mca_coll_gpu_register_one(const char *name, mca_base_var_type_t type,

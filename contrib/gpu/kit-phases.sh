@@ -103,6 +103,12 @@ phase_nomps() {
     kit_run nomps-host-sync-pipelined-np4 4 --mca coll_gpu_intra_sync host --mca coll_gpu_scratch_size 65536 \
         "${kit_check[@]}" --mem pool --counts 0,1,7,1000,70001 --large 0 --no-derived \
         --types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT,MPI_UINT8_T "${kit_check_narrow[@]}" || rc=1
+    # what small calls cost with time-sliced contexts: auto (the planner sees no MPS and
+    # keeps LL out) against LL forced, whose kernel spins until the others' get their turn
+    kit_bench_one allreduce-latency-nomps-np4 4 $((kit_bench_est / 2)) -- -C allreduce -b 8 -e 64K \
+        -n 200 -w 5 --floor-bytes 0 || rc=1
+    kit_bench_one allreduce-latency-nomps-ll-np4 4 $((kit_bench_est / 2)) -- -C allreduce -A ll \
+        -b 8 -e 4K -n 50 -w 2 --floor-bytes 0 || rc=1
     return $rc
 }
 

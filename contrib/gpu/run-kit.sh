@@ -112,7 +112,7 @@ if [ "$kit_cmd" = 1 ]; then
     kit_phase bundle 20 phase_bundle
     kit_phase gate 10 phase_gate
     [ "$kit_profile" = dry ] && kit_phase guard 20 phase_guard
-    kit_phase nomps 40 phase_nomps
+    kit_phase nomps 70 phase_nomps
     kit_phase mps 30 phase_mps
     kit_phase unit 30 phase_unit
     kit_phase suite "${CG_KIT_SUITE_EST:-120}" phase_suite

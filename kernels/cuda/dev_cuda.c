@@ -426,6 +426,7 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     dev->caps.device_flags     = memops != 0;
     dev->caps.async            = 1;
     dev->caps.mps              = cg_dev_cuda_mps(cuda->ordinal) == 1;
+    dev->caps.time_sliced      = !dev->caps.mps; /* matters where ranks share the GPU */
     dev->impl                  = cuda;
     status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventCreateWithFlags(
                                       &cuda->app_event, cudaEventDisableTiming)));

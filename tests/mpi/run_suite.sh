@@ -137,6 +137,10 @@ proof() {
 }
 
 quiet_args=(--counts 1,7 --large 0 --types MPI_INT,MPI_DOUBLE,MPI_UINT8_T,MPI_FLOAT_INT --no-derived)
+# "${below[@]}" N VAR=VALUE PROGRAM...: PROGRAM with VAR=VALUE on the world ranks below N
+# (what a node with other settings or another UCX would see; not mpirun's MPMD syntax, on
+# which Open MPI 5.0.7's mpirun crashes)
+below=(bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-0}" -lt "$1" ]; then export "$2"; fi; shift 2; exec "$@"' below)
 # Types the forced-algorithm runs cover: device-reducible ones (padded pairs, complex, bool
 # included) and ones the device cannot reduce or copy directly (long double, char).
 forced_types=MPI_INT,MPI_UINT8_T,MPI_INT64_T,MPI_DOUBLE,MPI_FLOAT_INT,MPI_DOUBLE_INT,MPI_SHORT_INT,MPI_C_DOUBLE_COMPLEX,MPI_C_BOOL,MPI_LONG_DOUBLE,MPI_CHAR
@@ -205,11 +209,21 @@ forced_run bcast scatter_allgather 5
 #    shared user buffers (IPC of device memory), both, copy engines.
 run "sync-device-np4" 4 "${dev_mca[@]}" --mca coll_gpu_intra_sync device --mca coll_gpu_scratch_size 65536 \
     "$check" --mem pool --counts 0,1,7,1000 --large 200003
+# a GPU its ranks share without MPS (the host layer plays one): they take turns on it, so no
+# LL kernel that spins for the others' lines; the host-synchronised algorithms, exact
+if [ "$device" = host ]; then
+    run "time-sliced-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
+        --mca coll_gpu_verbose 2 "$check" --mem device --comms world,split --counts 0,1,7,1000 \
+        --large 0 --no-derived &&
+        proof time-sliced-np4 "one_shot,two_shot,direct,scatter_allgather,staged,local"
+fi
 # a rank whose GPU has no device-side flags (here: that asks for host barriers) among ranks
 # that use them: the node's ranks must resolve one mode (a host waiter misses device flags)
 sync_mixed=("$check" --mem pool --comms world,dup --counts 1,1000 --large 200003 --no-derived)
-run "sync-mixed-np3" 2 "${dev_mca[@]}" --mca coll_gpu_intra_sync device "${sync_mixed[@]}" : \
-    -np 1 env OMPI_MCA_coll_gpu_intra_sync=host "${sync_mixed[@]}"
+run "sync-mixed-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync device --mca coll_gpu_verbose 1 \
+    "${below[@]}" 1 OMPI_MCA_coll_gpu_intra_sync=host "${sync_mixed[@]}" &&
+    { logs sync-mixed-np3 | grep -q "coll_gpu_intra_sync device: host barriers" ||
+      fail "sync-mixed-np3: the ranks asking for device barriers were not told"; }
 run "zero-copy-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 3 \
     "$check" --mem device --counts 0,1,7,1000 --large 200003 && proof zero-copy-np4 "$fast" &&
     { grep -q "two_shot: zero copy" "$logdir/zero-copy-np4.0.vlog" || fail "zero-copy-np4: no zero-copy call"; }
@@ -330,10 +344,10 @@ run "nodes-rules-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gp
 # the rules file on one node only (a node-local path): the ranks would plan differently (a
 # hierarchical rule on one node, the model's staging on the other: a hang); the
 # communicator follows no rules, and says so
-rules_half=("$check" --mem "$mem" --comms world,split --colls allreduce,bcast --counts 1,7,70001
-            --large 0 --no-derived)
-run "nodes-rules-half-np4" 2 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
-    env OMPI_MCA_coll_gpu_rules_file="$rules" "${rules_half[@]}" : -np 2 "${rules_half[@]}" &&
+rules_half=("$check" --mem "$mem" --comms world --colls allreduce,bcast --counts 1,7,70001
+            --large 0 --no-derived --types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT)
+run "nodes-rules-half-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_verbose 2 \
+    "${below[@]}" 2 OMPI_MCA_coll_gpu_rules_file="$rules" "${rules_half[@]}" &&
     { logs nodes-rules-half-np4 | grep -q "the rules differ between ranks" ||
       fail "nodes-rules-half-np4: no warning that the rules differ"; } &&
     { ! grep -q "why=rule at line" "$logdir"/nodes-rules-half-np4.*.vlog ||
@@ -422,10 +436,11 @@ if [ "$device" = host ]; then
     # (messages over a chunk were truncated, or a sender waited forever)
     mixed_staging_check=("$check" --mem host --comms world,split --counts 0,1,7,70001 --large 100003
                          --types MPI_INT,MPI_DOUBLE,MPI_DOUBLE_INT --no-derived)
-    run "nodes-mixed-staging-np4" 2 "${dev_mca[@]}" --mca coll_gpu_debug_host_lenient 1 \
-        --mca coll_gpu_node_size 2 --mca coll_gpu_ucx_chunk_size 16384 \
-        env OMPI_MCA_coll_gpu_ucx_staging=always "${mixed_staging_check[@]}" : \
-        -np 2 "${mixed_staging_check[@]}"
+    run "nodes-mixed-staging-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_lenient 1 \
+        --mca coll_gpu_node_size 2 --mca coll_gpu_ucx_chunk_size 16384 --mca coll_gpu_verbose 1 \
+        "${below[@]}" 2 OMPI_MCA_coll_gpu_ucx_staging=always "${mixed_staging_check[@]}" &&
+        { logs nodes-mixed-staging-np4 | grep -q "UCX moves device memory here but not" ||
+          fail "nodes-mixed-staging-np4: no rank was told that the others stage"; }
 fi
 # coll_gpu_buffer_check=local trusts uniform buffers: no agreement round, same results.
 # across two nodes (before any communicator has a context: every call agrees, then stages;
@@ -527,7 +542,8 @@ if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param 
              scratch_size intra_sync copy_method timeout allreduce_one_shot_max topo_file \
              rules_file net_bw net_latency hier_chunk_size hier_lanes context_keep ucx_chunk_size ucx_depth ucx_staging \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
-             reduce_scatter_block_algorithm debug_fail debug_host_buffer_ranks debug_host_lenient; do
+             reduce_scatter_block_algorithm debug_fail debug_host_buffer_ranks debug_host_lenient \
+             debug_host_time_sliced; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
     done; then
     echo "PASS ompi_info"

@@ -312,6 +312,19 @@ START_TEST(test_node_phase)
     cg_plan_select(&c, &call, &shape, &plan);
     ck_assert_int_eq(plan.alg, CG_ALG_LL);
     ck_assert_int_eq(plan.node_ll, 0);
+    /* ranks sharing a GPU without MPS take turns on it: no LL kernel waiting for another's,
+     * as a call of its own or as a node phase (host-synchronised algorithms instead) */
+    shape = nodes(1, 4, 1);
+    shape.topo_class = CG_TOPO_CLASS_SHARED_GPU, shape.ll_capacity = 64 << 10;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.alg, CG_ALG_LL);
+    shape.time_sliced = 1;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert(plan.alg == CG_ALG_ONE_SHOT || plan.alg == CG_ALG_TWO_SHOT);
+    shape = nodes(4, 8, 1);
+    shape.ll_capacity = 64 << 10, shape.time_sliced = 1;
+    cg_plan_select(&c, &call, &shape, &plan);
+    ck_assert_int_eq(plan.node_ll, 0);
     /* bcast hier_tree: the node's share at the end, LL when small */
     call.coll = CG_COLL_BCAST, call.dtype = CG_DT_NONE, call.op = CG_OP_NONE;
     shape = nodes(4, 8, 1);
