@@ -371,7 +371,7 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     char           reason[200];
     cg_dev_t      *dev = NULL;
     cg_dev_cuda_t *cuda   = NULL;
-    int            memops = 0, flush = 0;
+    int            memops = 0, flush = 0, mps;
     cg_status_t    status;
 
     status = cg_dev_cuda_probe(reason, sizeof(reason));
@@ -425,8 +425,10 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     dev->caps.ipc_user_buffers = 1;
     dev->caps.device_flags     = memops != 0;
     dev->caps.async            = 1;
-    dev->caps.mps              = cg_dev_cuda_mps(cuda->ordinal) == 1;
-    dev->caps.time_sliced      = !dev->caps.mps; /* matters where ranks share the GPU */
+    mps                        = cg_dev_cuda_mps(cuda->ordinal);
+    dev->caps.mps              = mps == 1;
+    /* matters where ranks share the GPU; a driver that cannot say (-1): as before, none */
+    dev->caps.time_sliced      = mps == 0;
     dev->impl                  = cuda;
     status = CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventCreateWithFlags(
                                       &cuda->app_event, cudaEventDisableTiming)));
