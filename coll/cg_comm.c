@@ -321,8 +321,8 @@ static void cg_comm_agree_model(cg_comm_t *comm, const cg_rank_result_t *results
  * a sender waiting forever). Where ranks differ (their UCX moves device memory or not,
  * coll_gpu_ucx_staging), every direct transport stages too; whether that worked is agreed.
  * Every rank of the communicator takes part, or none (results are the same everywhere). */
-static cg_status_t cg_comm_agree_staging(cg_comm_t *comm, const cg_oob_t *oob,
-                                         const cg_rank_result_t *results, int *ok)
+static cg_status_t cg_comm_agree_staging(cg_comm_t *comm, const cg_rank_result_t *results,
+                                         int *ok)
 {
     static int  told;
     int         staged = 0, direct = 0, mine = 1, switched = 0;
@@ -347,10 +347,8 @@ static cg_status_t cg_comm_agree_staging(cg_comm_t *comm, const cg_oob_t *oob,
                 "coll_gpu_ucx_staging differs): device data goes through host memory on every "
                 "rank of this communicator");
     }
-    exchange = oob->allgather(oob->ctx, &mine, comm->votes, sizeof(int));
-    for (int r = 0; exchange == CG_OK && r < comm->config.size; r++) {
-        *ok &= comm->votes[r];
-    }
+    exchange = cg_comm_vote(comm, &mine);
+    *ok &= mine;
     return exchange;
 }
 
@@ -430,7 +428,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     }
     if (exchange == CG_OK && ok && comm->num_nodes > 1) {
         cg_comm_agree_lanes(comm, results);
-        exchange = cg_comm_agree_staging(comm, oob, results, &ok);
+        exchange = cg_comm_agree_staging(comm, results, &ok);
     }
     if (exchange == CG_OK && ok && comm->num_nodes > 1) {
         exchange = cg_comm_exchange_addresses(comm, oob);

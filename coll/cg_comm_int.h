@@ -55,6 +55,18 @@ static inline int cg_comm_member(const cg_comm_t *comm, int n, int l)
 }
 
 cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work);
+/* Collective: *ok becomes 1 where every rank's *ok was 1 (an exchange that failed: 0; its
+ * status is returned). Inline: the context's setup and the hierarchical pipeline vote. */
+static inline cg_status_t cg_comm_vote(cg_comm_t *comm, int *ok)
+{
+    cg_status_t status = comm->oob.allgather(comm->oob.ctx, ok, comm->votes, sizeof(int));
+
+    for (int r = 0; status == CG_OK && r < comm->config.size; r++) {
+        *ok &= comm->votes[r];
+    }
+    *ok &= (status == CG_OK);
+    return status;
+}
 /* Device memory for the result of a call whose user buffer must not be written whole (the
  * padding of pair types), grown on demand; distinct from the work memory. */
 cg_status_t cg_comm_result(cg_comm_t *comm, size_t bytes, void **result);

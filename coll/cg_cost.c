@@ -337,13 +337,18 @@ CG_COST_FN(hier_ring)
     return best;
 }
 
+/* hier_leader's small messages (as the component's default one_shot_max): one_shot in the
+ * node, recursive doubling between the leaders; larger: two_shot and a ring */
+#define CG_COST_LEADER_SMALL 65536
+
 /* The copy algorithm of the node's phase of a hierarchical algorithm that may run it as one
  * LL call instead (CG_ALG_AUTO: none may): the node's allreduce of hier_rd and hier_leader
  * (two_shot where hier_leader's model takes it, above the inbox anyway), hier_tree's bcast. */
 static cg_alg_t cg_cost_node_copy(cg_alg_t alg, cg_coll_t coll, double S)
 {
     if (coll == CG_COLL_ALLREDUCE && (alg == CG_ALG_HIER_RD || alg == CG_ALG_HIER_LEADER)) {
-        return alg == CG_ALG_HIER_LEADER && S > 65536 ? CG_ALG_TWO_SHOT : CG_ALG_ONE_SHOT;
+        return alg == CG_ALG_HIER_LEADER && S > CG_COST_LEADER_SMALL ? CG_ALG_TWO_SHOT
+                                                                      : CG_ALG_ONE_SHOT;
     }
     return coll == CG_COLL_BCAST && alg == CG_ALG_HIER_TREE ? CG_ALG_DIRECT : CG_ALG_AUTO;
 }
@@ -397,7 +402,7 @@ CG_COST_FN(hier_leader)
                cg_cost_reduce_waits(p, N - 1) + cg_cost_bw(S * (N - 1) / N, net_bw) +
                cg_cost_local(p, CG_ALG_DIRECT, CG_COLL_ALLGATHER, S / N, L);
     }
-    inter = S <= 65536 ? rd_steps * (an + cg_cost_bw(S, net_bw)) + cg_cost_reduce_waits(p, rd_steps)
+    inter = S <= CG_COST_LEADER_SMALL ? rd_steps * (an + cg_cost_bw(S, net_bw)) + cg_cost_reduce_waits(p, rd_steps)
                        : 2.0 * (N - 1) * an + cg_cost_reduce_waits(p, N - 1) +
                              cg_cost_bw(2.0 * S * (N - 1) / N, net_bw);
     return cg_cost_node_phase(p, CG_ALG_HIER_LEADER, coll, S, L) + inter +

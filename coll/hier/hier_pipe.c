@@ -210,8 +210,7 @@ static cg_status_t cg_hier_pipe_serial(cg_comm_t *comm, const cg_pipe_job_t *job
  * barriers with the wrong ones). */
 static int cg_hier_pipe_ready(cg_comm_t *comm)
 {
-    cg_status_t status;
-    int         ok;
+    int ok;
 
     if (comm->pipe_state != 0) {
         return comm->pipe_state > 0;
@@ -220,11 +219,7 @@ static int cg_hier_pipe_ready(cg_comm_t *comm)
     if (!ok) {
         comm->pipe = NULL;
     }
-    status = comm->oob.allgather(comm->oob.ctx, &ok, comm->votes, sizeof(int));
-    for (int r = 0; status == CG_OK && r < comm->config.size; r++) {
-        ok &= comm->votes[r];
-    }
-    ok &= (status == CG_OK);
+    (void)cg_comm_vote(comm, &ok); /* a failed exchange votes no */
     if (!ok) {
         cg_warn(CG_SUB_COLL, "lane threads unavailable on some rank: the phases of hierarchical "
                 "collectives run one after the other on this communicator");
