@@ -91,6 +91,10 @@ kit_phase() {
 kit_run() {
     local name=$1 np=$2 log rc t0
     shift 2
+    if [ -n "${CG_KIT_RUN_SKIP:-}" ] && grep -Eqx "$CG_KIT_RUN_SKIP" <<<"$name"; then
+        kit_say "SKIP $name: not selected (CG_KIT_RUN_SKIP)"
+        return 0
+    fi
     log=$kit_work/logs/$name.log
     t0=$(kit_now)
     "$kit_top/contrib/gpu/kit-mpirun.sh" -np "$np" "${kit_mpi_args[@]}" "$@" >"$log" 2>&1

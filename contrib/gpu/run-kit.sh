@@ -25,6 +25,7 @@
 # (seconds one benchmark run needs) for a shorter lease; CG_KIT_SKIP (phases not to run, a
 # regular expression of names), CG_KIT_BENCH_SELECT (the benchmark runs to do, likewise) and
 # CG_KIT_SUITE_SELECT (the suite's runs) for a run that repeats what an earlier one left;
+# CG_KIT_RUN_SKIP (the kit's own runs not to do, by name, a regular expression);
 # CG_KIT_CHECK_LARGE (the large count of the no-MPS and device-barrier runs, elements);
 # CG_KIT_AB_BASE (command 2: another build's kit folder, run side by side with this one on
 # the small-message rows, phase ab; unset: the phase is skipped).
