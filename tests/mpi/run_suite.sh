@@ -362,8 +362,11 @@ nodes_forced bcast hier_ring 6 3
 nodes_forced bcast hier_ring 8 2 # a chain of 4 nodes carrying one chunk: no lane thread
 nodes_forced allreduce hier_rd 6 3
 nodes_forced allreduce hier_leader 7 3
+# the host layer's model takes LL for the node's phase of a small bcast; on a GPU the model's
+# measured costs decide (the H200 took the direct copy, 2026-11-27), so only the host asserts it
 nodes_forced bcast hier_tree 5 2 &&
-    { grep -q "alg=hier_tree .*node phase ll" "$logdir/nodes-forced-hier_tree-bcast-np5.0.vlog" ||
+    { [ "$device" != host ] ||
+      grep -q "alg=hier_tree .*node phase ll" "$logdir/nodes-forced-hier_tree-bcast-np5.0.vlog" ||
       fail "nodes-forced-hier_tree-bcast-np5: no small bcast with its node phase as LL"; }
 nodes_forced allgather hier_ring 6 3
 nodes_forced reduce_scatter hier_ring 4 2
