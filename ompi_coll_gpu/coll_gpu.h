@@ -22,7 +22,8 @@ BEGIN_C_DECLS
 /* coll_gpu_device */
 enum { MCA_COLL_GPU_DEVICE_AUTO = 0, MCA_COLL_GPU_DEVICE_CUDA = 1, MCA_COLL_GPU_DEVICE_HOST = 2 };
 /* coll_gpu_app_wait */
-enum { MCA_COLL_GPU_APP_WAIT_DEFAULT_STREAM = 0, MCA_COLL_GPU_APP_WAIT_NONE = 1, MCA_COLL_GPU_APP_WAIT_LAUNCH = 2 };
+enum { MCA_COLL_GPU_APP_WAIT_DEFAULT_STREAM = 0, MCA_COLL_GPU_APP_WAIT_NONE = 1, MCA_COLL_GPU_APP_WAIT_LAUNCH = 2,
+       MCA_COLL_GPU_APP_WAIT_AUTO = 3 };
 /* coll_gpu_buffer_check */
 enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_CHECK_LOCAL = 2 };
 /* mca_coll_gpu_route_agree: this rank has host buffers only and announced it (in band) */

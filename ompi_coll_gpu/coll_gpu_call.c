@@ -39,7 +39,8 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             dev->app_ready  = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_NONE;
             /* another thread's device work queued behind the LL kernel would wait for the
              * other ranks (and they for it): one thread only */
-            dev->app_launch = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH &&
+            dev->app_launch = (mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH ||
+                               mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_AUTO) &&
                               mca_coll_gpu_component.thread_single;
             mca_coll_gpu_component.dev = dev;
         } else {

@@ -69,6 +69,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .context_keep      = 4,
     .host_cache        = 1,
     .intra_sync        = 0,
+    .app_wait          = MCA_COLL_GPU_APP_WAIT_AUTO,
     .timeout           = 0,
     .spin_us           = -1,
 };

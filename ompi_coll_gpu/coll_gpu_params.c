@@ -18,7 +18,7 @@ static const mca_base_var_enum_value_t check_values[] = {
     {MCA_COLL_GPU_CHECK_LOCAL, "local"}, {0, NULL}};
 static const mca_base_var_enum_value_t app_wait_values[] = {
     {MCA_COLL_GPU_APP_WAIT_DEFAULT_STREAM, "default_stream"}, {MCA_COLL_GPU_APP_WAIT_NONE, "none"},
-    {MCA_COLL_GPU_APP_WAIT_LAUNCH, "launch"}, {0, NULL}};
+    {MCA_COLL_GPU_APP_WAIT_LAUNCH, "launch"}, {MCA_COLL_GPU_APP_WAIT_AUTO, "auto"}, {0, NULL}};
 static const mca_base_var_enum_value_t sync_values[] = {
     {CG_SYNC_AUTO, "auto"}, {CG_SYNC_HOST, "host"}, {CG_SYNC_DEVICE, "device"}, {0, NULL}};
 static const mca_base_var_enum_value_t copy_values[] = {
@@ -106,7 +106,8 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "kernel is queued on the legacy default stream itself, after the application's work, "
      "with no event: two driver calls fewer per LL call; only under MPI_THREAD_SINGLE, "
      "otherwise default_stream, since another thread's device work queued behind the "
-     "call's kernel would wait for it, and it for the other ranks)"},
+     "call's kernel would wait for it, and it for the other ranks), auto (launch under "
+     "MPI_THREAD_SINGLE, default_stream otherwise, without a warning)"},
     {"timeout", INT, NULL, &CG_C->timeout, OPAL_INFO_LVL_5, 0, EQ,
      "Seconds a fast-path collective waits for its peers before it fails with an error "
      "(0: no limit; peers that died are detected either way)"},

@@ -13,12 +13,15 @@
  *     --no-host-cache  run with coll_gpu_host_cache=0: host buffers are queried every call
  *     --app-ready  run with coll_gpu_app_wait=none: no wait for the application's work, so
  *              a zero-copy call waits on the host once less and a one_shot no differently
- *     --app-launch run with coll_gpu_app_wait=launch: LL calls are queued on the legacy
- *              default stream behind the application's work, with no event to wait for
+ *     --app-wait-event  run with coll_gpu_app_wait=default_stream: LL calls too wait for
+ *              the application's work by an event. Otherwise (auto, the default, or
+ *              launch) LL calls are queued on the legacy default stream behind that work,
+ *              with no event to wait for
  *     --thread-level funneled|multiple  MPI_Init_thread at that level: launch is then
  *              not used (another thread's device work would queue behind the LL kernel)
  * Every device call orders itself after the application's work once (coll_gpu_app_waits),
- * but with --app-ready none and with --app-launch none for LL calls; host calls never.
+ * but with --app-ready none and, at MPI_THREAD_SINGLE without --app-wait-event, none for
+ * LL calls; host calls never.
  * Then a run of LL calls with one rank lagging (results checked; a hang is a failure).
  * Then the host-memory cache around releases of address space (coll_gpu_mem_releases).
  * Results are checked too (against host arithmetic), so a cheap wrong call cannot pass.
@@ -42,7 +45,7 @@ static MPI_T_pvar_handle  releases_handle, app_waits_handle;
 int                       costs_failures;
 int                       costs_host_cache = 1;
 int                       costs_app_ready;
-static int                costs_app_launch;
+static int                costs_app_launch = 1; /* auto (the default) or launch, single thread */
 
 /* The handle of the performance variable coll_gpu_<counter>; aborts when there is none. */
 static MPI_T_pvar_handle costs_handle(const char *counter, int pvars)
@@ -98,7 +101,8 @@ static unsigned long long costs_app_waits(void)
 }
 
 /* The waits for the application's default-stream work one call made: one per device call,
- * none for host buffers, none with --app-ready, none for an LL call with --app-launch. */
+ * none for host buffers, none with --app-ready, none for an LL call queued on the legacy
+ * default stream (auto or launch, one thread). */
 static void costs_check_app_waits(const char *name, unsigned long long waits, int host_mem, int ll,
                                   int rank)
 {
@@ -219,8 +223,8 @@ int main(int argc, char **argv)
             costs_host_cache = 0;
         } else if (!strcmp(argv[i], "--app-ready")) {
             costs_app_ready = 1;
-        } else if (!strcmp(argv[i], "--app-launch")) {
-            costs_app_launch = 1;
+        } else if (!strcmp(argv[i], "--app-wait-event")) {
+            costs_app_launch = 0;
         } else if (!strcmp(argv[i], "--thread-level") && i + 1 < argc) {
             i++;
             level = !strcmp(argv[i], "multiple") ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;

@@ -273,14 +273,20 @@ run "costs-nomemevents-np2" 2 "${dev_mca[@]}" -x UCX_MEM_EVENTS=no "$costs" --me
 # the application asserts its buffers ready (coll_gpu_app_wait none): a host wait fewer
 run "costs-app-ready-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait none "$costs" --mem device --app-ready
 # LL calls queued behind the application's work on the default stream, with no event (the
-# same counts, no app wait for LL; with more than one thread, the event again); coll_check
-# writes its inputs there just before the calls, and mixes kinds (LL calls cancelled)
-run "costs-app-launch-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" --mem device \
-    --app-launch
+# same counts, no app wait for LL; with more than one thread, the event again): asked for
+# (launch), and by the default (auto) at MPI_THREAD_MULTIPLE (the event, no warning);
+# the event asked for (default_stream); coll_check writes its inputs there just before the
+# calls, and mixes kinds (LL calls cancelled)
+run "costs-app-launch-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" --mem device
 run "costs-app-launch-funneled-np2" 2 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" \
-    --mem device --app-launch --thread-level funneled
+    --mem device --thread-level funneled
 run "costs-app-launch-multiple-np2" 2 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$costs" \
-    --mem device --app-launch --thread-level multiple
+    --mem device --thread-level multiple
+run "costs-app-auto-multiple-np2" 2 "${dev_mca[@]}" "$costs" --mem device --thread-level multiple &&
+    { ! logs costs-app-auto-multiple-np2 | grep -q "coll_gpu_app_wait=launch" ||
+      fail "costs-app-auto-multiple-np2: the default warned about launch"; }
+run "costs-app-event-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait default_stream "$costs" \
+    --mem device --app-wait-event
 run "mixed-kinds-app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem mixed \
     "${quiet_args[@]}"
 run "app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem device \
