@@ -104,11 +104,21 @@ phase_nomps() {
         "${kit_check[@]}" --mem pool --counts 0,1,7,1000,70001 --large 0 --no-derived \
         --types MPI_INT,MPI_DOUBLE,MPI_FLOAT_INT,MPI_UINT8_T "${kit_check_narrow[@]}" || rc=1
     # what small calls cost with time-sliced contexts: auto (the planner sees no MPS and
-    # keeps LL out) against LL forced, whose kernel spins until the others' get their turn
-    kit_bench_one allreduce-latency-nomps-np4 4 $((kit_bench_est / 2)) -- -C allreduce -b 8 -e 64K \
-        -n 200 -w 5 --floor-bytes 0 || rc=1
+    # keeps LL out) against LL forced, whose kernel spins until the others' get their turn;
+    # up to 1 MiB, where the H200 (2026-11-27) had two_shot at 545 us and staged at 67-100
+    # us from 32 KiB; then two_shot forced with the copy engine, and which driver operations
+    # wait for the others' time slices (the probe's memset, word and copy rows)
+    kit_bench_one allreduce-latency-nomps-np4 4 $((kit_bench_est / 2)) -- -C allreduce -b 8 -e 1M \
+        -n 100 -w 5 --floor-bytes 0 || rc=1
     kit_bench_one allreduce-latency-nomps-ll-np4 4 $((kit_bench_est / 2)) -- -C allreduce -A ll \
         -b 8 -e 4K -n 50 -w 2 --floor-bytes 0 || rc=1
+    kit_bench_one allreduce-two_shot-engine-nomps-np4 4 $((kit_bench_est / 2)) \
+        --mca coll_gpu_copy_method engine -- -C allreduce -A two_shot -b 512 -e 1M -f 8 -n 50 -w 2 \
+        --floor-bytes 0 || rc=1
+    if [ -x "$kit_kit/coll_gpu_probe" ]; then
+        kit_run probe-nomps-np4 4 "$kit_kit/coll_gpu_probe" 100 || rc=1
+        kit_bench_txt probe-nomps-np4 "probe-nomps-np4: mpirun -np 4 coll_gpu_probe 100 (no MPS)"
+    fi
     return $rc
 }
 
@@ -375,12 +385,14 @@ phase_ab() {
         -C allreduce "${lat[@]}" --counters || rc=1
     kit_bench_one ab-two_shot-app-ready-new 4 "$e" --mca coll_gpu_app_wait none -- \
         -C allreduce -A two_shot "${mid[@]}" --counters || rc=1
-    # LL queued on the legacy default stream itself, behind the application's work
-    # (coll_gpu_app_wait launch): the default's meaning with no event (app_waits 0 per call)
-    kit_bench_one ab-latency-app-launch-new 4 "$e" --mca coll_gpu_app_wait launch -- \
+    # LL behind the application's work by an event (coll_gpu_app_wait default_stream), next
+    # to the default, which queues the LL kernel on the legacy default stream itself (auto:
+    # launch under MPI_THREAD_SINGLE; app_waits 0 per call)
+    kit_bench_one ab-latency-app-event-new 4 "$e" --mca coll_gpu_app_wait default_stream -- \
         -C allreduce "${lat[@]}" --counters || rc=1
-    kit_bench_one ab-bcast-app-launch-new 4 "$e" --mca coll_gpu_app_wait launch -- \
-        -C bcast "${lat[@]}" --counters || rc=1
+    # small bcast: auto takes direct (the model prices LL above it); LL forced, to check
+    kit_bench_one ab-bcast-ll-new 4 "$e" -- -C bcast -A ll -b 8 -e 16K -f 8 -n 500 -w 20 \
+        --floor-bytes 0 --counters || rc=1
     # device-side barriers under MPS (auto takes host-synchronised ones when ranks share a
     # GPU): what one_shot and two_shot cost with each
     kit_bench_one ab-one_shot-devsync-new 4 "$e" --mca coll_gpu_intra_sync device -- \

@@ -26,6 +26,10 @@
  *                 round trip without its exchange (coll_gpu_app_wait default_stream)
  *   legacy_word   memset_word queued on the legacy default stream itself, no event: the
  *                 same for coll_gpu_app_wait launch
+ *   copy_8        an 8-byte copy from device to page-locked host memory and
+ *                 cudaStreamSynchronize (the staged path's copy out)
+ *   copy_64k      the same for 64 KiB (without MPS: which device work waits for the
+ *                 other processes' time slices, a memset's or a copy's)
  * Without a CUDA device it says so and exits 0 (the kit's dry run).
  */
 #include <cuda.h>
@@ -39,11 +43,11 @@
 #include <time.h>
 
 enum { P_QUERY_DEVICE, P_QUERY_HOST, P_QUERY_KIND, P_APP_WAIT, P_ENQUEUE, P_MEMSET_SYNC, P_MEMSET_EVENT,
-       P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_NUM };
+       P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_COPY_8, P_COPY_64K, P_NUM };
 static const char *const probe_names[P_NUM] = {"query_device", "query_host", "query_kind", "app_wait",
                                                "enqueue", "memset_sync", "memset_event",
                                                "memset_word", "word_only", "app_word",
-                                               "legacy_word"};
+                                               "legacy_word", "copy_8", "copy_64k"};
 
 typedef CUresult (*probe_attrs_fn)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 typedef CUresult (*probe_write_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
@@ -108,7 +112,7 @@ static void probe_app_wait(cudaEvent_t event, cudaStream_t stream)
 
 /* One operation (probe) timed iterations times; the ranks start together. */
 static void probe_run(int probe, int iterations, double *samples, void *dev, void *host,
-                      cudaStream_t stream, cudaEvent_t event, volatile uint32_t *word,
+                      void *pinned, cudaStream_t stream, cudaEvent_t event, volatile uint32_t *word,
                       CUdeviceptr word_dev)
 {
     /* legacy_word: the work and the word on the legacy default stream */
@@ -126,6 +130,12 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
         case P_ENQUEUE: PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream)); break;
         case P_MEMSET_SYNC:
             PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream));
+            PROBE_CUDA(cudaStreamSynchronize(stream));
+            break;
+        case P_COPY_8:
+        case P_COPY_64K:
+            PROBE_CUDA(cudaMemcpyAsync(pinned, dev, probe == P_COPY_8 ? 8 : 65536,
+                                       cudaMemcpyDeviceToHost, stream));
             PROBE_CUDA(cudaStreamSynchronize(stream));
             break;
         case P_MEMSET_EVENT:
@@ -172,7 +182,7 @@ int main(int argc, char **argv)
     int                iterations = argc > 1 ? atoi(argv[1]) : 2000;
     int                rank, size, count = 0;
     double            *samples, median[P_NUM], p90[P_NUM];
-    void              *dev = NULL, *host, *lib;
+    void              *dev = NULL, *host, *pinned = NULL, *lib;
     volatile uint32_t *word = NULL;
     CUdeviceptr        word_dev = 0;
     cudaStream_t       stream;
@@ -205,6 +215,7 @@ int main(int argc, char **argv)
     PROBE_CUDA(cudaSetDevice(0));
     PROBE_CUDA(cudaMalloc(&dev, 1 << 20));
     PROBE_CUDA(cudaHostAlloc((void **)&word, 64, cudaHostAllocMapped | cudaHostAllocPortable));
+    PROBE_CUDA(cudaMallocHost(&pinned, 65536));
     PROBE_CUDA(cudaHostGetDevicePointer((void **)&word_dev, (void *)word, 0));
     PROBE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     PROBE_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
@@ -212,7 +223,7 @@ int main(int argc, char **argv)
     samples = malloc(sizeof(double) * (size_t)iterations);
     *word   = 0;
     for (int probe = 0; probe < P_NUM; probe++) {
-        probe_run(probe, iterations, samples, dev, host, stream, event, word, word_dev);
+        probe_run(probe, iterations, samples, dev, host, pinned, stream, event, word, word_dev);
         qsort(samples, (size_t)iterations, sizeof(double), probe_cmp);
         median[probe] = samples[iterations / 2];
         p90[probe]    = samples[iterations * 9 / 10];
@@ -239,6 +250,7 @@ int main(int argc, char **argv)
     PROBE_CUDA(cudaEventDestroy(event));
     PROBE_CUDA(cudaStreamDestroy(stream));
     PROBE_CUDA(cudaFreeHost((void *)word));
+    PROBE_CUDA(cudaFreeHost(pinned));
     PROBE_CUDA(cudaFree(dev));
     MPI_Finalize();
     return 0;
