@@ -212,6 +212,12 @@ typedef struct cg_dev_ops {
     void        (*host_free)(cg_dev_t *dev, void *ptr);
 
     cg_status_t (*stream_create)(cg_dev_t *dev, cg_dev_stream_t **stream);
+    /* A handle of the application's legacy default stream: what is queued on it runs after
+     * the application's work there and on every blocking stream (as after app_wait, with no
+     * event), and stream_sync waits for it. Only where one thread calls (dev->app_launch):
+     * another thread's work queued behind it would wait for it. stream_destroy releases
+     * the handle, not the stream. */
+    cg_status_t (*app_stream_create)(cg_dev_t *dev, cg_dev_stream_t **stream);
     void        (*stream_destroy)(cg_dev_t *dev, cg_dev_stream_t *stream);
     cg_status_t (*stream_sync)(cg_dev_t *dev, cg_dev_stream_t *stream);
     cg_status_t (*event_create)(cg_dev_t *dev, cg_dev_event_t **event);
@@ -290,8 +296,9 @@ struct cg_dev {
                                            (0: none); see cg_dev_fail_injected */
     int                 app_ready;    /* the application makes its buffers ready before each
                                          call (coll_gpu_app_wait none): no app_wait */
-    int                 app_launch;   /* LL calls are queued on the application's legacy
-                                         default stream itself (coll_gpu_app_wait launch) */
+    int                 app_launch;   /* LL calls and blocking staged copies are queued on
+                                         the application's legacy default stream itself
+                                         (coll_gpu_app_wait launch, auto; one thread) */
 };
 
 /* Order the call after the application's device work (the app_wait op), unless the

@@ -32,6 +32,8 @@
  * the stream is polled (event_query) or synchronised, as a GPU would run it meanwhile.
  * Any other work on the stream finishes the pending wait first (stream order). */
 struct cg_dev_stream {
+    int          on_app;  /* the application's default stream (app_stream_create): its
+                             queued work runs before anything on this stream */
     int          pending; /* an LL collective waits for its peers' lines */
     cg_ll_args_t ll;
     uint64_t    *ll_slots[CG_DEV_MAX_FANIN + 1]; /* its inbox slots, then its cancel word:
@@ -64,12 +66,22 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, i
 }
 
 /* Finish the stream's pending work (bounded: a peer that never sends must not hang). */
+static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
+
+/* Everything queued on the stream before now, run or waited for: on the application's
+ * stream, its work first (strict: nothing else runs it). */
 static cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     double    t0   = 0;
     cg_pace_t pace = {0};
     int       done = 0;
 
+    if (stream != NULL && stream->on_app) {
+        cg_status_t status = cg_host_app_wait(dev, stream);
+        if (status != CG_OK) {
+            return status;
+        }
+    }
     while (cg_host_stream_poll(dev, stream, &done) == CG_OK && !done) {
         if (cg_pace(&pace)) {
             t0 = t0 ? t0 : cg_time_now();
@@ -102,8 +114,22 @@ static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream
     return *stream ? CG_OK : CG_ERR_NO_MEMORY;
 }
 
+static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
+{
+    cg_status_t status = cg_host_stream_create(dev, stream);
+
+    if (status == CG_OK) {
+        (*stream)->on_app = 1;
+    }
+    return status;
+}
+
 static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
+    if (stream->on_app) { /* a handle only, as on a GPU: the application's work stays queued */
+        free(stream);
+        return;
+    }
     (void)cg_host_stream_drain(dev, stream);
     free(stream);
 }
@@ -159,7 +185,6 @@ static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int
 }
 
 /* ---- the LL collective -------------------------------------------------------------------- */
-static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
 
 /* after_app: the application's queued work first, as the legacy default stream would run
  * it (the simulated GPU runs it only here: a launch that skipped it reads stale input). */
@@ -391,6 +416,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .host_alloc     = cg_host_host_alloc,
     .host_free      = cg_host_host_free,
     .stream_create  = cg_host_stream_create,
+    .app_stream_create = cg_host_app_stream_create,
     .stream_destroy = cg_host_stream_destroy,
     .stream_sync    = cg_host_stream_sync,
     .event_create   = cg_host_event_create,

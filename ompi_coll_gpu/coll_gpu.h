@@ -167,6 +167,9 @@ typedef struct mca_coll_gpu_module_t {
     mca_coll_gpu_underlying_t  under;
     struct ompi_communicator_t *comm;   /* the module's communicator (set at enable) */
     cg_dev_stream_t           *stream;  /* for staging copies; created at first use */
+    cg_dev_stream_t           *app_stream; /* the application's default stream, for the
+                                              copies of blocking staged calls where one
+                                              thread calls (cg_dev_ll_after_app) */
     cg_comm_t                 *core;    /* fast-path context; created at first use */
     int                        core_failed;
     int                        nested;  /* > 0 while this module is in a blocking call of its
@@ -299,13 +302,20 @@ typedef struct {
     size_t                 arena_used;
     int                    broken; /* no device layer: device data cannot be copied; the
                                       call runs with zeros and returns an error */
+    cg_dev_stream_t       *stream; /* where its copies go and what staging_sync waits for */
 } mca_coll_gpu_staging_t;
 
+/* A staging arena of total_bytes for one call of m. blocking: a blocking call, ordered
+ * here after the application's queued device work: its copies go on the application's
+ * default stream itself where one thread calls (cg_dev_ll_after_app: no event), else on
+ * the module's stream after mca_coll_gpu_app_wait. Not blocking (a request): the module's
+ * stream; the caller orders it (mca_coll_gpu_app_wait) when its copies start. */
 int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
-                                size_t total_bytes);
-/* Order the staging copies of m after the application's queued device work (a wait on the
- * module's staging stream, which every staged call synchronises after its copies; on the
- * host when that stream cannot be made). */
+                                size_t total_bytes, int blocking);
+/* Order the staging copies of m's requests (nonblocking, persistent) after the
+ * application's queued device work (a wait on the module's staging stream, which every
+ * staged call synchronises after its copies; on the host when that stream cannot be made);
+ * blocking calls are ordered by mca_coll_gpu_staging_begin. */
 void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m);
 /* kind: what mca_coll_gpu_buffer_kind said of user for this call at the entry point (no
  * second memory query, a driver call on a GPU), or MCA_COLL_GPU_KIND_UNKNOWN: ask. */

@@ -18,7 +18,7 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
     const size_t           rspan    = mca_coll_gpu_span(rdtype, rtotal, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(sspan, 64) + CG_ALIGN_UP(rspan, 64));
+    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(sspan, 64) + CG_ALIGN_UP(rspan, 64), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -15,7 +15,7 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t co
     const size_t           span     = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, 2 * CG_ALIGN_UP(span, 64));
+    rc = mca_coll_gpu_staging_begin(&st, m, 2 * CG_ALIGN_UP(span, 64), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

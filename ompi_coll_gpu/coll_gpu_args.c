@@ -216,7 +216,7 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, const mca_coll_
 int mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
                                const mca_coll_gpu_region_t *send,
                                const mca_coll_gpu_region_t *recv, mca_coll_gpu_stage_t *s,
-                               mca_coll_gpu_stage_t *r, int copy)
+                               mca_coll_gpu_stage_t *r, int copy, int blocking)
 {
     size_t total = 0;
     int    rc;
@@ -227,7 +227,7 @@ int mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
     if (recv->kind & MCA_COLL_GPU_KIND_DEVICE) {
         total += CG_ALIGN_UP(recv->span, 64);
     }
-    rc = mca_coll_gpu_staging_begin(st, m, total);
+    rc = mca_coll_gpu_staging_begin(st, m, total, blocking);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

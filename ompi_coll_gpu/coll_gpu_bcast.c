@@ -14,7 +14,7 @@ static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_dataty
     const size_t           span    = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(span, 64));
+    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(span, 64), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

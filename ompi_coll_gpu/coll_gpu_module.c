@@ -18,6 +18,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     memset(&m->under, 0, sizeof(m->under));
     m->comm        = NULL;
     m->stream      = NULL;
+    m->app_stream  = NULL;
     m->core        = NULL;
     m->core_failed = 0;
     m->nested      = 0;
@@ -39,6 +40,9 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
     free(m->counts);
     if (m->stream != NULL && dev != NULL) {
         dev->ops->stream_destroy(dev, m->stream);
+    }
+    if (m->app_stream != NULL && dev != NULL) {
+        dev->ops->stream_destroy(dev, m->app_stream);
     }
 #define CG_RELEASE(_name)                                                                 \
     if (m->under._name##_module != NULL) {                                                \

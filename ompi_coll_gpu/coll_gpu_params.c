@@ -103,8 +103,9 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "application makes its buffers ready before it calls MPI, as CUDA-aware MPI requires, "
      "e.g. cudaStreamSynchronize: two driver calls and, for the zero-copy algorithms, a "
      "host wait fewer per call), launch (as default_stream, but the small-message LL "
-     "kernel is queued on the legacy default stream itself, after the application's work, "
-     "with no event: two driver calls fewer per LL call; only under MPI_THREAD_SINGLE, "
+     "kernel and a blocking staged call's copies are queued on the legacy default stream "
+     "itself, after the application's work, with no event: two driver calls fewer per "
+     "call; only under MPI_THREAD_SINGLE, "
      "otherwise default_stream, since another thread's device work queued behind the "
      "call's kernel would wait for it, and it for the other ranks), auto (launch under "
      "MPI_THREAD_SINGLE, default_stream otherwise, without a warning)"},

@@ -27,7 +27,7 @@ static int mca_coll_gpu_rs_staged(const void *sbuf, void *rbuf, size_t total, si
     const size_t           rspan    = mca_coll_gpu_span(dtype, rcount, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(sspan, 64) + CG_ALIGN_UP(rspan, 64));
+    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(sspan, 64) + CG_ALIGN_UP(rspan, 64), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

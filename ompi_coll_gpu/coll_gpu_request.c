@@ -121,7 +121,8 @@ int mca_coll_gpu_request_stage(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
     if (!persistent) {
         mca_coll_gpu_app_wait(m);
     }
-    rc = mca_coll_gpu_stage_regions(&req->st, m, send, recv, &req->send, &req->recv, !persistent);
+    rc = mca_coll_gpu_stage_regions(&req->st, m, send, recv, &req->send, &req->recv, !persistent,
+                                    0);
     if (OMPI_SUCCESS != rc) {
         return mca_coll_gpu_request_abandon(req, rc);
     }

@@ -106,8 +106,9 @@ int mca_coll_gpu_fast_run(mca_coll_gpu_module_t *m, struct ompi_communicator_t *
 /* The component's copies and kernels run on streams of its own that do not wait for the
  * application's: before they touch this rank's device buffers, wait for what the
  * application queued on its default stream (the data it just produced). The staged path
- * waits on its staging stream, which it synchronises after its copies anyway; a fast path
- * whose peers read the buffers directly waits on the host. A failure there (a fault in the
+ * orders its copies when its staging begins (on the application's stream itself where one
+ * thread calls, else a wait on its staging stream, which it synchronises after its copies
+ * anyway); a fast path whose peers read the buffers directly waits on the host. A failure there (a fault in the
  * application's kernel) is logged where it is detected and fails the call's own device
  * operations, which report it through the call's usual paths. */
 static void mca_coll_gpu_route_app_wait(mca_coll_gpu_module_t *m, const mca_coll_gpu_route_t *route,
@@ -124,9 +125,7 @@ static void mca_coll_gpu_route_app_wait(mca_coll_gpu_module_t *m, const mca_coll
         dev == NULL) {
         return;
     }
-    if (route->path == MCA_COLL_GPU_PATH_STAGED) {
-        mca_coll_gpu_app_wait(m);
-    } else {
+    if (route->path != MCA_COLL_GPU_PATH_STAGED) { /* staged: mca_coll_gpu_staging_begin */
         (void)cg_dev_app_wait(dev, NULL);
     }
 }

@@ -58,6 +58,24 @@ static cg_dev_stream_t *mca_coll_gpu_module_stream(mca_coll_gpu_module_t *m, cg_
     return m->stream;
 }
 
+/* The stream of a blocking staged call's copies, ordered after the application's work: its
+ * default stream where one thread calls (no event), else the module's after an app wait. */
+static cg_dev_stream_t *mca_coll_gpu_blocking_stream(mca_coll_gpu_module_t *m, cg_dev_t *dev)
+{
+    if (cg_dev_ll_after_app(dev)) {
+        if (m->app_stream == NULL && dev->ops->app_stream_create(dev, &m->app_stream) != CG_OK) {
+            m->app_stream = NULL;
+        }
+        if (m->app_stream != NULL) {
+            return m->app_stream;
+        }
+    }
+    if (mca_coll_gpu_module_stream(m, dev) != NULL) {
+        (void)cg_dev_app_wait(dev, m->stream); /* a failure shows in the copies that follow */
+    }
+    return m->stream;
+}
+
 void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m)
 {
     cg_dev_t *dev = mca_coll_gpu_component.dev;
@@ -68,7 +86,7 @@ void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m)
 }
 
 int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
-                               size_t total_bytes)
+                               size_t total_bytes, int blocking)
 {
     cg_dev_t                    *dev = mca_coll_gpu_component.dev;
     mca_coll_gpu_staging_buf_t **pp, **best = NULL;
@@ -86,7 +104,8 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
         st->arena_size = total_bytes;
         return st->arena != NULL ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (mca_coll_gpu_module_stream(m, dev) == NULL) {
+    st->stream = blocking ? mca_coll_gpu_blocking_stream(m, dev) : mca_coll_gpu_module_stream(m, dev);
+    if (st->stream == NULL) {
         return OMPI_ERROR; /* reported where it failed */
     }
     if (total_bytes == 0) {
@@ -168,7 +187,7 @@ int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t 
     }
     cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, b->host_span, (char *)b->user + b->gap, b->span,
-                       st->module->stream) != CG_OK) {
+                       st->stream) != CG_OK) {
         return OMPI_ERROR;
     }
     return OMPI_SUCCESS;
@@ -183,7 +202,7 @@ int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
     }
     cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, (char *)b->user + b->gap, b->host_span, b->span,
-                       st->module->stream) != CG_OK) {
+                       st->stream) != CG_OK) {
         return OMPI_ERROR;
     }
     return OMPI_SUCCESS;
@@ -196,7 +215,7 @@ int mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st)
     if (st->broken) {
         return OMPI_SUCCESS;
     }
-    return dev->ops->stream_sync(dev, st->module->stream) == CG_OK ? OMPI_SUCCESS : OMPI_ERROR;
+    return dev->ops->stream_sync(dev, st->stream) == CG_OK ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
 int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)

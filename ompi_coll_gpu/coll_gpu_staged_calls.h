@@ -116,11 +116,11 @@ int  mca_coll_gpu_describe(const mca_coll_gpu_args_t *a, mca_coll_gpu_region_t *
                            mca_coll_gpu_region_t *recv);
 /* Take an arena for both regions and give each device region its place there (copy: copy
  * the inputs in now and wait for them). Host regions keep the user's pointer. On failure
- * the arena is given back. */
+ * the arena is given back. blocking: as mca_coll_gpu_staging_begin's. */
 int  mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
                                 const mca_coll_gpu_region_t *send,
                                 const mca_coll_gpu_region_t *recv, mca_coll_gpu_stage_t *s,
-                                mca_coll_gpu_stage_t *r, int copy);
+                                mca_coll_gpu_stage_t *r, int copy, int blocking);
 /* The layer underneath's function for the call, on sbuf and rbuf (request: nonblocking
  * and persistent modes). */
 int  mca_coll_gpu_under_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,

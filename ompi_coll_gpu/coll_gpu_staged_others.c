@@ -20,8 +20,7 @@ int mca_coll_gpu_staged_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
     if (!(kinds & MCA_COLL_GPU_KIND_DEVICE)) {
         return mca_coll_gpu_under_call(m, a, a->sbuf, a->rbuf, NULL);
     }
-    mca_coll_gpu_app_wait(m);
-    rc = mca_coll_gpu_stage_regions(&st, m, &send, &recv, &s, &r, 1);
+    rc = mca_coll_gpu_stage_regions(&st, m, &send, &recv, &s, &r, 1, 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -132,9 +132,26 @@ static cg_status_t cg_cuda_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream
     return CG_OK;
 }
 
+/* The application's legacy default stream: nothing is made, the handle names it. */
+static cg_status_t cg_cuda_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
+{
+    cg_dev_stream_t *s = calloc(1, sizeof(*s));
+
+    (void)dev;
+    if (s == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    s->stream   = cudaStreamLegacy;
+    s->borrowed = 1;
+    *stream     = s;
+    return CG_OK;
+}
+
 static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(stream->stream)));
+    if (!stream->borrowed) {
+        (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(stream->stream)));
+    }
     if (stream->ll_done != NULL) {
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaFreeHost(stream->ll_done)));
     }
@@ -342,6 +359,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .host_alloc     = cg_cuda_host_alloc,
     .host_free      = cg_cuda_host_free,
     .stream_create  = cg_cuda_stream_create,
+    .app_stream_create = cg_cuda_app_stream_create,
     .stream_destroy = cg_cuda_stream_destroy,
     .stream_sync    = cg_cuda_stream_sync,
     .event_create   = cg_cuda_event_create,

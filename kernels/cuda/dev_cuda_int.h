@@ -41,6 +41,8 @@ struct cg_dev_stream {
     unsigned     ll_polls;
     int          ll_on_app;   /* the last LL call went on the legacy default stream
                                  (cg_ll_args_t after_app), not on this one */
+    int          borrowed;    /* stream is the legacy default stream (app_stream_create):
+                                 not this layer's to destroy */
 };
 struct cg_dev_event {
     cudaEvent_t event;

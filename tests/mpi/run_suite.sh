@@ -291,6 +291,13 @@ run "mixed-kinds-app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launc
     "${quiet_args[@]}"
 run "app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem device \
     --comms world --counts 0,1,7,1000 --large 0 --no-derived
+# the event (what auto does at other thread levels, mpi4py's): coll_check queues inputs on
+# the default stream just before the calls (tc_run_app_order), on the fast paths and staged
+run "app-event-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait default_stream "$check" --mem device \
+    --comms world --counts 0,1,7,1000 --large 0 --no-derived
+run "app-event-staged-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait default_stream \
+    --mca coll_gpu_allreduce_algorithm staged --mca coll_gpu_bcast_algorithm staged "$check" \
+    --mem device --colls allreduce,bcast --comms world --counts 1,1000 --large 0 --no-derived
 run "costs-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local "$costs" --mem device --local
 run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_net_latency 5 \
     --mca coll_gpu_copy_latency 0.5 "$costs" --mem device --nodes
