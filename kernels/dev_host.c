@@ -65,11 +65,10 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, i
     return CG_OK;
 }
 
-/* Finish the stream's pending work (bounded: a peer that never sends must not hang). */
 static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
 
-/* Everything queued on the stream before now, run or waited for: on the application's
- * stream, its work first (strict: nothing else runs it). */
+/* Finish the stream's pending work (bounded: a peer that never sends must not hang); on
+ * the application's stream, its queued work first (strict: nothing else runs it). */
 static cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     double    t0   = 0;
