@@ -94,6 +94,13 @@ void cg_log_emit(int level, unsigned subsys, const char *file, int line, const c
 
 #define cg_error(_subsys, ...)  cg_log(CG_LOG_ERROR, _subsys, __VA_ARGS__)
 #define cg_warn(_subsys, ...)   cg_log(CG_LOG_WARN, _subsys, __VA_ARGS__)
+
+/* 1 for the first caller with this flag in the process, from any thread (a warning said
+ * once); the flag stays set. */
+static inline int cg_once(int *flag)
+{
+    return !__atomic_exchange_n(flag, 1, __ATOMIC_RELAXED);
+}
 #define cg_detail(_subsys, ...) cg_log(CG_LOG_DETAIL, _subsys, __VA_ARGS__)
 #define cg_debug(_subsys, ...)  cg_log(CG_LOG_DEBUG, _subsys, __VA_ARGS__)
 #define cg_trace(_subsys, ...)  cg_log(CG_LOG_TRACE, _subsys, __VA_ARGS__)

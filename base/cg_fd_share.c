@@ -83,7 +83,7 @@ cg_status_t cg_fd_share_fetch(const cg_fd_ref_t *ref, int *fd_out)
 
 refused:
     if (err == ENOSYS || err == EPERM || err == EACCES) {
-        if (!__atomic_exchange_n(&cg_fd_share_refused, 1, __ATOMIC_RELAXED)) {
+        if (cg_once(&cg_fd_share_refused)) {
             cg_warn(CG_SUB_IPC, "cannot take a peer's memory descriptor (%s%s): memory made "
                     "with cuMemCreate is copied through scratch memory from now on",
                     strerror(err), err == ENOSYS ? ", kernel older than 5.6"

@@ -309,7 +309,7 @@ static void cg_comm_agree_model(cg_comm_t *comm, const cg_rank_result_t *results
         comm->rules_differ |= results[r].rules_digest != comm->config.rules_digest;
         comm->time_sliced |= results[r].time_sliced; /* any rank's: one answer everywhere */
     }
-    if (comm->rules_differ && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED)) {
+    if (comm->rules_differ && cg_once(&told)) {
         cg_warn(CG_SUB_INIT, "coll_gpu_rules_file: the rules differ between ranks (the file is "
                 "missing, unreadable or different on some nodes): a communicator whose ranks "
                 "disagree follows none");
@@ -342,7 +342,7 @@ static cg_status_t cg_comm_agree_staging(cg_comm_t *comm, const cg_rank_result_t
     if (!mine) {
         cg_warn(CG_SUB_UCX, "could not stage device data through host memory as other ranks "
                 "do: staged path");
-    } else if (switched && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED)) {
+    } else if (switched && cg_once(&told)) {
         cg_warn(CG_SUB_UCX, "UCX moves device memory here but not on some other ranks (or "
                 "coll_gpu_ucx_staging differs): device data goes through host memory on every "
                 "rank of this communicator");

@@ -71,7 +71,7 @@ static cg_dev_stream_t *mca_coll_gpu_blocking_stream(mca_coll_gpu_module_t *m, c
         }
     }
     if (mca_coll_gpu_module_stream(m, dev) != NULL) {
-        (void)cg_dev_app_wait(dev, m->stream); /* a failure shows in the copies that follow */
+        mca_coll_gpu_app_wait(m); /* on that stream */
     }
     return m->stream;
 }

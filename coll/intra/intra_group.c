@@ -255,7 +255,7 @@ cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra
     }
     group->sync = cg_intra_resolve_sync(group, infos, size);
     if (group->sync != requested && requested != CG_SYNC_AUTO &&
-        !__atomic_exchange_n(&cg_intra_sync_told, 1, __ATOMIC_RELAXED)) {
+        cg_once(&cg_intra_sync_told)) {
         cg_warn(CG_SUB_IPC, "coll_gpu_intra_sync %s: %s barriers, as some rank of the node asks "
                 "or its GPU allows", requested == CG_SYNC_DEVICE ? "device" : "host",
                 group->sync == CG_SYNC_DEVICE ? "device" : "host");
