@@ -326,6 +326,8 @@ typedef struct {
     int         keep_max;      /* contexts of freed communicators kept for reuse (0: none) */
     uint64_t    rules_digest;  /* this rank's rules (cg_rules_digest): compared between ranks
                                   (cg_shape_t rules_differ) */
+    uint32_t    ll_flag_period; /* testing (coll_gpu_debug_ll_flag_period): LL calls after
+                                   which the flags repeat; 0: CG_INTRA_LL_PERIOD */
 } cg_comm_config_t;
 
 /* Collective over the communicator (through oob, which the context keeps: its ctx must

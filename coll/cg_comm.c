@@ -374,7 +374,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
                            cg_comm_t **comm_out)
 {
     cg_intra_config_t intra_config = {config->scratch_bytes, config->sync, config->timeout_s,
-                                      config->copy};
+                                      config->copy, config->ll_flag_period};
     cg_rank_info_t    mine, *infos = NULL;
     cg_rank_result_t  result, *results = NULL;
     double           *measured = NULL;

@@ -51,7 +51,8 @@ static int cg_keep_fits(const cg_comm_config_t *kept, const cg_comm_config_t *co
            kept->timeout_s == config->timeout_s && cg_keep_str_equal(kept->topo_file, config->topo_file) &&
            kept->thread_multi == config->thread_multi && kept->one_shot_max == config->one_shot_max &&
            kept->chunk_bytes == config->chunk_bytes && kept->depth == config->depth &&
-           kept->staging == config->staging && kept->lanes == config->lanes;
+           kept->staging == config->staging && kept->lanes == config->lanes &&
+           kept->ll_flag_period == config->ll_flag_period;
 }
 
 /* Put contexts back (newest last); beyond max the oldest go, destroyed outside the lock. */

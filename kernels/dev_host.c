@@ -36,8 +36,7 @@ struct cg_dev_stream {
                              queued work runs before anything on this stream */
     int          pending; /* an LL collective waits for its peers' lines */
     cg_ll_args_t ll;
-    uint64_t    *ll_slots[CG_DEV_MAX_FANIN + 1]; /* its inbox slots, then its cancel word:
-                                                  resolved once */
+    cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
@@ -55,7 +54,7 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, i
     if (stream == NULL || !stream->pending) {
         return CG_OK;
     }
-    status = cg_host_ll_poll(dev, &stream->ll, stream->ll_slots, done);
+    status = cg_host_ll_poll(dev, &stream->ll, &stream->ll_wait, done);
     if (*done) {
         stream->pending = 0;
         if (status != CG_OK && stream->failed == CG_OK) {
@@ -126,10 +125,12 @@ static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **st
 static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     if (stream->on_app) { /* a handle only, as on a GPU: the application's work stays queued */
+        free(stream->ll_wait.taken);
         free(stream);
         return;
     }
     (void)cg_host_stream_drain(dev, stream);
+    free(stream->ll_wait.taken);
     free(stream);
 }
 
@@ -211,7 +212,7 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
     }
     stream->ll      = *args;
     stream->pending = 1;
-    memset(stream->ll_slots, 0, sizeof(stream->ll_slots));
+    cg_host_ll_wait_reset(&stream->ll_wait);
     if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
         memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
         memcpy(stream->displs, args->displs, (size_t)args->size * sizeof(size_t));

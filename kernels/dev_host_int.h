@@ -8,6 +8,7 @@
 #include "kernels/sim/cg_sim.h"
 
 #include <pthread.h>
+#include <string.h>
 
 /* The context the host layer runs in, and that cudaMalloc-like simulated memory reports
  * (pool and cuMemCreate-like memory report none: cg_dev_mem_is_foreign). */
@@ -56,11 +57,33 @@ void        cg_host_regions_free(cg_dev_host_t *host);
 
 /* the LL collective (host_ll.c): lines now, the wait and the result when polled */
 cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args);
+/* An LL call's wait: slots (CG_DEV_MAX_FANIN + 1): the inbox's slots, then the cancel word,
+ * as the CPU sees them, resolved at the first look (NULL entries) and kept; the lines taken
+ * so far (each the moment it was seen, as a GPU thread takes its line) and how many of each
+ * slot are still to come. cg_host_ll_wait_reset before each call; taken is kept between
+ * calls (free it when the stream goes). */
+typedef struct {
+    uint64_t *slots[CG_DEV_MAX_FANIN + 1];
+    uint64_t *taken;       /* stride lines per peer */
+    size_t    taken_bytes; /* allocated */
+    size_t    stride;
+    size_t    left[CG_DEV_MAX_FANIN];
+    int       prepared;    /* taken and left set for this call */
+    int       aborted;     /* an abort line was taken */
+} cg_host_ll_wait_t;
+
+static inline void cg_host_ll_wait_reset(cg_host_ll_wait_t *wait)
+{
+    memset(wait->slots, 0, sizeof(wait->slots));
+    wait->prepared = 0;
+    wait->aborted  = 0;
+}
+
 /* One look at this rank's inbox: *done once every expected line came (the result is then
  * written, or CG_ERR_MISMATCH when an abort line came instead), or when the host cancelled
- * the call (no result, no error). slots (CG_DEV_MAX_FANIN + 1): the inbox's slots, then the
- * cancel word, as the CPU sees them, resolved at the first look (NULL entries) and kept. */
-cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t *slots[], int *done);
+ * the call (no result, no error). */
+cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_wait_t *wait,
+                            int *done);
 cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);
 
 #endif

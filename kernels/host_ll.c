@@ -111,37 +111,30 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
     return status;
 }
 
-/* Does every line of slot carry flag (*aborted: some carry the abort flag instead)? The last
- * line first: one load while the peer has not written it. */
-static int cg_ll_slot_ready(const uint64_t *slot, size_t lines, uint32_t flag, int *aborted)
+/* Take the lines of slot that carry flag (or the abort flag: *aborted) and were not taken
+ * yet, into taken, each the moment it is seen, the last line first: as a GPU's threads
+ * take their lines, each on its own, never waiting for an earlier line of the slot. A line
+ * left from an older call with the same flag is thus taken as data, as on a GPU (the flags'
+ * wrap, intra_ll.c), not overwritten by the fresh one before the host happens to look.
+ * Returns the lines still to come. */
+static size_t cg_ll_slot_take(const uint64_t *slot, uint64_t *taken, size_t lines, size_t left,
+                              uint32_t flag, int *aborted)
 {
-    size_t   i = 0;
-    uint32_t line_flag = (uint32_t)(__atomic_load_n(&slot[lines - 1], __ATOMIC_ACQUIRE) >> 32);
-
-    if (line_flag != flag && line_flag != (flag | CG_LL_ABORT)) {
-        return 0;
-    }
-#if defined(__SSE2__)
-    if (((uintptr_t)slot & 15) == 0) { /* two lines per aligned load (each half atomic) */
-        const __m128i flags = _mm_set1_epi32((int)flag);
-        for (; i + 2 <= lines; i += 2) {
-            __m128i pair = _mm_load_si128((const __m128i *)(const void *)&slot[i]);
-            if ((_mm_movemask_epi8(_mm_cmpeq_epi32(pair, flags)) & 0xf0f0) != 0xf0f0) {
-                break; /* a line of another flag: the lines one by one below */
-            }
+    for (size_t i = lines; i-- > 0 && left > 0;) {
+        uint64_t line;
+        uint32_t line_flag;
+        if ((uint32_t)(taken[i] >> 32) != 0) {
+            continue;
+        }
+        line      = __atomic_load_n(&slot[i], __ATOMIC_ACQUIRE);
+        line_flag = (uint32_t)(line >> 32);
+        if (line_flag == flag || line_flag == (flag | CG_LL_ABORT)) {
+            taken[i] = line;
+            *aborted |= line_flag != flag;
+            left--;
         }
     }
-#endif
-    for (; i < lines; i++) {
-        line_flag = (uint32_t)(__atomic_load_n(&slot[i], __ATOMIC_ACQUIRE) >> 32);
-        if (line_flag == (flag | CG_LL_ABORT)) {
-            *aborted = 1;
-        } else if (line_flag != flag) {
-            return 0;
-        }
-    }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    return 1;
+    return left;
 }
 
 /* The payload of bytes carried by slot's lines into out (whole words, then the tail). */
@@ -236,26 +229,70 @@ static int cg_ll_cancelled(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t **c
     return __atomic_load_n(*cancel, __ATOMIC_ACQUIRE) == args->flag;
 }
 
-cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t *slots[], int *done)
+/* The taken lines' buffer for this call: a slot of stride lines per peer, all 0. */
+static cg_status_t cg_ll_wait_prepare(const cg_ll_args_t *args, cg_host_ll_wait_t *wait)
 {
-    int         aborted = 0;
+    size_t stride = 0, bytes;
+
+    for (int p = 0; p < args->size; p++) {
+        wait->left[p] = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
+        stride        = CG_MAX(stride, wait->left[p]);
+    }
+    wait->stride = CG_ALIGN_UP(stride, 2); /* 16-byte slots: decoded two lines a load */
+    bytes        = wait->stride * (size_t)args->size * sizeof(uint64_t);
+    if (bytes > wait->taken_bytes) {
+        free(wait->taken);
+        wait->taken_bytes = 0;
+        if (posix_memalign((void **)&wait->taken, 64, bytes) != 0) {
+            wait->taken = NULL;
+            return CG_ERR_NO_MEMORY;
+        }
+        wait->taken_bytes = bytes;
+    }
+    memset(wait->taken, 0, bytes);
+    wait->prepared = 1;
+    return CG_OK;
+}
+
+cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_wait_t *wait,
+                            int *done)
+{
+    uint64_t   *taken[CG_DEV_MAX_FANIN];
+    int         waiting = 0;
     cg_status_t status;
 
     *done = 0;
+    if (!wait->prepared && (status = cg_ll_wait_prepare(args, wait)) != CG_OK) {
+        *done = 1;
+        return status;
+    }
     for (int p = 0; p < args->size; p++) { /* every peer: at least its empty line */
         size_t lines = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
-        if (slots[p] == NULL &&
-            (status = cg_ll_slot(dev, args, args->rank, p, lines, &slots[p])) != CG_OK) {
+        taken[p]     = wait->taken + (size_t)p * wait->stride;
+        if (wait->slots[p] == NULL &&
+            (status = cg_ll_slot(dev, args, args->rank, p, lines, &wait->slots[p])) != CG_OK) {
             *done = 1;
             return status;
         }
-        if (!cg_ll_slot_ready(slots[p], lines, args->flag, &aborted)) {
-            *done = cg_ll_cancelled(dev, args, &slots[CG_DEV_MAX_FANIN]);
-            return CG_OK; /* not yet (or never: cancelled) */
+        if (wait->left[p] > 0) {
+            wait->left[p] = cg_ll_slot_take(wait->slots[p], taken[p], lines, wait->left[p],
+                                            args->flag, &wait->aborted);
+            waiting |= wait->left[p] > 0;
         }
     }
+    if (waiting) {
+        *done = cg_ll_cancelled(dev, args, &wait->slots[CG_DEV_MAX_FANIN]);
+        return CG_OK; /* not yet (or never: cancelled) */
+    }
     *done = 1;
-    return aborted ? CG_ERR_MISMATCH : cg_ll_finish(dev, args, slots);
+    if (wait->aborted) {
+        return CG_ERR_MISMATCH;
+    }
+    status = cg_ll_finish(dev, args, taken);
+    for (int p = 0; p < args->size && status == CG_OK; p++) { /* as the kernel (ll_consume) */
+        memset(wait->slots[p], 0, cg_ll_slot_lines(cg_ll_recv_bytes(args, p)) * sizeof(uint64_t));
+    }
+    return status;
 }
 
 cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args)

@@ -89,6 +89,7 @@ typedef struct mca_coll_gpu_component_t {
     char *debug_host_buffer_ranks;
     int   debug_host_lenient;
     int   debug_host_time_sliced;
+    int   debug_ll_flag_period; /* testing: LL calls before the flags repeat (0: all) */
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
     int   debug_fail_rank;
     long  debug_fail_call;

@@ -31,6 +31,7 @@
 #define CG_INTRA_MAX        CG_DEV_MAX_FANIN
 #define CG_INTRA_FLAG_BYTES 4096 /* device flags at the start of each scratch area */
 #define CG_INTRA_LL_CANCEL  (CG_INTRA_FLAG_BYTES - 8) /* the rank's LL cancel word there */
+#define CG_INTRA_LL_PERIOD  (CG_LL_ABORT - 1) /* LL calls after which the flags repeat */
 
 
 /* Host shared memory page of one rank. Written only by its owner. */
@@ -82,6 +83,8 @@ typedef struct {
     cg_sync_mode_t   sync;
     double           timeout_s; /* 0: wait for ever (peers that died are still detected) */
     cg_copy_method_t copy;
+    uint32_t         ll_flag_period; /* LL calls after which the flags repeat (testing the
+                                        wrap); 0: CG_INTRA_LL_PERIOD */
 } cg_intra_config_t;
 
 typedef struct cg_intra {
@@ -111,6 +114,9 @@ typedef struct cg_intra {
                                                the inbox half the next one uses */
     uint64_t         ll_calls;              /* LL calls started, and calls announced on a
                                                board (the same on every rank): the flags */
+    uint32_t         ll_period;             /* calls after which the flags repeat */
+    uint64_t         ll_cleared[2];         /* ll_calls when this rank last cleared each
+                                               half of its inbox (cg_intra_ll_clear) */
     uint64_t         host_epoch;            /* host barriers done (same on every rank) */
     uint64_t         dev_epoch;             /* device barriers done */
     unsigned         parity;                /* steps done: selects the scratch half */

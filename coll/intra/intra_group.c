@@ -35,6 +35,9 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     group->sync          = config->sync;
     group->copy          = config->copy;
     group->copy_asked    = config->copy;
+    /* 3 at least: calls k and k + 2 use the same inbox half with different flags */
+    group->ll_period     = config->ll_flag_period >= 3 && config->ll_flag_period < CG_INTRA_LL_PERIOD
+                               ? config->ll_flag_period : CG_INTRA_LL_PERIOD;
     group->scratch_bytes = CG_ALIGN_UP(CG_MAX(config->scratch_bytes, (size_t)64 << 10), 4096);
     /* flags, then the LL inbox (a quarter), then the two halves of the pipelined steps */
     group->ll_bytes      = CG_ALIGN_UP(group->scratch_bytes / 4, 4096);

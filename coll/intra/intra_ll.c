@@ -10,6 +10,15 @@
  * nobody does: a rank writes call k + 1's lines into the half its peers read for call k - 1,
  * which they finished before they could send it theirs for k. A call that was cancelled
  * (a rank not on it) leaves lines of its own flag in the half, which no later call reads.
+ *
+ * Flags repeat every ll_period calls (2^31 - 1: a line carries 31 bits). A line survives
+ * until a later call of its half writes that far, so after enough calls of fewer lines an
+ * old line could carry the flag of a new call of the same half and be read as its data.
+ * Each rank therefore clears a half of its own inbox once more than a quarter of a period
+ * has passed since it last did, right after completing a call that read it
+ * (cg_intra_ll_clear). A line a call reads was then written after that clearing, less than
+ * a period of calls ago, unless no call of that half completed for three quarters of a
+ * period. The wrap is tested with a short period (coll_gpu_debug_ll_flag_period).
  */
 #include "coll/intra/intra.h"
 
@@ -112,6 +121,32 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
     return status;
 }
 
+/* After this rank completed a call (epoch not yet advanced): clear the half it read when
+ * more than a quarter of a period passed since it last did. No peer writes into that half
+ * until this rank has sent its lines for the next call (the peers write it next for the call
+ * after, which they start only after completing the next one), and the clearing ends
+ * before this rank's next call is queued: the host waits for it, once a quarter period. */
+static cg_status_t cg_intra_ll_clear(cg_intra_t *group, const cg_ll_args_t *args)
+{
+    const unsigned half  = args->parity;
+    const size_t   bytes = (size_t)group->size * group->ll_slot_bytes;
+    cg_dev_t      *dev   = group->dev;
+    cg_status_t    status;
+
+    if (group->ll_calls - group->ll_cleared[half] <= CG_MAX(group->ll_period / 4, 1u) - 1) {
+        return CG_OK;
+    }
+    status = dev->ops->fill(dev, cg_ll_slot_at(args, group->rank, 0), 0, bytes, group->stream);
+    if (status == CG_OK) {
+        cg_count(CG_CNT_HOST_WAITS, 1);
+        status = dev->ops->stream_sync(dev, group->stream);
+    }
+    if (status == CG_OK) {
+        group->ll_cleared[half] = group->ll_calls;
+    }
+    return status;
+}
+
 cg_status_t cg_intra_ll_skip(cg_intra_t *group, cg_status_t mine)
 {
     group->ll_calls++; /* as the peers count the call */
@@ -137,7 +172,7 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch
     }
     args->size       = group->size;
     args->rank       = group->rank;
-    args->flag       = (uint32_t)(group->ll_calls % (CG_LL_ABORT - 1)) + 1;
+    args->flag       = (uint32_t)(group->ll_calls % group->ll_period) + 1;
     args->parity     = (unsigned)(group->ll_epoch & 1);
     args->slot_bytes = group->ll_slot_bytes;
     args->cancel     = watch != NULL ? (const uint64_t *)(group->scratch[group->rank] + CG_INTRA_LL_CANCEL)
@@ -156,6 +191,10 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch
         return status;
     }
     status = cg_intra_ll_wait(group, args, watch);
+    if (status == CG_OK && (status = cg_intra_ll_clear(group, args)) != CG_OK) {
+        cg_intra_report(group, 0); /* the device failed: the group cannot go on */
+        return status;
+    }
     if (status == CG_OK) {
         group->ll_epoch++;
     } else if (status != CG_ERR_PEER_NOT_FAST && !group->failed) {

@@ -112,6 +112,26 @@ __device__ __forceinline__ void ll_done(const LLParams &p)
     }
 }
 
+/* Once every thread has read its lines (the block barrier), unless the call was given up:
+ * the lines this rank read go back to 0, so that no line outlives its call. The flags repeat
+ * every 2^31 - 1 calls (intra_ll.c), and an old line further into a slot than the calls in
+ * between wrote would otherwise carry a later call's flag. No peer writes this half again
+ * before this rank's next call has sent it lines, queued after this kernel. */
+__device__ void ll_consume(const LLParams &p, int aborted)
+{
+    if (__syncthreads_or(aborted)) {
+        return;
+    }
+    for (int from = 0; from < p.size; from++) {
+        const size_t lines = cg_ll_slot_lines(p.recv_len[from]);
+        volatile unsigned long long *in =
+            reinterpret_cast<volatile unsigned long long *>(ll_slot(p, p.rank, from));
+        for (size_t i = threadIdx.x; i < lines; i += blockDim.x) {
+            in[i] = 0;
+        }
+    }
+}
+
 /* bcast and allgather: the lines of slot `from` into dst + at, byte by byte at the tail. */
 __device__ void ll_pull_bytes(const LLParams &p, int from, char *at, int *aborted)
 {
@@ -172,6 +192,7 @@ __global__ void __launch_bounds__(kThreads) ll_reduce_kernel(LLParams p)
             }
         }
     }
+    ll_consume(p, aborted);
     ll_done(p);
 }
 
@@ -188,6 +209,7 @@ __global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
             ll_pull_bytes(p, s, p.dst + (size_t)s * p.count, &aborted);
         }
     }
+    ll_consume(p, aborted);
     ll_done(p);
 }
 

@@ -19,6 +19,11 @@
  *              behind that work, with no event to wait for
  *     --thread-level funneled|multiple  MPI_Init_thread at that level: launch is then
  *              not used (another thread's device work would queue behind the LL kernel)
+ *     --calls-only  no table of counts: only the runs with a lagging rank and with kinds
+ *              changing (results and misses checked), for settings that add work now and
+ *              then (coll_gpu_debug_ll_flag_period: the LL inboxes cleared at a wrap)
+ *     --wrap P  --calls-only, and first the LL flags' wrap (costs_wrap), run with
+ *              coll_gpu_debug_ll_flag_period P
  * Every device call orders itself after the application's work once (coll_gpu_app_waits),
  * but with --app-ready none and, at MPI_THREAD_SINGLE without --app-wait-event, none for
  * LL calls and staged calls (queued on the application's default stream); host calls never.
@@ -207,7 +212,9 @@ static void costs_force(int coll, const char *alg)
 int main(int argc, char **argv)
 {
     const char *mem = "device";
-    int         nodes = 0, local = 0, level = MPI_THREAD_SINGLE, provided = MPI_THREAD_SINGLE;
+    int         nodes = 0, local = 0, calls_only = 0, level = MPI_THREAD_SINGLE;
+    long        wrap = 0;
+    int         provided = MPI_THREAD_SINGLE;
     int         rank, size, total;
     em_kind_t   kind;
     unsigned long long before[C_NUM], after[C_NUM], delta[C_NUM];
@@ -219,6 +226,10 @@ int main(int argc, char **argv)
             nodes = 1;
         } else if (!strcmp(argv[i], "--local")) {
             local = 1;
+        } else if (!strcmp(argv[i], "--calls-only")) {
+            calls_only = 1;
+        } else if (!strcmp(argv[i], "--wrap") && i + 1 < argc && (wrap = atol(argv[++i])) > 0) {
+            calls_only = 1;
         } else if (!strcmp(argv[i], "--no-host-cache")) {
             costs_host_cache = 0;
         } else if (!strcmp(argv[i], "--app-ready")) {
@@ -356,7 +367,21 @@ int main(int argc, char **argv)
                 printf("%-34s %llu agreements underneath, then the board\n", "first 8 host calls", want);
             }
         }
-        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        if (wrap > 0) {
+            int bad;
+            costs_force(K_ALLREDUCE, "ll");
+            bad = costs_wrap(dbuf, dsend, hbuf, hsend, host, kind, wrap);
+            costs_force(K_ALLREDUCE, "auto");
+            if (bad) {
+                costs_failures++;
+                fprintf(stderr, "coll_costs: FAIL rank %d: the LL flags' wrap (period %ld): %d "
+                        "wrong elements\n", rank, wrap, bad);
+            } else if (rank == 0) {
+                printf("%-34s results exact (%s)\n", "LL flags' wrap", wrap % 2 ? "after a "
+                       "call given up" : "after a completed call");
+            }
+        }
+        for (size_t c = 0; !calls_only && c < sizeof(cases) / sizeof(cases[0]); c++) {
             const int host_mem = cases[c].host_mem;
             em_kind_t k        = host_mem ? EM_HOST : kind;
             /* LL: forced, or the planner's choice for one element inside a node */
@@ -394,19 +419,19 @@ int main(int argc, char **argv)
             }
             costs_force(cases[c].coll, "auto");
         }
-        if (!nodes) { /* both buffers in one allocation (a caching allocator's blocks): one query */
+        if (!nodes && !calls_only) { /* both buffers in one allocation (a caching allocator's blocks): one query */
             const costs_case_t one = {"device allreduce 64 B, one alloc", {1, 0, 0, 0, 0, 0, X, X, X, 0, X, X, 0, 1}, {0}};
             costs_measure(&one, K_ALLREDUCE, MPI_COMM_WORLD, dbuf, (char *)dbuf + 4096, host, kind, 1);
         }
-        if (nodes) { /* small, across nodes, ranks mixing kinds: no agreement, exact */
+        if (nodes && !calls_only) { /* small, across nodes, ranks mixing kinds: no agreement, exact */
             const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 2}, {0}};
             costs_measure(&mixed, K_ALLREDUCE, MPI_COMM_WORLD, rank == 0 ? dbuf : (void *)hbuf,
                           rank == 0 ? dsend : (void *)hsend, host, rank == 0 ? kind : EM_HOST, 1);
         }
-        if (costs_host_cache) {
+        if (costs_host_cache && !calls_only) {
             costs_host_release(host);
         }
-        if (!local) {
+        if (!local && !calls_only) {
             costs_asserted(dbuf, dsend, hbuf, hsend, host, kind);
         }
         /* a slow rank, and kinds changing from call to call, through the calls that run

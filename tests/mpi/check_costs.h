@@ -44,6 +44,8 @@ int  costs_call(int coll, MPI_Comm comm, void *dbuf, void *dsend, int32_t *host,
 void costs_measure(const costs_case_t *k, int coll, MPI_Comm comm, void *buf, void *send,
                    int32_t *host, em_kind_t kind, int warm);
 int  costs_lagging_rank(void *dbuf, void *dsend, int32_t *host, em_kind_t kind);
+int  costs_wrap(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend, int32_t *host,
+                em_kind_t kind, long period);
 int  costs_kinds_varying(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend, int32_t *host,
                          em_kind_t kind, const char *label);
 void costs_host_release(int32_t *host);

@@ -99,6 +99,61 @@ int costs_lagging_rank(void *dbuf, void *dsend, int32_t *host, em_kind_t kind)
     return bad;
 }
 
+/* One allreduce (SUM) of count ints whose values depend on salt, checked; wrong elements. */
+static int costs_wrap_call(void *dbuf, void *dsend, int32_t *host, size_t count, em_kind_t kind,
+                           int salt)
+{
+    int rank, size, bad = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (size_t i = 0; i < count; i++) {
+        host[i] = (int32_t)((i * 131 + (size_t)salt * 7919 + (size_t)rank * 17) % 100003);
+    }
+    em_to_dev(dsend, host, count * 4, kind);
+    MPI_Allreduce(dsend, dbuf, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+    em_to_host(host, dbuf, count * 4, kind);
+    for (size_t i = 0; i < count; i++) {
+        int64_t want = 0;
+        for (int r = 0; r < size; r++) {
+            want += (int64_t)((i * 131 + (size_t)salt * 7919 + (size_t)r * 17) % 100003);
+        }
+        bad += host[i] != (int32_t)want;
+    }
+    return bad;
+}
+
+/* The LL flags' wrap, run with coll_gpu_debug_ll_flag_period = period and allreduce forced
+ * to ll: a call of 1000 ints, period - 1 calls of one int, then 1000 ints again, which has
+ * the first call's flag and its inbox half. Even period: the first call completes (period
+ * completions in between). Odd: the last rank passes host memory to the first call, which
+ * the others give up, their lines left unread (period - 1 completions in between). Either
+ * way the first call's lines lie further into the slots than the one-int calls wrote, and
+ * must not be taken as the last call's. The ranks but 0 wait 20 ms before the last call, so
+ * that rank 0 looks at its inbox before their lines come. Inputs differ from round to
+ * round; every result is checked. Returns the wrong elements. */
+int costs_wrap(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend, int32_t *host,
+               em_kind_t kind, long period)
+{
+    int rank, size, bad = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int round = 0; round < 3; round++) {
+        const int on_host = period % 2 == 1 && rank == size - 1;
+        bad += costs_wrap_call(on_host ? (void *)hbuf : dbuf, on_host ? (void *)hsend : dsend,
+                               host, 1000, on_host ? EM_HOST : kind, 2 * round);
+        for (long i = 0; i < period - 1; i++) {
+            bad += costs_wrap_call(dbuf, dsend, host, 1, kind, (int)i);
+        }
+        if (rank != 0) {
+            usleep(20000);
+        }
+        bad += costs_wrap_call(dbuf, dsend, host, 1000, kind, 2 * round + 1);
+    }
+    return bad;
+}
+
 /* Calls on a communicator with its context and board, where the ranks' memory kinds
  * change from call to call: the calls run before the agreement (the agreement rides on the
  * LL lines, or on the first host barrier), so in every call where one rank passes host

@@ -299,6 +299,19 @@ run "app-event-staged-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait default_str
     --mca coll_gpu_allreduce_algorithm staged --mca coll_gpu_bcast_algorithm staged "$check" \
     --mem device --colls allreduce,bcast --comms world --counts 1,1000 --large 0 --no-derived
 run "costs-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local "$costs" --mem device --local
+# The LL flags' wrap, with a short period (coll_gpu_debug_ll_flag_period): the lines a call
+# read go back to 0 (ll-wrap-np4: LL forced, kinds never changing; without that, old lines
+# are taken as data within a few periods), and a half of the inbox is cleared a quarter
+# period after it was last (lines of calls given up, which nobody read: coll_costs --wrap
+# with an odd period). The host layer takes each line the moment it sees it, as a GPU does.
+run "ll-wrap-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_ll_flag_period 16 \
+    --mca coll_gpu_allreduce_algorithm ll --mca coll_gpu_bcast_algorithm ll \
+    --mca coll_gpu_allgather_algorithm ll --mca coll_gpu_reduce_scatter_algorithm ll \
+    "$check" --mem device --comms world,split --counts 0,1,7,1000 --large 0 --no-derived
+run "ll-wrap-given-up-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_ll_flag_period 257 \
+    "$costs" --mem device --wrap 257
+run "ll-wrap-completed-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_ll_flag_period 256 \
+    "$costs" --mem device --wrap 256
 run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_net_latency 5 \
     --mca coll_gpu_copy_latency 0.5 "$costs" --mem device --nodes
 
