@@ -30,6 +30,10 @@
  *                 cudaStreamSynchronize (the staged path's copy out)
  *   copy_64k      the same for 64 KiB (without MPS: which device work waits for the
  *                 other processes' time slices, a memset's or a copy's)
+ *   persist_rt    a kernel already running (contrib/gpu/kit-persist.cu) answers a word the
+ *                 host writes in page-locked memory with another: a device round trip with
+ *                 no launch and no stream operation, the floor of a call whose exchange a
+ *                 persistent kernel would do (every rank's kernel holds one SM meanwhile)
  * Without a CUDA device it says so and exits 0 (the kit's dry run).
  */
 #include <cuda.h>
@@ -43,14 +47,19 @@
 #include <time.h>
 
 enum { P_QUERY_DEVICE, P_QUERY_HOST, P_QUERY_KIND, P_APP_WAIT, P_ENQUEUE, P_MEMSET_SYNC, P_MEMSET_EVENT,
-       P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_COPY_8, P_COPY_64K, P_NUM };
+       P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_COPY_8, P_COPY_64K, P_PERSIST,
+       P_NUM };
 static const char *const probe_names[P_NUM] = {"query_device", "query_host", "query_kind", "app_wait",
                                                "enqueue", "memset_sync", "memset_event",
                                                "memset_word", "word_only", "app_word",
-                                               "legacy_word", "copy_8", "copy_64k"};
+                                               "legacy_word", "copy_8", "copy_64k",
+                                               "persist_rt"};
 
 typedef CUresult (*probe_attrs_fn)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 typedef CUresult (*probe_write_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+
+/* contrib/gpu/kit-persist.cu */
+cudaError_t probe_persist_start(unsigned *bell_dev, unsigned *reply_dev, cudaStream_t stream);
 
 static probe_attrs_fn probe_attrs;
 static probe_write_fn probe_write;
@@ -108,6 +117,34 @@ static void probe_app_wait(cudaEvent_t event, cudaStream_t stream)
 {
     PROBE_CUDA(cudaEventRecord(event, cudaStreamLegacy));
     PROBE_CUDA(cudaStreamWaitEvent(stream, event, 0));
+}
+
+/* persist_rt: the kernel started, iterations rings each answered, then the stop value.
+ * bell and reply: page-locked words the kernel sees at bell_dev and reply_dev. */
+static void probe_persist(int iterations, double *samples, cudaStream_t stream,
+                          volatile unsigned *bell, volatile unsigned *reply, unsigned *bell_dev,
+                          unsigned *reply_dev)
+{
+    *bell  = 0;
+    *reply = 0;
+    PROBE_CUDA(probe_persist_start(bell_dev, reply_dev, stream));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = -iterations / 10; i < iterations; i++) { /* the first tenth warms up */
+        const unsigned value = (unsigned)(i + iterations / 10 + 1);
+        double         t0    = probe_now_us();
+        *bell = value;
+        for (unsigned spins = 1; *reply != value; spins++) {
+            if ((spins & 4095) == 0 && probe_now_us() - t0 > 2e6) {
+                fprintf(stderr, "coll_gpu_probe: the persistent kernel did not answer in 2 s\n");
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        }
+        if (i >= 0) {
+            samples[i] = probe_now_us() - t0;
+        }
+    }
+    *bell = 0xffffffffu;
+    PROBE_CUDA(cudaStreamSynchronize(stream));
 }
 
 /* One operation (probe) timed iterations times; the ranks start together. */
@@ -223,7 +260,12 @@ int main(int argc, char **argv)
     samples = malloc(sizeof(double) * (size_t)iterations);
     *word   = 0;
     for (int probe = 0; probe < P_NUM; probe++) {
-        probe_run(probe, iterations, samples, dev, host, pinned, stream, event, word, word_dev);
+        if (probe == P_PERSIST) {
+            probe_persist(iterations, samples, stream, word + 4, word + 8,
+                          (unsigned *)(uintptr_t)(word_dev + 16), (unsigned *)(uintptr_t)(word_dev + 32));
+        } else {
+            probe_run(probe, iterations, samples, dev, host, pinned, stream, event, word, word_dev);
+        }
         qsort(samples, (size_t)iterations, sizeof(double), probe_cmp);
         median[probe] = samples[iterations / 2];
         p90[probe]    = samples[iterations * 9 / 10];

@@ -99,8 +99,12 @@ mk_var() { sed -n "s/^$1 = //p" "$build/Makefile" | head -1; }
 cuda_cppflags=$(mk_var CUDA_CPPFLAGS) cuda_libs=$(mk_var CUDA_LIBS)
 if [ -n "$cuda_libs" ]; then
     # shellcheck disable=SC2086 # flag lists
+    "$(mk_var NVCC)" -O2 $(mk_var NVCC_GENCODE) -c contrib/gpu/kit-persist.cu \
+        -o "$build/kit-persist.o"
+    # shellcheck disable=SC2086 # flag lists
     ${CC:-gcc} -O2 -Wall $cuda_cppflags $(mk_var OMPI_CPPFLAGS) contrib/gpu/kit-probe.c \
-        -o .gpu-kit/coll_gpu_probe $(mk_var OMPI_LDFLAGS) $(mk_var OMPI_LIBS) $cuda_libs
+        "$build/kit-persist.o" -o .gpu-kit/coll_gpu_probe $(mk_var OMPI_LDFLAGS) \
+        $(mk_var OMPI_LIBS) $cuda_libs
 else
     echo "make-kit: no CUDA in the build: no coll_gpu_probe"
 fi
