@@ -361,6 +361,12 @@ int         cg_dev_cuda_mps(int ordinal);
 cg_status_t cg_dev_cuda_mem_query(const void *ptr, cg_mem_attr_t *attr);
 /* Open the CUDA layer on device ordinal (-1: the calling thread's current device). */
 cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out);
+/* Load every kernel of the layer now. With lazy loading (CUDA_MODULE_LOADING=LAZY, the
+ * default since CUDA 12.2) a kernel is loaded at its first launch, and loading may
+ * synchronise the context: under MPI_THREAD_MULTIPLE, a first launch on one thread would
+ * wait for an LL kernel of another thread, which waits for a peer that may be stuck the
+ * same way. A layer without CUDA: nothing to do. */
+cg_status_t cg_dev_cuda_preload(cg_dev_t *dev);
 int         cg_dev_cuda_built(void);
 
 void cg_dev_close(cg_dev_t *dev);

@@ -42,6 +42,12 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     return CG_ERR_NO_DEVICE;
 }
 
+cg_status_t cg_dev_cuda_preload(cg_dev_t *dev)
+{
+    (void)dev;
+    return CG_OK;
+}
+
 int cg_dev_cuda_built(void)
 {
     return 0;

@@ -34,6 +34,12 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             status = cg_dev_host_open(&config, &dev);
         } else {
             status = cg_dev_cuda_open(ordinal, &dev);
+            /* calls may run at once on several threads: no kernel loaded lazily then */
+            if (status == CG_OK && mca_coll_gpu_component.thread_multi &&
+                cg_dev_cuda_preload(dev) != CG_OK) {
+                cg_warn(CG_SUB_DEV, "cannot load the kernels at open: they load at their first "
+                        "launch (under MPI_THREAD_MULTIPLE that may wait for another thread's call)");
+            }
         }
         if (status == CG_OK) {
             dev->app_ready  = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_NONE;

@@ -97,6 +97,10 @@ cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
  * (device address of a page-locked host word). */
 cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *args, cudaStream_t stream, uint64_t *done,
                               uint64_t done_value);
+/* Load every kernel of the file now (cudaFuncGetAttributes references each), so that none
+ * is loaded lazily later (cg_dev_cuda_preload). */
+cudaError_t cg_cuda_reduce_preload(void);
+cudaError_t cg_cuda_ll_preload(void);
 
 #ifdef __cplusplus
 }

@@ -384,6 +384,26 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .app_wait       = cg_cuda_app_wait,
 };
 
+static cg_status_t cg_cuda_preload_all(void)
+{
+    cg_status_t status = CG_CUDART_CALL(cg_cuda_reduce_preload());
+
+    return status == CG_OK ? CG_CUDART_CALL(cg_cuda_ll_preload()) : status;
+}
+
+cg_status_t cg_dev_cuda_preload(cg_dev_t *dev)
+{
+    const double t0     = cg_time_now();
+    cg_status_t  status = dev->kind == CG_DEV_KIND_CUDA ? CG_CUDA_GUARDED(dev, cg_cuda_preload_all())
+                                                         : CG_OK;
+
+    if (status == CG_OK && dev->kind == CG_DEV_KIND_CUDA) {
+        cg_detail(CG_SUB_DEV, "every kernel loaded in %.1f ms (no lazy loading under calls)",
+                  (cg_time_now() - t0) * 1e3);
+    }
+    return status;
+}
+
 cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
 {
     char           reason[200];

@@ -222,6 +222,20 @@ CG_REDUCE_TABLE(CG_X_FUNCTOR)
 
 } // namespace
 
+extern "C" cudaError_t cg_cuda_ll_preload(void)
+{
+    cudaFuncAttributes attr;
+    cudaError_t        err = cudaFuncGetAttributes(&attr, ll_copy_kernel);
+
+#define CG_X_PRELOAD(DT, OP, T, FN, STORE)                                                \
+    if (err == cudaSuccess) {                                                             \
+        err = cudaFuncGetAttributes(&attr, ll_reduce_kernel<T, LLFn_##FN, STORE>);       \
+    }
+    CG_REDUCE_TABLE(CG_X_PRELOAD)
+#undef CG_X_PRELOAD
+    return err;
+}
+
 extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t stream,
                                          uint64_t *done, uint64_t done_value)
 {

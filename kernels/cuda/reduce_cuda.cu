@@ -186,6 +186,38 @@ CG_REDUCE_TABLE(CG_X_FUNCTOR)
 
 } // namespace
 
+/* Every kernel launch<T, F, STORE> may start, referenced once: loaded now (cg_cuda_preload). */
+template <typename T, typename F, int STORE>
+cudaError_t preload()
+{
+    cudaFuncAttributes attr;
+    cudaError_t        err = cudaSuccess;
+
+    if (!STORE && 16 % sizeof(T) == 0) {
+        err = cudaFuncGetAttributes(&attr, reduce_vec16<T, F>);
+    }
+    if (err == cudaSuccess) {
+        err = cudaFuncGetAttributes(&attr, reduce_elem<T, F, STORE, true>);
+    }
+    if (err == cudaSuccess) {
+        err = cudaFuncGetAttributes(&attr, reduce_elem<T, F, STORE, false>);
+    }
+    return err;
+}
+
+extern "C" cudaError_t cg_cuda_reduce_preload(void)
+{
+    cudaError_t err = cudaSuccess;
+
+#define CG_X_PRELOAD(DT, OP, T, FN, STORE)                                                \
+    if (err == cudaSuccess) {                                                             \
+        err = preload<T, Fn_##FN, STORE>();                                               \
+    }
+    CG_REDUCE_TABLE(CG_X_PRELOAD)
+#undef CG_X_PRELOAD
+    return err;
+}
+
 extern "C" cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
                                              cudaStream_t stream)
 {
