@@ -259,18 +259,21 @@ typedef struct cg_dev_ops {
     cg_status_t (*flag_release)(cg_dev_t *dev, uint64_t *flag, uint64_t value);
 
     /* LL: queue the collective (the lines to the peers now, the wait and the result in
-     * stream order); ll_test: has the call queued last on the stream ended (result written,
-     * or given up)? On a GPU the kernel's last store is a word in page-locked host memory,
-     * read with no driver call (the stream's error state asked now and then); the host
-     * layer polls the stream. A device error is returned. ll_abort writes abort
-     * lines into this rank's inbox slots (all but its own) from the host, outside every
-     * stream, so that the queued wait ends. ll_peek reads one 64-bit word of device memory
-     * now, from the host, outside every stream (a line of this rank's inbox while the call
-     * waits); the call's cancel word is set with flag_release. */
+     * stream order); ll_test: has the call queued last on the stream ended (*done 1: with
+     * its result written; 2: given up, no result; 0: not yet)? On a GPU the kernel's last
+     * store is a word in page-locked host memory, read with no driver call (the stream's
+     * error state asked now and then); the host layer polls the stream. A device error is
+     * returned. ll_abort writes abort lines into this rank's inbox slots (all but its own)
+     * from the host, outside every stream, so that the queued wait ends. ll_peek reads one
+     * 64-bit word of device memory now, from the host, outside every stream (a line of
+     * this rank's inbox while the call queued on stream waits; the call may end meanwhile,
+     * as on a GPU, and clear the lines it read); the call's cancel word is set with
+     * flag_release. */
     cg_status_t (*ll_run)(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream);
     cg_status_t (*ll_test)(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
     cg_status_t (*ll_abort)(cg_dev_t *dev, const cg_ll_args_t *args);
-    cg_status_t (*ll_peek)(cg_dev_t *dev, const uint64_t *word, uint64_t *value);
+    cg_status_t (*ll_peek)(cg_dev_t *dev, cg_dev_stream_t *stream, const uint64_t *word,
+                           uint64_t *value);
 
     /* Make the layer's device current on the calling thread for good (a helper thread:
      * what it calls besides this table, UCX's CUDA transports, finds the device current). */

@@ -35,6 +35,7 @@ struct cg_dev_stream {
     int          on_app;  /* the application's default stream (app_stream_create): its
                              queued work runs before anything on this stream */
     int          pending; /* an LL collective waits for its peers' lines */
+    int          ll_given_up; /* the last LL call ended without a result (cancelled) */
     cg_ll_args_t ll;
     cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
@@ -56,7 +57,9 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, i
     }
     status = cg_host_ll_poll(dev, &stream->ll, &stream->ll_wait, done);
     if (*done) {
-        stream->pending = 0;
+        stream->pending     = 0;
+        stream->ll_given_up = *done == 2;
+        *done               = 1;
         if (status != CG_OK && stream->failed == CG_OK) {
             stream->failed = status;
         }
@@ -174,6 +177,17 @@ static cg_status_t cg_host_stream_test(cg_dev_t *dev, cg_dev_stream_t *stream, i
     return status == CG_OK && *done ? cg_host_stream_status(stream) : status;
 }
 
+/* As a GPU's completion word: 2 when the last LL call ended given up. */
+static cg_status_t cg_host_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
+{
+    cg_status_t status = cg_host_stream_test(dev, stream, done);
+
+    if (*done && stream->ll_given_up) {
+        *done = 2;
+    }
+    return status;
+}
+
 static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int *done)
 {
     cg_status_t status = cg_host_stream_test(dev, event->stream, done);
@@ -210,8 +224,9 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
     if (status != CG_OK) {
         return status;
     }
-    stream->ll      = *args;
-    stream->pending = 1;
+    stream->ll          = *args;
+    stream->pending     = 1;
+    stream->ll_given_up = 0;
     cg_host_ll_wait_reset(&stream->ll_wait);
     if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
         memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
@@ -227,11 +242,16 @@ static cg_status_t cg_host_ll_abort_lines(cg_dev_t *dev, const cg_ll_args_t *arg
     return cg_host_ll_abort(dev, args);
 }
 
-static cg_status_t cg_host_ll_peek(cg_dev_t *dev, const uint64_t *word, uint64_t *value)
+/* The simulated GPU runs the call on stream first, as a GPU runs it while the host peeks:
+ * the call may end now and clear the lines it read, the peeked one included. */
+static cg_status_t cg_host_ll_peek(cg_dev_t *dev, cg_dev_stream_t *stream, const uint64_t *word,
+                                   uint64_t *value)
 {
     uint64_t   *at;
+    int         ended;
     cg_status_t status = cg_host_resolve(dev, word, sizeof(*word), (void **)&at);
 
+    (void)cg_host_stream_poll(dev, stream, &ended); /* its error: at the next test */
     *value = status == CG_OK ? __atomic_load_n(at, __ATOMIC_ACQUIRE) : 0;
     return status;
 }
@@ -434,7 +454,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .flag_wait      = cg_host_flag_wait,
     .flag_release   = cg_host_flag_release,
     .ll_run         = cg_host_ll_run,
-    .ll_test        = cg_host_stream_test, /* as an event recorded after the call */
+    .ll_test        = cg_host_ll_test,
     .ll_abort       = cg_host_ll_abort_lines,
     .ll_peek        = cg_host_ll_peek,
     .thread_bind    = cg_host_thread_bind,

@@ -79,8 +79,8 @@ static inline void cg_host_ll_wait_reset(cg_host_ll_wait_t *wait)
     wait->aborted  = 0;
 }
 
-/* One look at this rank's inbox: *done once every expected line came (the result is then
- * written, or CG_ERR_MISMATCH when an abort line came instead), or when the host cancelled
+/* One look at this rank's inbox: *done 1 once every expected line came (the result is then
+ * written, or CG_ERR_MISMATCH when an abort line came instead), 2 when the host cancelled
  * the call (no result, no error). */
 cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_wait_t *wait,
                             int *done);

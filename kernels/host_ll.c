@@ -281,8 +281,8 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_
         }
     }
     if (waiting) {
-        *done = cg_ll_cancelled(dev, args, &wait->slots[CG_DEV_MAX_FANIN]);
-        return CG_OK; /* not yet (or never: cancelled) */
+        *done = cg_ll_cancelled(dev, args, &wait->slots[CG_DEV_MAX_FANIN]) ? 2 : 0;
+        return CG_OK; /* not yet (or never: cancelled, no result) */
     }
     *done = 1;
     if (wait->aborted) {

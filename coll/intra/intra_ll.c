@@ -32,7 +32,9 @@ size_t cg_intra_ll_capacity(const cg_intra_t *group)
  * not; one already past the call was on it exactly when its first line for it came (its
  * lines were written before it could finish the call, and with the inbox half unchanged
  * until this rank finishes too, nothing overwrote them but a later call that this one's
- * failure let it start). */
+ * failure let it start). But this rank's kernel may end while the host looks and clear the
+ * lines it read: a line found cleared can mean the call ended with its result, which the
+ * caller asks the kernel after cancelling (cg_intra_ll_wait). */
 static cg_status_t cg_intra_ll_missing(cg_intra_t *group, const cg_ll_args_t *args,
                                        const cg_ll_watch_t *watch, int *missing)
 {
@@ -45,7 +47,7 @@ static cg_status_t cg_intra_ll_missing(cg_intra_t *group, const cg_ll_args_t *ar
             continue;
         }
         status = group->dev->ops->ll_peek(
-            group->dev, (const uint64_t *)cg_ll_slot_at(args, group->rank, p), &line);
+            group->dev, group->stream, (const uint64_t *)cg_ll_slot_at(args, group->rank, p), &line);
         *missing = status == CG_OK && (uint32_t)(line >> 32) != args->flag;
     }
     return status;
@@ -104,7 +106,11 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
             missing) {
             status = dev->ops->flag_release(dev, (uint64_t *)args->cancel, args->flag);
             if (status == CG_OK && (status = dev->ops->stream_sync(dev, group->stream)) == CG_OK &&
-                (status = cg_intra_ll_uncancel(group, args)) == CG_OK) {
+                (status = cg_intra_ll_uncancel(group, args)) == CG_OK &&
+                (status = dev->ops->ll_test(dev, group->stream, &done)) == CG_OK) {
+                if (done == 1) { /* it had ended with its result: every rank was on it */
+                    continue;
+                }
                 cg_count(CG_CNT_LL_MISSED, 1);
                 return CG_ERR_PEER_NOT_FAST;
             }

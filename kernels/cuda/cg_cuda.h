@@ -93,8 +93,9 @@ const char *cg_cu_error_string(CUresult res);
 /* Kernels (reduce_cuda.cu). */
 cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
                                   cudaStream_t stream);
-/* The LL collective, one kernel (ll_cuda.cu); its last store writes done_value into *done
- * (device address of a page-locked host word). */
+/* The LL collective, one kernel (ll_cuda.cu); its last store writes done_value << 1 into
+ * *done (device address of a page-locked host word), plus 1 when it was given up with no
+ * result written. */
 cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *args, cudaStream_t stream, uint64_t *done,
                               uint64_t done_value);
 /* Load every kernel of the file now (cudaFuncGetAttributes references each), so that none

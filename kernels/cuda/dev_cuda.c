@@ -388,7 +388,11 @@ static cg_status_t cg_cuda_preload_all(void)
 {
     cg_status_t status = CG_CUDART_CALL(cg_cuda_reduce_preload());
 
-    return status == CG_OK ? CG_CUDART_CALL(cg_cuda_ll_preload()) : status;
+    status = status == CG_OK ? CG_CUDART_CALL(cg_cuda_ll_preload()) : status;
+    if (status != CG_OK) {
+        (void)cudaGetLastError(); /* not left for the application's next check */
+    }
+    return status;
 }
 
 cg_status_t cg_dev_cuda_preload(cg_dev_t *dev)

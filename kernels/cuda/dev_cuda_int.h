@@ -104,7 +104,8 @@ cg_status_t cg_cuda_side_copy(cg_dev_cuda_t *cuda, void *dst, const void *src, s
 cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream);
 cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
 cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);
-cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, const uint64_t *word, uint64_t *value);
+cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, cg_dev_stream_t *stream, const uint64_t *word,
+                            uint64_t *value);
 int         cg_cuda_ll_running_on_app(const cg_dev_stream_t *stream);
 
 /* CUDA IPC (ipc_cuda.c): the ops of the same names. */

@@ -75,10 +75,22 @@ cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_strea
 /* Polls between two looks at the stream's error state while an LL call runs. */
 #define CG_CUDA_LL_ERROR_POLLS 1024
 
+/* Has the stream's last LL call ended: 0 not yet, 1 with its result, 2 given up (the
+ * kernel's word: the call's number, shifted, and the given-up bit). */
+static int cg_cuda_ll_ended(const cg_dev_stream_t *stream)
+{
+    uint64_t word;
+
+    if (stream->ll_done == NULL) {
+        return 1;
+    }
+    word = __atomic_load_n(stream->ll_done, __ATOMIC_ACQUIRE);
+    return (word >> 1) < stream->ll_queued ? 0 : (word & 1) ? 2 : 1;
+}
+
 static int cg_cuda_ll_stored(const cg_dev_stream_t *stream)
 {
-    return stream->ll_done == NULL ||
-           __atomic_load_n(stream->ll_done, __ATOMIC_ACQUIRE) >= stream->ll_queued;
+    return cg_cuda_ll_ended(stream) != 0;
 }
 
 int cg_cuda_ll_running_on_app(const cg_dev_stream_t *stream)
@@ -100,7 +112,7 @@ static cg_status_t cg_cuda_ll_check_guarded(cg_dev_stream_t *stream, int *done)
         cg_error(CG_SUB_DEV, "the LL kernel failed: %s", cudaGetErrorString(err));
         return CG_ERR_DEVICE;
     }
-    *done = cg_cuda_ll_stored(stream);
+    *done = cg_cuda_ll_ended(stream);
     if (!*done) {
         cg_error(CG_SUB_DEV, "the LL kernel ended without storing its completion word");
         return CG_ERR_DEVICE;
@@ -111,7 +123,7 @@ static cg_status_t cg_cuda_ll_check_guarded(cg_dev_stream_t *stream, int *done)
 /* The word, with no driver call; the stream every CG_CUDA_LL_ERROR_POLLS polls. */
 cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
-    *done = cg_cuda_ll_stored(stream);
+    *done = cg_cuda_ll_ended(stream);
     if (*done || ++stream->ll_polls % CG_CUDA_LL_ERROR_POLLS != 0) {
         return CG_OK;
     }
@@ -154,9 +166,12 @@ cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args)
     return CG_CUDA_GUARDED(dev, cg_cuda_ll_abort_guarded(cg_cuda_impl(dev), args));
 }
 
-/* On the side stream: it reads the inbox while the LL kernel waits on it. */
-cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, const uint64_t *word, uint64_t *value)
+/* On the side stream: it reads the inbox while the LL kernel waits on it (the kernel runs
+ * meanwhile: stream needs no help). */
+cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, cg_dev_stream_t *stream, const uint64_t *word,
+                            uint64_t *value)
 {
+    (void)stream;
     *value = 0;
     return CG_CUDA_GUARDED(dev, cg_cuda_side_copy(cg_cuda_impl(dev), value, word, sizeof(*value),
                                                   cudaMemcpyDeviceToHost));

@@ -102,13 +102,15 @@ __device__ int ll_wait_empty(const LLParams &p)
 
 /* The kernel's last store: every thread's writes are done (the block barrier) and visible
  * system-wide (the fence, cumulative) before the host sees the call end in its word, which
- * it polls with no driver call. Stored on every path, a call given up included. */
-__device__ __forceinline__ void ll_done(const LLParams &p)
+ * it polls with no driver call. Stored on every path, a call given up included: the low bit
+ * says so (no result written), so that a host that cancelled a call which had just ended
+ * knows it ended with its result (cg_cuda_ll_ended). */
+__device__ __forceinline__ void ll_done(const LLParams &p, int given_up)
 {
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence_system();
-        *p.done = p.done_value;
+        *p.done = (p.done_value << 1) | (given_up ? 1ull : 0ull);
     }
 }
 
@@ -116,11 +118,12 @@ __device__ __forceinline__ void ll_done(const LLParams &p)
  * the lines this rank read go back to 0, so that no line outlives its call. The flags repeat
  * every 2^31 - 1 calls (intra_ll.c), and an old line further into a slot than the calls in
  * between wrote would otherwise carry a later call's flag. No peer writes this half again
- * before this rank's next call has sent it lines, queued after this kernel. */
-__device__ void ll_consume(const LLParams &p, int aborted)
+ * before this rank's next call has sent it lines, queued after this kernel. Returns 1 when
+ * the call was given up (an abort line or the cancel word, on any thread). */
+__device__ int ll_consume(const LLParams &p, int aborted)
 {
     if (__syncthreads_or(aborted)) {
-        return;
+        return 1; /* given up */
     }
     for (int from = 0; from < p.size; from++) {
         const size_t lines = cg_ll_slot_lines(p.recv_len[from]);
@@ -130,6 +133,7 @@ __device__ void ll_consume(const LLParams &p, int aborted)
             in[i] = 0;
         }
     }
+    return 0;
 }
 
 /* bcast and allgather: the lines of slot `from` into dst + at, byte by byte at the tail. */
@@ -192,8 +196,7 @@ __global__ void __launch_bounds__(kThreads) ll_reduce_kernel(LLParams p)
             }
         }
     }
-    ll_consume(p, aborted);
-    ll_done(p);
+    ll_done(p, ll_consume(p, aborted));
 }
 
 __global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
@@ -209,8 +212,7 @@ __global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
             ll_pull_bytes(p, s, p.dst + (size_t)s * p.count, &aborted);
         }
     }
-    ll_consume(p, aborted);
-    ll_done(p);
+    ll_done(p, ll_consume(p, aborted));
 }
 
 #define CG_X_FUNCTOR(DT, OP, T, FN, STORE)                                                \
