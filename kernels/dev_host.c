@@ -221,13 +221,15 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
     }
     cg_count(CG_CNT_DEV_OPS, 1);
     status = cg_host_ll_push(dev, args);
+    if (status == CG_OK) {
+        status = cg_host_ll_wait_start(args, &stream->ll_wait);
+    }
     if (status != CG_OK) {
         return status;
     }
     stream->ll          = *args;
     stream->pending     = 1;
     stream->ll_given_up = 0;
-    cg_host_ll_wait_reset(&stream->ll_wait);
     if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
         memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
         memcpy(stream->displs, args->displs, (size_t)args->size * sizeof(size_t));

@@ -8,7 +8,6 @@
 #include "kernels/sim/cg_sim.h"
 
 #include <pthread.h>
-#include <string.h>
 
 /* The context the host layer runs in, and that cudaMalloc-like simulated memory reports
  * (pool and cuMemCreate-like memory report none: cg_dev_mem_is_foreign). */
@@ -60,7 +59,7 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args);
 /* An LL call's wait: slots (CG_DEV_MAX_FANIN + 1): the inbox's slots, then the cancel word,
  * as the CPU sees them, resolved at the first look (NULL entries) and kept; the lines taken
  * so far (each the moment it was seen, as a GPU thread takes its line) and how many of each
- * slot are still to come. cg_host_ll_wait_reset before each call; taken is kept between
+ * slot are still to come. cg_host_ll_wait_start before each call; taken is kept between
  * calls (free it when the stream goes). */
 typedef struct {
     uint64_t *slots[CG_DEV_MAX_FANIN + 1];
@@ -68,16 +67,11 @@ typedef struct {
     size_t    taken_bytes; /* allocated */
     size_t    stride;
     size_t    left[CG_DEV_MAX_FANIN];
-    int       prepared;    /* taken and left set for this call */
     int       aborted;     /* an abort line was taken */
 } cg_host_ll_wait_t;
 
-static inline void cg_host_ll_wait_reset(cg_host_ll_wait_t *wait)
-{
-    memset(wait->slots, 0, sizeof(wait->slots));
-    wait->prepared = 0;
-    wait->aborted  = 0;
-}
+/* The wait of the call args describes: nothing resolved or taken yet. */
+cg_status_t cg_host_ll_wait_start(const cg_ll_args_t *args, cg_host_ll_wait_t *wait);
 
 /* One look at this rank's inbox: *done 1 once every expected line came (the result is then
  * written, or CG_ERR_MISMATCH when an abort line came instead), 2 when the host cancelled

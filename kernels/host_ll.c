@@ -230,10 +230,12 @@ static int cg_ll_cancelled(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t **c
 }
 
 /* The taken lines' buffer for this call: a slot of stride lines per peer, all 0. */
-static cg_status_t cg_ll_wait_prepare(const cg_ll_args_t *args, cg_host_ll_wait_t *wait)
+cg_status_t cg_host_ll_wait_start(const cg_ll_args_t *args, cg_host_ll_wait_t *wait)
 {
     size_t stride = 0, bytes;
 
+    memset(wait->slots, 0, sizeof(wait->slots));
+    wait->aborted = 0;
     for (int p = 0; p < args->size; p++) {
         wait->left[p] = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
         stride        = CG_MAX(stride, wait->left[p]);
@@ -250,7 +252,6 @@ static cg_status_t cg_ll_wait_prepare(const cg_ll_args_t *args, cg_host_ll_wait_
         wait->taken_bytes = bytes;
     }
     memset(wait->taken, 0, bytes);
-    wait->prepared = 1;
     return CG_OK;
 }
 
@@ -262,10 +263,6 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_
     cg_status_t status;
 
     *done = 0;
-    if (!wait->prepared && (status = cg_ll_wait_prepare(args, wait)) != CG_OK) {
-        *done = 1;
-        return status;
-    }
     for (int p = 0; p < args->size; p++) { /* every peer: at least its empty line */
         size_t lines = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
         taken[p]     = wait->taken + (size_t)p * wait->stride;

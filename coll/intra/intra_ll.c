@@ -139,7 +139,7 @@ static cg_status_t cg_intra_ll_clear(cg_intra_t *group, const cg_ll_args_t *args
     cg_dev_t      *dev   = group->dev;
     cg_status_t    status;
 
-    if (group->ll_calls - group->ll_cleared[half] <= CG_MAX(group->ll_period / 4, 1u) - 1) {
+    if (group->ll_calls - group->ll_cleared[half] < CG_MAX(group->ll_period / 4, 1u)) {
         return CG_OK;
     }
     status = dev->ops->fill(dev, cg_ll_slot_at(args, group->rank, 0), 0, bytes, group->stream);

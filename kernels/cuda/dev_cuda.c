@@ -397,11 +397,14 @@ static cg_status_t cg_cuda_preload_all(void)
 
 cg_status_t cg_dev_cuda_preload(cg_dev_t *dev)
 {
-    const double t0     = cg_time_now();
-    cg_status_t  status = dev->kind == CG_DEV_KIND_CUDA ? CG_CUDA_GUARDED(dev, cg_cuda_preload_all())
-                                                         : CG_OK;
+    const double t0 = cg_time_now();
+    cg_status_t  status;
 
-    if (status == CG_OK && dev->kind == CG_DEV_KIND_CUDA) {
+    if (dev->kind != CG_DEV_KIND_CUDA) {
+        return CG_OK;
+    }
+    status = CG_CUDA_GUARDED(dev, cg_cuda_preload_all());
+    if (status == CG_OK) {
         cg_detail(CG_SUB_DEV, "every kernel loaded in %.1f ms (no lazy loading under calls)",
                   (cg_time_now() - t0) * 1e3);
     }
