@@ -259,6 +259,12 @@ static const struct {
                                        "stream by an event recorded there (two driver calls on a "
                                        "GPU); none for an LL call queued on that stream itself "
                                        "(coll_gpu_app_wait launch)"},
+    [CG_CNT_FREES_HELD] = {"frees_held", "Frees of device or page-locked memory held back "
+                                         "while device work waited for peers (under "
+                                         "MPI_THREAD_MULTIPLE; done once none waits)"},
+    [CG_CNT_FREE_STALLS] = {"free_stalls", "Frees that waited for another thread's device work "
+                                           "that waits for peers: on a GPU a possible deadlock "
+                                           "(counted by the host layer's simulated GPU)"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

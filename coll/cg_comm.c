@@ -485,10 +485,10 @@ void cg_comm_destroy(cg_comm_t *comm)
     }
     cg_inter_destroy(comm->inter);
     if (comm->work != NULL) {
-        comm->dev->ops->mem_free(comm->dev, comm->work);
+        cg_dev_mem_release(comm->dev, comm->work);
     }
     if (comm->result != NULL) {
-        comm->dev->ops->mem_free(comm->dev, comm->result);
+        cg_dev_mem_release(comm->dev, comm->result);
     }
     free(comm->node_of);
     free(comm->votes);
@@ -503,7 +503,7 @@ static cg_status_t cg_comm_grow(cg_comm_t *comm, size_t bytes, void **memory, si
 {
     if (bytes > *have) {
         if (*memory != NULL) {
-            comm->dev->ops->mem_free(comm->dev, *memory);
+            cg_dev_mem_release(comm->dev, *memory);
             *memory = NULL;
             *have   = 0;
         }

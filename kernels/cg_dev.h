@@ -302,6 +302,8 @@ struct cg_dev {
     int                 app_launch;   /* LL calls and blocking staged copies are queued on
                                          the application's legacy default stream itself
                                          (coll_gpu_app_wait launch, auto; one thread) */
+    struct cg_dev_frees *frees;       /* frees held back while device work waits for peers
+                                         (cg_dev_frees_enable); NULL: memory goes at once */
 };
 
 /* Order the call after the application's device work (the app_wait op), unless the
@@ -372,7 +374,28 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out);
 cg_status_t cg_dev_cuda_preload(cg_dev_t *dev);
 int         cg_dev_cuda_built(void);
 
+/* Closes the layer; frees held back (cg_dev_frees_enable) go first. */
 void cg_dev_close(cg_dev_t *dev);
+
+/* ---- frees held back while device work waits for peers ----------------------------------
+ * cudaFree and cudaFreeHost wait for all of the device's work, another thread's LL kernel or
+ * stream wait on a peer's flag included, and that work waits for peers that may be blocked
+ * the same way (a thread of each of two processes freeing while the other's call waits for
+ * it): under MPI_THREAD_MULTIPLE, a free could then never return. With frees enabled (one
+ * call, at open, before any other thread uses the layer), device work that waits for peers
+ * is bracketed by cg_dev_peer_wait_begin/end, and cg_dev_mem_release/cg_dev_host_release
+ * free at once only while no such work is in flight in the process; otherwise the pointer
+ * is kept, and freed by the end that leaves none in flight (or at close). Without frees
+ * enabled (one thread calls at a time: its calls end their device work before returning),
+ * both free at once and the brackets cost nothing. Allocations are not held back (one must
+ * succeed or fail when asked): NVIDIA's programming guide lists device allocation among
+ * the operations that serialise streams, and the kit's multi-threaded runs on a GPU show
+ * whether cudaMalloc waits for a running kernel. */
+cg_status_t cg_dev_frees_enable(cg_dev_t *dev);
+void        cg_dev_peer_wait_begin(cg_dev_t *dev);
+void        cg_dev_peer_wait_end(cg_dev_t *dev);
+void        cg_dev_mem_release(cg_dev_t *dev, void *ptr);  /* ops->mem_free, held back */
+void        cg_dev_host_release(cg_dev_t *dev, void *ptr); /* ops->host_free, held back */
 
 /* Convenience: synchronous copy through a temporary use of stream. */
 cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t bytes,

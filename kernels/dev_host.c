@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CG_HOST_FLAG_TIMEOUT 300
 
 /* A stream: its work runs at once, but an LL collective's wait is left pending, done when
  * the stream is polled (event_query) or synchronised, as a GPU would run it meanwhile.
@@ -46,6 +45,15 @@ struct cg_dev_event {
     cg_dev_stream_t *stream;
 };
 
+/* The stream's LL wait is pending (1) or over (0). */
+static void cg_host_pending_set(cg_dev_t *dev, cg_dev_stream_t *stream, int pending)
+{
+    if (stream->pending != pending) {
+        stream->pending = pending;
+        cg_host_peer_wait_add(cg_host_impl(dev), pending ? 1 : -1);
+    }
+}
+
 /* One look at the stream's pending work; *done when it has none left. */
 static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
@@ -57,7 +65,7 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, i
     }
     status = cg_host_ll_poll(dev, &stream->ll, &stream->ll_wait, done);
     if (*done) {
-        stream->pending     = 0;
+        cg_host_pending_set(dev, stream, 0);
         stream->ll_given_up = *done == 2;
         *done               = 1;
         if (status != CG_OK && stream->failed == CG_OK) {
@@ -89,7 +97,7 @@ static cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
             if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
                 cg_error(CG_SUB_DEV, "an LL collective waited %d s for a peer: giving up",
                          CG_HOST_FLAG_TIMEOUT);
-                stream->pending = 0;
+                cg_host_pending_set(dev, stream, 0);
                 return CG_ERR_TIMEOUT;
             }
         }
@@ -228,7 +236,7 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
         return status;
     }
     stream->ll          = *args;
-    stream->pending     = 1;
+    cg_host_pending_set(dev, stream, 1);
     stream->ll_given_up = 0;
     if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
         memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
@@ -377,18 +385,20 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
     cg_count(CG_CNT_DEV_OPS, 1); /* a stream wait on a GPU: the host does not block there */
     /* The host layer waits on the calling thread; a peer that never writes (it died) must
      * not hang the process for ever: give up after CG_HOST_FLAG_TIMEOUT seconds. */
-    while (__atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) < value) {
+    cg_host_peer_wait_add(cg_host_impl(dev), 1);
+    while (status == CG_OK && __atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) < value) {
         if (cg_pace(&pace)) {
             double now = cg_time_now();
             t0         = t0 ? t0 : now;
             if (now - t0 > CG_HOST_FLAG_TIMEOUT) {
                 cg_error(CG_SUB_DEV, "a device-side barrier waited %d s for a peer: giving up",
                          CG_HOST_FLAG_TIMEOUT);
-                return CG_ERR_TIMEOUT;
+                status = CG_ERR_TIMEOUT;
             }
         }
     }
-    return CG_OK;
+    cg_host_peer_wait_add(cg_host_impl(dev), -1);
+    return status;
 }
 
 static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)

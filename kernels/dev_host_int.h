@@ -32,7 +32,21 @@ typedef struct {
     cg_host_region_t   *regions;          /* lenient: allocations and imports */
     int                 classify_as_host; /* lenient: this rank's buffers are host memory */
     const cg_sim_api_t *sim;              /* strict: the simulated GPU; NULL: lenient */
+    unsigned            peer_waits;       /* device work now waiting for peers: pending LL
+                                             waits, flag waits under way (all threads) */
 } cg_dev_host_t;
+
+/* Every wait of this layer for peers gives up after this many seconds. */
+#define CG_HOST_FLAG_TIMEOUT 300
+
+/* Device work that waits for peers (an LL call's pending wait, a flag wait under way)
+ * starts (+1) or ends (-1) on the calling thread. What cudaFree and cudaFreeHost do on a
+ * GPU, the strict mode's frees do here: wait for all of the device's work. The work of
+ * other threads that waits for peers is waited for, counted as a stall (CG_CNT_FREE_STALLS:
+ * on a GPU a free that may never return); the calling thread's own cannot progress while
+ * it frees on this layer, where a GPU would run it: not waited for. Bounded, as every wait
+ * of this layer (dev_host_memory.c). */
+void cg_host_peer_wait_add(cg_dev_host_t *host, int delta);
 
 static inline cg_dev_host_t *cg_host_impl(cg_dev_t *dev)
 {

@@ -167,12 +167,49 @@ cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
     return CG_OK;
 }
 
+/* ---- frees wait for the device's work, as on a GPU ------------------------------------------ */
+/* Of host->peer_waits, the calling thread's. */
+static __thread unsigned cg_host_own_peer_waits;
+
+/* Device work that waits for peers starts (+1) or ends (-1) on the calling thread. */
+void cg_host_peer_wait_add(cg_dev_host_t *host, int delta)
+{
+    __atomic_add_fetch(&host->peer_waits, (unsigned)delta, __ATOMIC_ACQ_REL);
+    cg_host_own_peer_waits += (unsigned)delta;
+}
+
+/* cudaFree and cudaFreeHost wait for all of the device's work (cg_dev_host_t peer_waits). */
+static void cg_host_free_wait(cg_dev_host_t *host)
+{
+    cg_pace_t pace = {0};
+    double    t0   = 0;
+
+    if (host->sim == NULL ||
+        __atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) <= cg_host_own_peer_waits) {
+        return;
+    }
+    cg_count(CG_CNT_FREE_STALLS, 1);
+    cg_error(CG_SUB_DEV, "a free waits for another thread's device work that waits for peers "
+             "(on a GPU, cudaFree would wait for it too, maybe for ever)");
+    while (__atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) > cg_host_own_peer_waits) {
+        if (cg_pace(&pace)) {
+            t0 = t0 ? t0 : cg_time_now();
+            if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
+                cg_error(CG_SUB_DEV, "a free waited %d s for device work of another thread: "
+                         "freeing", CG_HOST_FLAG_TIMEOUT);
+                return;
+            }
+        }
+    }
+}
+
 void cg_host_mem_free(cg_dev_t *dev, void *ptr)
 {
     cg_dev_host_t    *host = cg_host_impl(dev);
     cg_host_region_t *r;
 
     if (host->sim != NULL) {
+        cg_host_free_wait(host);
         if (ptr != NULL && host->sim->free_fn(ptr) != CG_SIM_OK) {
             cg_error(CG_SUB_DEV, "freeing simulated device memory %p failed", ptr);
         }
@@ -192,7 +229,7 @@ cg_status_t cg_host_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
 
 void cg_host_host_free(cg_dev_t *dev, void *ptr)
 {
-    (void)dev;
+    cg_host_free_wait(cg_host_impl(dev));
     free(ptr);
 }
 

@@ -41,6 +41,13 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                         "launch (under MPI_THREAD_MULTIPLE that may wait for another thread's call)");
             }
         }
+        /* calls may run at once on several threads: no free while device work of
+         * another thread waits for peers (cg_dev_frees_enable) */
+        if (status == CG_OK && mca_coll_gpu_component.thread_multi &&
+            cg_dev_frees_enable(dev) != CG_OK) {
+            cg_warn(CG_SUB_DEV, "cannot hold frees back while device work waits for peers: "
+                    "under MPI_THREAD_MULTIPLE a free may then wait for another thread's call");
+        }
         if (status == CG_OK) {
             dev->app_ready  = mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_NONE;
             /* another thread's device work queued behind the LL kernel would wait for the

@@ -246,7 +246,7 @@ int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
     pthread_mutex_unlock(&mca_coll_gpu_staging_lock);
     free(b);
     if (st->arena != NULL) {
-        dev->ops->host_free(dev, st->arena);
+        cg_dev_host_release(dev, st->arena);
         st->arena = NULL;
     }
     return rc;
@@ -261,7 +261,7 @@ void mca_coll_gpu_staging_cache_release(void)
         mca_coll_gpu_staging_buf_t *b = mca_coll_gpu_staging_free;
         mca_coll_gpu_staging_free = b->next;
         if (dev != NULL) {
-            dev->ops->host_free(dev, b->ptr);
+            cg_dev_host_release(dev, b->ptr);
         }
         free(b);
     }

@@ -34,9 +34,9 @@ static void cg_inter_kept_free(cg_inter_kept_t *kept)
         kept->dev->ops->event_destroy(kept->dev, kept->events[i]);
     }
     if (kept->device) {
-        kept->dev->ops->mem_free(kept->dev, kept->memory);
+        cg_dev_mem_release(kept->dev, kept->memory);
     } else {
-        kept->dev->ops->host_free(kept->dev, kept->memory);
+        cg_dev_host_release(kept->dev, kept->memory);
     }
 }
 
@@ -215,13 +215,13 @@ void cg_inter_destroy(cg_inter_t *inter)
         }
     }
     if (inter->pinned != NULL) {
-        dev->ops->host_free(dev, inter->pinned);
+        cg_dev_host_release(dev, inter->pinned);
     }
     if (inter->tmp != NULL && !inter->failed) {
         cg_inter_kept_t kept = {dev, 1, inter->tmp_bytes, inter->tmp, 0, {NULL}};
         cg_inter_keep(&kept);
     } else if (inter->tmp != NULL) {
-        dev->ops->mem_free(dev, inter->tmp);
+        cg_dev_mem_release(dev, inter->tmp);
     }
     if (inter->stream != NULL) {
         dev->ops->stream_destroy(dev, inter->stream);
@@ -244,7 +244,7 @@ cg_status_t cg_inter_tmp(cg_inter_t *inter, size_t bytes, void **tmp)
     if (bytes > inter->tmp_bytes) {
         cg_inter_kept_t kept;
         if (inter->tmp != NULL) {
-            inter->dev->ops->mem_free(inter->dev, inter->tmp);
+            cg_dev_mem_release(inter->dev, inter->tmp);
             inter->tmp       = NULL;
             inter->tmp_bytes = 0;
         }

@@ -135,6 +135,8 @@ typedef struct cg_intra {
     unsigned         inband_parity;         /* parity and publishes when it began: back to */
     uint64_t         inband_publishes;      /* them when a rank was not on the call */
     int              failed;                /* a barrier failed: the group is unusable */
+    int              peer_waiting;          /* this call queued flag waits on the device
+                                               (cg_dev_peer_wait_begin), until its end */
     struct cg_intra *next_pending;          /* torn down, waiting for its peers to close */
 } cg_intra_t;
 
@@ -182,6 +184,8 @@ cg_status_t cg_intra_watch(cg_intra_t *group, double *t0);
 /* Wait for this rank's stream, watching for peers that failed or died; the end of a call:
  * releases the peers' buffers that cg_intra_publish mapped for it. */
 cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine);
+/* The call's flag waits on the device are over (cg_dev_peer_wait_end), if it queued any. */
+void        cg_intra_peer_wait_done(cg_intra_t *group);
 /* A call run before the agreement on its memory kinds (watch: the board, the call's seq,
  * the kinds of the ranks on the call), on a host-synchronised group: its first host
  * barrier also watches the board, and returns CG_ERR_PEER_NOT_FAST, with no failure, when a

@@ -382,6 +382,7 @@ static void cg_intra_release(cg_intra_t *group)
         cg_intra_release_waits(group);
         (void)dev->ops->stream_sync(dev, group->stream);
     }
+    cg_intra_peer_wait_done(group);
     for (int i = 0; i < group->num_pins; i++) {
         cg_ipc_release(group->pins[i], 0);
     }
@@ -389,7 +390,7 @@ static void cg_intra_release(cg_intra_t *group)
     for (int p = 0; p < CG_INTRA_MAX; p++) {
         int own = (group->size == 0) ? (p == 0) : (p == group->rank);
         if (own && group->scratch[p] != NULL) {
-            dev->ops->mem_free(dev, group->scratch[p]);
+            cg_dev_mem_release(dev, group->scratch[p]);
         } else if (!own && group->scratch_map[p] != NULL) {
             cg_ipc_release(group->scratch_map[p], 1); /* the peer frees it now */
         }

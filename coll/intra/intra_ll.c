@@ -168,7 +168,9 @@ void cg_intra_ll_tick(cg_intra_t *group)
     group->host_epoch = CG_MAX(group->host_epoch, group->ll_calls << 24);
 }
 
-cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch_t *watch)
+/* The call, from its flag to its end (cg_intra_ll: bracketed as device work that waits for
+ * peers, cg_dev_peer_wait_begin). */
+static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch_t *watch)
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;
@@ -206,5 +208,15 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch
     } else if (status != CG_ERR_PEER_NOT_FAST && !group->failed) {
         cg_intra_report(group, 0);
     }
+    return status;
+}
+
+cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch_t *watch)
+{
+    cg_status_t status;
+
+    cg_dev_peer_wait_begin(group->dev);
+    status = cg_intra_ll_call(group, args, watch);
+    cg_dev_peer_wait_end(group->dev);
     return status;
 }

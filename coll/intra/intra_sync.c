@@ -219,6 +219,10 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine)
             return status;
         }
     }
+    if (!group->peer_waiting) { /* ends with the call (cg_intra_finish_stream) */
+        cg_dev_peer_wait_begin(dev);
+        group->peer_waiting = 1;
+    }
     epoch = ++group->dev_epoch;
     for (int p = 0; p < group->size && status == CG_OK; p++) {
         if (p != group->rank) {
@@ -264,7 +268,26 @@ cg_status_t cg_intra_close(cg_intra_t *group, cg_status_t mine)
     return cg_intra_finish(group, status);
 }
 
+void cg_intra_peer_wait_done(cg_intra_t *group)
+{
+    if (group->peer_waiting) {
+        group->peer_waiting = 0;
+        cg_dev_peer_wait_end(group->dev);
+    }
+}
+
+static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine);
+
+/* The call's device work, flag waits included, has ended (or the group is given up). */
 static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
+{
+    cg_status_t status = cg_intra_finish_wait(group, mine);
+
+    cg_intra_peer_wait_done(group);
+    return status;
+}
+
+static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine)
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;

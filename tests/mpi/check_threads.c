@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * coll_threads: two threads of every rank call collectives at once (MPI_THREAD_MULTIPLE),
+ * and the component's frees never wait for the other thread's device work.
+ *
+ * On a GPU, cudaFree and cudaFreeHost wait for all of the device's work. When one thread
+ * of a process is in a collective whose device work waits for peers (an LL kernel, a stream
+ * waiting on a peer's flag) and another thread frees device memory, the free waits for
+ * those peers, which may be blocked the same way: a deadlock no single-threaded test shows.
+ * The host layer's simulated GPU makes such a free wait too, and counts it (MPI_T
+ * coll_gpu_free_stalls); the component holds such frees back (coll_gpu_frees_held).
+ *
+ * Thread "caller": small allreduces of 64-bit integers on device memory on its own
+ * communicator, each checked element by element against a reference computed on the host
+ * from the ranks' seeds, the output poisoned first, until every rank's churner is done (a
+ * host-buffer MAX on the same communicator after each call: the same count everywhere).
+ * Thread "churner": --cycles times a duplicate of its communicator, one checked allreduce on
+ * it (a new fast-path context under coll_gpu_context_keep=0: scratch allocated, peers'
+ * scratch mapped), then MPI_Comm_free (the context's memory goes, now or at a later setup or
+ * teardown once its peers freed theirs), while the caller's calls run. After --cycles, it
+ * goes on (up to 4 times as many) until some rank held a free back, so that a loaded
+ * machine still tests the overlap.
+ *
+ * Fails when a result is wrong, when a free stalled on any rank, or when no rank ever held
+ * a free back (nothing was tested). --expect-held 0 drops the last check (the component
+ * off, host memory).
+ *
+ * usage: coll_threads [--mem device|host] [--cycles N] [--count N] [--watchdog S]
+ *                     [--expect-held 0|1]
+ */
+#include "examples/example_mem.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    MPI_Comm comm;
+    em_kind_t kind;
+    int      rank, size, count;
+    int64_t *dev_in, *dev_out;  /* the thread's device buffers */
+    int64_t *host_in, *host_out, *expect;
+    long     calls, wrong;
+} threads_side_t;
+
+static int          threads_rank;
+static int          threads_cycles = 40;
+static int          threads_churn_done; /* the churner's cycles are over (this rank) */
+static MPI_T_pvar_session threads_session;
+static MPI_T_pvar_handle  threads_held, threads_stalls;
+
+static void threads_watchdog(int sig)
+{
+    char line[128];
+    int  n = snprintf(line, sizeof(line), "coll_threads: TIMEOUT on world rank %d\n", threads_rank);
+    (void)sig;
+    if (write(2, line, (size_t)n) < 0) {
+        _exit(125);
+    }
+    _exit(124);
+}
+
+static MPI_T_pvar_handle threads_pvar(const char *want)
+{
+    MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
+    int               pvars  = 0;
+
+    MPI_T_pvar_get_num(&pvars);
+    for (int i = 0; i < pvars && handle == MPI_T_PVAR_HANDLE_NULL; i++) {
+        char         name[256], desc[1024];
+        int          nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic, cnt;
+        MPI_Datatype dt;
+        MPI_T_enum   e;
+        if (MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &e, desc, &dl, &bind, &ro,
+                                &cont, &atomic) == MPI_SUCCESS && strcmp(name, want) == 0) {
+            MPI_T_pvar_handle_alloc(threads_session, i, NULL, &handle, &cnt);
+        }
+    }
+    return handle;
+}
+
+static unsigned long long threads_read(MPI_T_pvar_handle handle)
+{
+    unsigned long long value = 0;
+
+    if (handle != MPI_T_PVAR_HANDLE_NULL) {
+        MPI_T_pvar_read(threads_session, handle, &value);
+    }
+    return value;
+}
+
+static uint64_t threads_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static int64_t threads_value(int rank, long call, int salt, int i)
+{
+    return (int64_t)(threads_mix(((uint64_t)rank << 40) ^ ((uint64_t)call << 8) ^ (uint64_t)salt ^
+                                 ((uint64_t)i << 20)) % 2000003) - 1000001;
+}
+
+/* One checked allreduce of count elements (salt tells the threads' inputs apart). */
+static void threads_call(threads_side_t *side, MPI_Comm comm, int salt)
+{
+    const size_t bytes = (size_t)side->count * sizeof(int64_t);
+
+    for (int i = 0; i < side->count; i++) {
+        side->host_in[i] = threads_value(side->rank, side->calls, salt, i);
+        side->expect[i]  = 0;
+        for (int r = 0; r < side->size; r++) {
+            side->expect[i] += threads_value(r, side->calls, salt, i);
+        }
+    }
+    memset(side->host_out, 0x5a, bytes);
+    em_to_dev(side->dev_in, side->host_in, bytes, side->kind);
+    em_to_dev(side->dev_out, side->host_out, bytes, side->kind); /* poisoned */
+    MPI_Allreduce(side->dev_in, side->dev_out, side->count, MPI_INT64_T, MPI_SUM, comm);
+    em_to_host(side->host_out, side->dev_out, bytes, side->kind);
+    for (int i = 0; i < side->count; i++) {
+        if (side->host_out[i] != side->expect[i]) {
+            if (side->wrong++ < 5) {
+                fprintf(stderr, "coll_threads: rank %d call %ld (salt %d) element %d: %lld, "
+                        "expected %lld\n", side->rank, side->calls, salt, i,
+                        (long long)side->host_out[i], (long long)side->expect[i]);
+            }
+        }
+    }
+    side->calls++;
+}
+
+static void *threads_caller(void *arg)
+{
+    threads_side_t *side = arg;
+    int             done = 0;
+
+    while (!done) {
+        int mine = __atomic_load_n(&threads_churn_done, __ATOMIC_ACQUIRE);
+        threads_call(side, side->comm, 1);
+        MPI_Allreduce(&mine, &done, 1, MPI_INT, MPI_MIN, side->comm); /* host buffers */
+    }
+    return NULL;
+}
+
+static void *threads_churner(void *arg)
+{
+    threads_side_t *side = arg;
+    int             held = 0;
+
+    for (int cycle = 0; cycle < 4 * threads_cycles && (cycle < threads_cycles || !held); cycle++) {
+        MPI_Comm comm;
+        int      mine;
+        MPI_Comm_dup(side->comm, &comm);
+        threads_call(side, comm, 2);
+        MPI_Comm_free(&comm);
+        mine = threads_read(threads_held) > 0;
+        MPI_Allreduce(&mine, &held, 1, MPI_INT, MPI_MAX, side->comm);
+    }
+    __atomic_store_n(&threads_churn_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void threads_side_init(threads_side_t *side, MPI_Comm comm, em_kind_t kind, int count)
+{
+    const size_t bytes = (size_t)count * sizeof(int64_t);
+
+    memset(side, 0, sizeof(*side));
+    side->comm     = comm;
+    side->kind     = kind;
+    side->count    = count;
+    MPI_Comm_rank(comm, &side->rank);
+    MPI_Comm_size(comm, &side->size);
+    side->dev_in   = em_alloc(bytes, kind);
+    side->dev_out  = em_alloc(bytes, kind);
+    side->host_in  = malloc(bytes);
+    side->host_out = malloc(bytes);
+    side->expect   = malloc(bytes);
+    if (side->dev_in == NULL || side->dev_out == NULL || side->host_in == NULL ||
+        side->host_out == NULL || side->expect == NULL) {
+        fprintf(stderr, "coll_threads: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static void threads_side_free(threads_side_t *side)
+{
+    em_free(side->dev_in, side->kind);
+    em_free(side->dev_out, side->kind);
+    free(side->host_in);
+    free(side->host_out);
+    free(side->expect);
+}
+
+int main(int argc, char **argv)
+{
+    const char        *mem = "device";
+    int                count = 7, watchdog = 600, expect_held = 1, provided, size, failed = 0;
+    int                any_held = 0;
+    unsigned long long stalls, held;
+    long               wrong, totals[2];
+    MPI_Comm           caller_comm, churner_comm;
+    threads_side_t     caller, churner;
+    pthread_t          caller_thread, churner_thread;
+    em_kind_t          kind;
+
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--mem")) {
+            mem = argv[i + 1];
+        } else if (!strcmp(argv[i], "--cycles")) {
+            threads_cycles = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--count")) {
+            count = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--watchdog")) {
+            watchdog = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--expect-held")) {
+            expect_held = atoi(argv[i + 1]);
+        }
+    }
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &threads_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (threads_rank == 0) {
+            fprintf(stderr, "coll_threads: FAIL: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+        }
+        MPI_Finalize();
+        return 1;
+    }
+    signal(SIGALRM, threads_watchdog);
+    alarm((unsigned)watchdog);
+    MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
+    MPI_T_pvar_session_create(&threads_session);
+    threads_held   = threads_pvar("coll_gpu_frees_held");
+    threads_stalls = threads_pvar("coll_gpu_free_stalls");
+    kind           = em_init(mem, em_local_rank(threads_rank));
+    MPI_Comm_dup(MPI_COMM_WORLD, &caller_comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &churner_comm);
+    threads_side_init(&caller, caller_comm, kind, count);
+    threads_side_init(&churner, churner_comm, kind, count);
+    threads_call(&caller, caller_comm, 1); /* contexts made before the threads start */
+    threads_call(&churner, churner_comm, 2);
+
+    pthread_create(&caller_thread, NULL, threads_caller, &caller);
+    pthread_create(&churner_thread, NULL, threads_churner, &churner);
+    pthread_join(churner_thread, NULL);
+    pthread_join(caller_thread, NULL);
+
+    stalls = threads_read(threads_stalls);
+    held   = threads_read(threads_held);
+    wrong  = caller.wrong + churner.wrong;
+    if (wrong > 0 || stalls > 0) {
+        fprintf(stderr, "coll_threads: FAIL on rank %d: %ld wrong results, %llu frees that "
+                "waited for the other thread's device work\n", threads_rank, wrong, stalls);
+        failed = 1;
+    }
+    {
+        long mine[2] = {caller.calls, churner.calls};
+        int  mine_held = held > 0;
+        MPI_Allreduce(mine, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(&mine_held, &any_held, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    }
+    if (threads_rank == 0) {
+        if (expect_held && !any_held) {
+            fprintf(stderr, "coll_threads: FAIL: no rank held a free back: the frees never "
+                    "met the other thread's device work (nothing tested)\n");
+            failed = 1;
+        }
+        printf("coll_threads: %d ranks (%s), caller %ld calls, churner %ld calls; frees held "
+               "on rank 0: %llu, stalled: %llu: %s\n", size, em_describe(), totals[0], totals[1],
+               held, stalls, failed ? "FAIL" : "PASS");
+    }
+    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    threads_side_free(&caller);
+    threads_side_free(&churner);
+    MPI_Comm_free(&caller_comm);
+    MPI_Comm_free(&churner_comm);
+    MPI_T_pvar_session_free(&threads_session);
+    MPI_T_finalize();
+    MPI_Finalize();
+    return failed;
+}
