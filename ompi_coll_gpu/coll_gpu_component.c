@@ -238,6 +238,12 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
                 mca_coll_gpu_component.debug_fail);
         mca_coll_gpu_component.debug_fail_rank = -1;
     }
+    if (mca_coll_gpu_component.debug_ll_flag_period != 0 &&
+        mca_coll_gpu_component.debug_ll_flag_period < 3) {
+        cg_warn(CG_SUB_INIT, "coll_gpu_debug_ll_flag_period %d is below 3: the flags repeat every "
+                "2^31 - 1 calls", mca_coll_gpu_component.debug_ll_flag_period);
+        mca_coll_gpu_component.debug_ll_flag_period = 0;
+    }
     mca_coll_gpu_component.planner.net_bw_gbs   = mca_coll_gpu_component.net_bw;
     mca_coll_gpu_component.planner.net_alpha_us = mca_coll_gpu_component.net_latency;
     mca_coll_gpu_component.planner.copy_alpha_us = mca_coll_gpu_component.copy_latency;

@@ -11,12 +11,13 @@
  * The host layer's simulated GPU makes such a free wait too, and counts it (MPI_T
  * coll_gpu_free_stalls); the component holds such frees back (coll_gpu_frees_held).
  *
- * Thread "caller": small allreduces of 64-bit integers on device memory on its own
- * communicator, each checked element by element against a reference computed on the host
- * from the ranks' seeds, the output poisoned first, until every rank's churner is done (a
- * host-buffer MAX on the same communicator after each call: the same count everywhere).
- * Thread "churner": --cycles times a duplicate of its communicator, one checked allreduce on
- * it (a new fast-path context under coll_gpu_context_keep=0: scratch allocated, peers'
+ * Thread "caller": small collectives of 64-bit integers on device memory on its own
+ * communicator, by turns allreduce, bcast (the root by turns), allgather and
+ * reduce_scatter_block, each checked element by element against a reference computed on
+ * the host from the ranks' seeds, the output poisoned first, until every rank's churner is
+ * done (a host-buffer MIN on the same communicator after each call: the same count
+ * everywhere). Thread "churner": --cycles times a duplicate of its communicator, one
+ * checked collective on it (a new fast-path context under coll_gpu_context_keep=0: scratch allocated, peers'
  * scratch mapped), then MPI_Comm_free (the context's memory goes, now or at a later setup or
  * teardown once its peers freed theirs), while the caller's calls run. After --cycles, it
  * goes on (up to 4 times as many) until some rank held a free back, so that a loaded
@@ -109,30 +110,54 @@ static int64_t threads_value(int rank, long call, int salt, int i)
                                  ((uint64_t)i << 20)) % 2000003) - 1000001;
 }
 
-/* One checked allreduce of count elements (salt tells the threads' inputs apart). */
+/* One checked collective, by turns an allreduce (SUM), a bcast (root by turns), an
+ * allgather and a reduce_scatter_block (SUM) of count elements per rank; salt tells the
+ * threads' inputs apart. */
 static void threads_call(threads_side_t *side, MPI_Comm comm, int salt)
 {
-    const size_t bytes = (size_t)side->count * sizeof(int64_t);
+    const int    n = side->count, size = side->size, kind = (int)(side->calls % 4);
+    const int    root = (int)((side->calls / 4) % size);
+    const int    in_n = kind == 3 ? n * size : n, out_n = kind == 2 ? n * size : n;
+    const size_t elem = sizeof(int64_t);
 
-    for (int i = 0; i < side->count; i++) {
+    for (int i = 0; i < in_n; i++) {
         side->host_in[i] = threads_value(side->rank, side->calls, salt, i);
-        side->expect[i]  = 0;
-        for (int r = 0; r < side->size; r++) {
-            side->expect[i] += threads_value(r, side->calls, salt, i);
-        }
     }
-    memset(side->host_out, 0x5a, bytes);
-    em_to_dev(side->dev_in, side->host_in, bytes, side->kind);
-    em_to_dev(side->dev_out, side->host_out, bytes, side->kind); /* poisoned */
-    MPI_Allreduce(side->dev_in, side->dev_out, side->count, MPI_INT64_T, MPI_SUM, comm);
-    em_to_host(side->host_out, side->dev_out, bytes, side->kind);
-    for (int i = 0; i < side->count; i++) {
-        if (side->host_out[i] != side->expect[i]) {
-            if (side->wrong++ < 5) {
-                fprintf(stderr, "coll_threads: rank %d call %ld (salt %d) element %d: %lld, "
-                        "expected %lld\n", side->rank, side->calls, salt, i,
-                        (long long)side->host_out[i], (long long)side->expect[i]);
+    for (int i = 0; i < out_n; i++) {
+        int64_t sum = 0;
+        switch (kind) {
+        case 0: /* allreduce */
+            for (int r = 0; r < size; r++) {
+                sum += threads_value(r, side->calls, salt, i);
             }
+            break;
+        case 1: sum = threads_value(root, side->calls, salt, i); break; /* bcast */
+        case 2: sum = threads_value(i / n, side->calls, salt, i % n); break; /* allgather */
+        default: /* reduce_scatter_block: this rank's block of every rank's input */
+            for (int r = 0; r < size; r++) {
+                sum += threads_value(r, side->calls, salt, side->rank * n + i);
+            }
+        }
+        side->expect[i] = sum;
+    }
+    memset(side->host_out, 0x5a, (size_t)out_n * elem);
+    if (kind == 1 && side->rank == root) {
+        memcpy(side->host_out, side->host_in, (size_t)n * elem);
+    }
+    em_to_dev(side->dev_in, side->host_in, (size_t)in_n * elem, side->kind);
+    em_to_dev(side->dev_out, side->host_out, (size_t)out_n * elem, side->kind); /* poisoned */
+    switch (kind) {
+    case 0: MPI_Allreduce(side->dev_in, side->dev_out, n, MPI_INT64_T, MPI_SUM, comm); break;
+    case 1: MPI_Bcast(side->dev_out, n, MPI_INT64_T, root, comm); break;
+    case 2: MPI_Allgather(side->dev_in, n, MPI_INT64_T, side->dev_out, n, MPI_INT64_T, comm); break;
+    default: MPI_Reduce_scatter_block(side->dev_in, side->dev_out, n, MPI_INT64_T, MPI_SUM, comm);
+    }
+    em_to_host(side->host_out, side->dev_out, (size_t)out_n * elem, side->kind);
+    for (int i = 0; i < out_n; i++) {
+        if (side->host_out[i] != side->expect[i] && side->wrong++ < 5) {
+            fprintf(stderr, "coll_threads: rank %d call %ld (collective %d, salt %d) element %d: "
+                    "%lld, expected %lld\n", side->rank, side->calls, kind, salt, i,
+                    (long long)side->host_out[i], (long long)side->expect[i]);
         }
     }
     side->calls++;
@@ -171,7 +196,7 @@ static void *threads_churner(void *arg)
 
 static void threads_side_init(threads_side_t *side, MPI_Comm comm, em_kind_t kind, int count)
 {
-    const size_t bytes = (size_t)count * sizeof(int64_t);
+    size_t bytes;
 
     memset(side, 0, sizeof(*side));
     side->comm     = comm;
@@ -179,6 +204,7 @@ static void threads_side_init(threads_side_t *side, MPI_Comm comm, em_kind_t kin
     side->count    = count;
     MPI_Comm_rank(comm, &side->rank);
     MPI_Comm_size(comm, &side->size);
+    bytes = (size_t)count * (size_t)side->size * sizeof(int64_t); /* allgather's output */
     side->dev_in   = em_alloc(bytes, kind);
     side->dev_out  = em_alloc(bytes, kind);
     side->host_in  = malloc(bytes);

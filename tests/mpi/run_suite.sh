@@ -291,11 +291,13 @@ run "costs-app-event-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait default_stre
 # two threads of every rank at once (MPI_THREAD_MULTIPLE): one calls small allreduces,
 # the other makes and frees communicators (contexts not kept: their memory goes); no free
 # may wait for the other thread's device work that waits for peers (on a GPU a deadlock):
-# LL calls, and device barriers (flag waits) at np 3
+# LL calls, and device barriers (flag waits) at np 3; the references checked with Open MPI
+# alone on host memory
 run "threads-np2" 2 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 "$threads" --cycles 40
 run "threads-np4" 4 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 "$threads" --cycles 20
 run "threads-device-sync-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 \
     --mca coll_gpu_intra_sync device --mca coll_gpu_allreduce_algorithm one_shot "$threads" --cycles 20
+run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-held 0 --cycles 10
 run "mixed-kinds-app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem mixed \
     "${quiet_args[@]}"
 run "app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem device \
