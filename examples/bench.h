@@ -42,6 +42,7 @@ typedef struct {
     size_t              staged_max; /* largest size the staged path is measured at */
     double              factor;     /* > 1: multiply; 0: add step_bytes */
     int                 iters, warmup, agg, check, root, blocking, average, in_place, staged;
+    int                 rounds;      /* component and staged measured by turns, medians */
     int                 timeout_s;
     long long           floor_bytes; /* copy size of the floor measurement; -1: default, 0: none */
     const char         *comm_info;   /* KEY=VALUE: measure on a dup of MPI_COMM_WORLD with it */
@@ -56,6 +57,7 @@ const char *bench_usage(void);
 /* coll/gpu's cost counters: the performance variables coll_gpu_<name> of class counter,
  * read before and after the timed loop of the algorithm under test (--counters). */
 #define BENCH_COUNTERS_MAX 64
+#define BENCH_ROUNDS_MAX   31 /* --rounds */
 
 typedef struct {
     int                count; /* counters found */

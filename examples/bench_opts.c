@@ -59,6 +59,8 @@ const char *bench_usage(void)
            "      --mem MODE           auto | device | pool | vmm | vmm-private | host [auto]\n"
            "      --in-place 0|1       MPI_IN_PLACE                              [0]\n"
            "      --staged-max SIZE    measure the staged path up to this size  [all]\n"
+           "      --rounds N           measure the component and staged by turns N times\n"
+           "                           per size; times are the medians       [1]\n"
            "      --csv FILE           results as CSV (rank 0)\n"
            "      --floor-bytes SIZE   copy size of the device-memory floor (0: no floor)\n"
            "      --comm-info KEY=VALUE   measure on a dup of MPI_COMM_WORLD with this info\n"
@@ -179,7 +181,7 @@ static int bench_parse_type(bench_opts_t *o, const char *v, char *err, size_t le
 }
 
 enum { OPT_MEM = 256, OPT_IN_PLACE, OPT_CSV, OPT_FLOOR, OPT_STAGED_MAX, OPT_COMM_INFO,
-       OPT_COUNTERS };
+       OPT_COUNTERS, OPT_ROUNDS };
 
 static const struct option bench_longopts[] = {
     {"coll", required_argument, 0, 'C'},         {"minbytes", required_argument, 0, 'b'},
@@ -195,7 +197,8 @@ static const struct option bench_longopts[] = {
     {"mem", required_argument, 0, OPT_MEM},      {"in-place", required_argument, 0, OPT_IN_PLACE},
     {"csv", required_argument, 0, OPT_CSV},      {"floor-bytes", required_argument, 0, OPT_FLOOR},
     {"staged-max", required_argument, 0, OPT_STAGED_MAX}, {"comm-info", required_argument, 0, OPT_COMM_INFO},
-    {"counters", no_argument, 0, OPT_COUNTERS},  {"help", no_argument, 0, 'h'},
+    {"counters", no_argument, 0, OPT_COUNTERS},  {"rounds", required_argument, 0, OPT_ROUNDS},
+    {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0}};
 
 /* One option with its argument v; 0, or -1 with the reason in err. */
@@ -257,6 +260,9 @@ static int bench_option(bench_opts_t *o, int c, const char *v, int *have_f, int 
     case 'J': o->json = v; return 0;
     case OPT_CSV: o->csv = v; return 0;
     case OPT_COUNTERS: o->counters = 1; return 0;
+    case OPT_ROUNDS:
+        return bench_parse_int(v, 1, BENCH_ROUNDS_MAX, &o->rounds)
+                   ? bench_fail(err, len, "--rounds %s: 1 to %d", v, BENCH_ROUNDS_MAX) : 0;
     case OPT_COMM_INFO:
         if (strchr(v, '=') == NULL || v[0] == '=') {
             return bench_fail(err, len, "--comm-info %s: KEY=VALUE", v);
@@ -283,7 +289,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
                         .op = BENCH_OP_SUM, .op_name = "sum", .alg = "auto", .mem = "auto",
                         .min_bytes = 8, .max_bytes = 64 << 20, .step_bytes = 1 << 20,
                         .staged_max = (size_t)-1, .factor = 2.0, .iters = 20, .warmup = 5, .agg = 1, .check = 1,
-                        .average = 1, .staged = 1, .floor_bytes = -1};
+                        .average = 1, .staged = 1, .floor_bytes = -1, .rounds = 1};
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":C:b:e:f:i:n:w:m:c:o:d:r:z:a:T:J:t:g:A:s:h", bench_longopts,

@@ -74,8 +74,12 @@ void bench_report_header(bench_report_t *r)
            r->have_pvar ? "what ran (coll_gpu_<coll>_last_algorithm, rank 0)"
                         : "the setting (this coll/gpu does not report what ran)",
            r->have_staged ? "staged (host staging through the layer underneath)" : "none");
-    printf("# iterations %d x %d call(s), warm-up %d, check %d, blocking %d; time: %s\n", o->iters,
+    printf("# iterations %d x %d call(s), warm-up %d, check %d, blocking %d; time: %s", o->iters,
            o->agg, o->warmup, o->check, o->blocking, bench_average_names[o->average]);
+    if (o->rounds > 1) {
+        printf("; %d rounds, component and staged by turns: medians", o->rounds);
+    }
+    printf("\n");
     if (r->copy_bw > 0) {
         printf("# device copy bandwidth B = %.1f GB/s (read + write bytes; node rank 0 alone, "
                "after a barrier); floor: every input read once and every output written once on "

@@ -95,6 +95,44 @@ static double bench_measure(bench_run_t *b, const char *alg, int settable,
     return bench_time(b, wrong, ran, settable ? alg : "-", counters);
 }
 
+static int bench_double_cmp(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), bench_double_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The component's time (and the staged path's when staged), measured by turns --rounds
+ * times: the medians, so that a slow moment of a loaded machine moves neither side alone.
+ * The cost counters are read around the first round's timed loop; wrong results of every
+ * round add up. */
+static void bench_measure_row(bench_run_t *b, bench_report_t *rep, bench_row_t *row, int staged)
+{
+    const bench_opts_t *o = b->o;
+    double              ours[BENCH_ROUNDS_MAX], theirs[BENCH_ROUNDS_MAX];
+
+    for (int r = 0; r < o->rounds; r++) {
+        long wrong = 0;
+        ours[r] = bench_measure(b, o->alg, rep->have_alg, r == 0 ? b->counters : NULL, &wrong,
+                                row->alg);
+        row->wrong += wrong;
+        if (staged) {
+            theirs[r] = bench_measure(b, "staged", 1, NULL, &wrong, row->staged_alg);
+            row->staged_wrong += wrong;
+        }
+    }
+    row->time = bench_median(ours, o->rounds);
+    if (staged) {
+        row->staged_time = bench_median(theirs, o->rounds);
+    }
+}
+
 /* Wait for every rank without spinning (a rank measuring alone keeps the CPU). */
 static void bench_quiet_barrier(void)
 {
@@ -180,11 +218,7 @@ static int bench_sweep(bench_run_t *b, bench_report_t *rep)
             row.bytes = size;
             row.count = (o->coll == BENCH_ALLREDUCE || o->coll == BENCH_BCAST) ? b->count
                                                                                  : b->count * (size_t)b->size;
-            row.time  = bench_measure(b, o->alg, rep->have_alg, b->counters, &row.wrong, row.alg);
-            if (rep->have_staged && size <= o->staged_max) {
-                row.staged_time = bench_measure(b, "staged", 1, NULL, &row.staged_wrong,
-                                                row.staged_alg);
-            }
+            bench_measure_row(b, rep, &row, rep->have_staged && size <= o->staged_max);
             if (rep->copy_bw > 0) {
                 row.floor_time = (double)size * bench_floor_factor(o->coll, rep->per_node) /
                                  (rep->copy_bw * 1e9);

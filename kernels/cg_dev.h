@@ -396,6 +396,8 @@ void        cg_dev_peer_wait_begin(cg_dev_t *dev);
 void        cg_dev_peer_wait_end(cg_dev_t *dev);
 void        cg_dev_mem_release(cg_dev_t *dev, void *ptr);  /* ops->mem_free, held back */
 void        cg_dev_host_release(cg_dev_t *dev, void *ptr); /* ops->host_free, held back */
+/* At the layer's close (cg_dev_close): what was held goes; the holding ends. */
+void        cg_dev_frees_close(cg_dev_t *dev);
 
 /* Convenience: synchronous copy through a temporary use of stream. */
 cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t bytes,

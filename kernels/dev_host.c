@@ -34,9 +34,12 @@ struct cg_dev_stream {
     int          on_app;  /* the application's default stream (app_stream_create): its
                              queued work runs before anything on this stream */
     int          pending; /* an LL collective waits for its peers' lines */
+    unsigned    *pending_owner; /* the count of the thread that queued it */
     int          ll_given_up; /* the last LL call ended without a result (cancelled) */
     cg_ll_args_t ll;
     cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
+    void        *ll_word; /* page-locked memory at the first LL call, as the CUDA layer's
+                             completion word: freed as that is (cg_dev_host_release) */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
@@ -50,7 +53,11 @@ static void cg_host_pending_set(cg_dev_t *dev, cg_dev_stream_t *stream, int pend
 {
     if (stream->pending != pending) {
         stream->pending = pending;
-        cg_host_peer_wait_add(cg_host_impl(dev), pending ? 1 : -1);
+        if (pending) {
+            stream->pending_owner = cg_host_peer_wait_start(cg_host_impl(dev));
+        } else {
+            cg_host_peer_wait_stop(cg_host_impl(dev), stream->pending_owner);
+        }
     }
 }
 
@@ -135,12 +142,11 @@ static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **st
 
 static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    if (stream->on_app) { /* a handle only, as on a GPU: the application's work stays queued */
-        free(stream->ll_wait.taken);
-        free(stream);
-        return;
+    /* on the application's stream a handle only, as on a GPU: its work stays queued */
+    if (!stream->on_app) {
+        (void)cg_host_stream_drain(dev, stream);
     }
-    (void)cg_host_stream_drain(dev, stream);
+    cg_dev_host_release(dev, stream->ll_word);
     free(stream->ll_wait.taken);
     free(stream);
 }
@@ -226,6 +232,9 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
     }
     if (args->size > CG_DEV_MAX_FANIN) {
         return CG_ERR_UNSUPPORTED;
+    }
+    if (stream->ll_word == NULL && cg_host_host_alloc(dev, sizeof(uint64_t), &stream->ll_word) != CG_OK) {
+        return CG_ERR_NO_MEMORY;
     }
     cg_count(CG_CNT_DEV_OPS, 1);
     status = cg_host_ll_push(dev, args);
@@ -374,6 +383,7 @@ static cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t va
 static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                      cg_dev_stream_t *stream)
 {
+    unsigned   *owner;
     cg_pace_t   pace = {0};
     double      t0   = 0;
     void       *view;
@@ -385,7 +395,7 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
     cg_count(CG_CNT_DEV_OPS, 1); /* a stream wait on a GPU: the host does not block there */
     /* The host layer waits on the calling thread; a peer that never writes (it died) must
      * not hang the process for ever: give up after CG_HOST_FLAG_TIMEOUT seconds. */
-    cg_host_peer_wait_add(cg_host_impl(dev), 1);
+    owner = cg_host_peer_wait_start(cg_host_impl(dev));
     while (status == CG_OK && __atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) < value) {
         if (cg_pace(&pace)) {
             double now = cg_time_now();
@@ -397,7 +407,7 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
             }
         }
     }
-    cg_host_peer_wait_add(cg_host_impl(dev), -1);
+    cg_host_peer_wait_stop(cg_host_impl(dev), owner);
     return status;
 }
 

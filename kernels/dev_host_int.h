@@ -40,13 +40,15 @@ typedef struct {
 #define CG_HOST_FLAG_TIMEOUT 300
 
 /* Device work that waits for peers (an LL call's pending wait, a flag wait under way)
- * starts (+1) or ends (-1) on the calling thread. What cudaFree and cudaFreeHost do on a
+ * starts on the calling thread (counted for the device and for the thread, whose count
+ * start returns) and stops (maybe on another thread: the starter's count). What cudaFree and cudaFreeHost do on a
  * GPU, the strict mode's frees do here: wait for all of the device's work. The work of
  * other threads that waits for peers is waited for, counted as a stall (CG_CNT_FREE_STALLS:
  * on a GPU a free that may never return); the calling thread's own cannot progress while
  * it frees on this layer, where a GPU would run it: not waited for. Bounded, as every wait
  * of this layer (dev_host_memory.c). */
-void cg_host_peer_wait_add(cg_dev_host_t *host, int delta);
+unsigned *cg_host_peer_wait_start(cg_dev_host_t *host);
+void      cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner);
 
 static inline cg_dev_host_t *cg_host_impl(cg_dev_t *dev)
 {

@@ -168,30 +168,51 @@ cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
 }
 
 /* ---- frees wait for the device's work, as on a GPU ------------------------------------------ */
-/* Of host->peer_waits, the calling thread's. */
-static __thread unsigned cg_host_own_peer_waits;
+/* Of host->peer_waits, the calling thread's: a count of its own, never freed, so that a
+ * wait another thread stops (a drain at teardown) never writes into a thread that ended. */
+static __thread unsigned *cg_host_own_peer_waits;
+static unsigned           cg_host_no_count; /* when the thread's count cannot be had */
 
-/* Device work that waits for peers starts (+1) or ends (-1) on the calling thread. */
-void cg_host_peer_wait_add(cg_dev_host_t *host, int delta)
+static unsigned *cg_host_own_count(void)
 {
-    __atomic_add_fetch(&host->peer_waits, (unsigned)delta, __ATOMIC_ACQ_REL);
-    cg_host_own_peer_waits += (unsigned)delta;
+    if (cg_host_own_peer_waits == NULL) {
+        cg_host_own_peer_waits = calloc(1, sizeof(unsigned));
+    }
+    return cg_host_own_peer_waits != NULL ? cg_host_own_peer_waits : &cg_host_no_count;
+}
+
+unsigned *cg_host_peer_wait_start(cg_dev_host_t *host)
+{
+    unsigned *own = cg_host_own_count();
+
+    __atomic_add_fetch(&host->peer_waits, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(own, 1, __ATOMIC_RELAXED);
+    return own;
+}
+
+void cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner)
+{
+    __atomic_sub_fetch(owner, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&host->peer_waits, 1, __ATOMIC_ACQ_REL);
 }
 
 /* cudaFree and cudaFreeHost wait for all of the device's work (cg_dev_host_t peer_waits). */
 static void cg_host_free_wait(cg_dev_host_t *host)
 {
-    cg_pace_t pace = {0};
-    double    t0   = 0;
+    const unsigned *own  = cg_host_own_count();
+    cg_pace_t       pace = {0};
+    double          t0   = 0;
 
     if (host->sim == NULL ||
-        __atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) <= cg_host_own_peer_waits) {
+        __atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) <=
+            __atomic_load_n(own, __ATOMIC_RELAXED)) {
         return;
     }
     cg_count(CG_CNT_FREE_STALLS, 1);
     cg_error(CG_SUB_DEV, "a free waits for another thread's device work that waits for peers "
              "(on a GPU, cudaFree would wait for it too, maybe for ever)");
-    while (__atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) > cg_host_own_peer_waits) {
+    while (__atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) >
+           __atomic_load_n(own, __ATOMIC_RELAXED)) {
         if (cg_pace(&pace)) {
             t0 = t0 ? t0 : cg_time_now();
             if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {

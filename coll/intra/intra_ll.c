@@ -73,10 +73,13 @@ static void cg_intra_ll_end_kernel(cg_intra_t *group, const cg_ll_args_t *args)
     if (status == CG_OK && args->cancel != NULL) {
         status = dev->ops->flag_release(dev, (uint64_t *)args->cancel, args->flag);
     }
-    if (status == CG_OK && dev->ops->stream_sync(dev, group->stream) == CG_OK &&
-        args->cancel != NULL) {
+    if (status == CG_OK) {
+        status = dev->ops->stream_sync(dev, group->stream);
+    }
+    if (status == CG_OK && args->cancel != NULL) {
         (void)cg_intra_ll_uncancel(group, args);
     }
+    group->ll_kernel_left = status != CG_OK; /* it may still wait for peers */
 }
 
 /* Wait for the call's end (ll_test: on a GPU a word the kernel stores last, read with no
@@ -216,7 +219,12 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch
     cg_status_t status;
 
     cg_dev_peer_wait_begin(group->dev);
+    group->ll_kernel_left = 0;
     status = cg_intra_ll_call(group, args, watch);
-    cg_dev_peer_wait_end(group->dev);
+    if (group->ll_kernel_left && !group->peer_waiting) {
+        group->peer_waiting = 1; /* the kernel may still wait: the group's release ends it */
+    } else {
+        cg_dev_peer_wait_end(group->dev);
+    }
     return status;
 }

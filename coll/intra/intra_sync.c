@@ -276,18 +276,23 @@ void cg_intra_peer_wait_done(cg_intra_t *group)
     }
 }
 
-static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine);
+static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int *drained);
 
-/* The call's device work, flag waits included, has ended (or the group is given up). */
+/* The call's device work, flag waits included, has ended: its bracket too. When it may
+ * still wait (a failure left the stream undrained), the group's release ends it, after
+ * releasing the waits and draining the stream (cg_intra_release). */
 static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
 {
-    cg_status_t status = cg_intra_finish_wait(group, mine);
+    int         drained = 0;
+    cg_status_t status  = cg_intra_finish_wait(group, mine, &drained);
 
-    cg_intra_peer_wait_done(group);
+    if (drained) {
+        cg_intra_peer_wait_done(group);
+    }
     return status;
 }
 
-static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine)
+static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int *drained)
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;
@@ -297,6 +302,7 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine)
 
     if (mine == CG_ERR_PEER_NOT_FAST) { /* given up in band: what it queued on its own */
         (void)dev->ops->stream_sync(dev, group->stream); /* memory ends here, no failure */
+        *drained = 1;
         return mine;
     }
     if (mine != CG_OK) {
@@ -304,7 +310,8 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine)
         return mine;
     }
     if (group->sync == CG_SYNC_HOST || !dev->caps.async) {
-        status = dev->ops->stream_sync(dev, group->stream);
+        status   = dev->ops->stream_sync(dev, group->stream);
+        *drained = 1;
         if (status != CG_OK) {
             cg_intra_report(group, group->host_epoch + 1);
         }
@@ -326,10 +333,12 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine)
              * buffers mapped for this call: they are unpinned (and may be unmapped) only
              * once it has drained */
             (void)dev->ops->stream_sync(dev, group->stream);
+            *drained = 1;
             return CG_ERR_PEER;
         }
         status = cg_intra_watch(group, &t0);
     }
+    *drained = done;
     if (status != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
     }

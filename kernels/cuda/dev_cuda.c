@@ -152,8 +152,8 @@ static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
     if (!stream->borrowed) {
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(stream->stream)));
     }
-    if (stream->ll_done != NULL) {
-        (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaFreeHost(stream->ll_done)));
+    if (stream->ll_done != NULL) { /* cudaFreeHost waits for the device: held under threads */
+        cg_dev_host_release(dev, stream->ll_done);
     }
     free(stream);
 }

@@ -24,7 +24,7 @@ cg_status_t cg_cuda_side_copy(cg_dev_cuda_t *cuda, void *dst, const void *src, s
 }
 
 /* The stream's completion word for LL calls, at its first call. */
-static cg_status_t cg_cuda_ll_done_alloc(cg_dev_stream_t *stream)
+static cg_status_t cg_cuda_ll_done_alloc(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     void       *word = NULL, *word_dev = NULL;
     cg_status_t status = CG_CUDART_CALL(
@@ -32,8 +32,8 @@ static cg_status_t cg_cuda_ll_done_alloc(cg_dev_stream_t *stream)
 
     if (status == CG_OK) {
         status = CG_CUDART_CALL(cudaHostGetDevicePointer(&word_dev, word, 0));
-        if (status != CG_OK) {
-            (void)cudaFreeHost(word);
+        if (status != CG_OK) { /* cudaFreeHost waits for the device: held under threads */
+            cg_dev_host_release(dev, word);
             return status;
         }
         *(volatile uint64_t *)word = 0;
@@ -44,9 +44,10 @@ static cg_status_t cg_cuda_ll_done_alloc(cg_dev_stream_t *stream)
     return status;
 }
 
-static cg_status_t cg_cuda_ll_run_guarded(const cg_ll_args_t *args, cg_dev_stream_t *stream)
+static cg_status_t cg_cuda_ll_run_guarded(cg_dev_t *dev, const cg_ll_args_t *args,
+                                          cg_dev_stream_t *stream)
 {
-    cg_status_t status = stream->ll_done == NULL ? cg_cuda_ll_done_alloc(stream) : CG_OK;
+    cg_status_t status = stream->ll_done == NULL ? cg_cuda_ll_done_alloc(dev, stream) : CG_OK;
 
     if (status != CG_OK) {
         return status;
@@ -69,7 +70,7 @@ cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_strea
         return CG_ERR_DEVICE;
     }
     cg_count(CG_CNT_DEV_OPS, 1);
-    return CG_CUDA_GUARDED(dev, cg_cuda_ll_run_guarded(args, stream));
+    return CG_CUDA_GUARDED(dev, cg_cuda_ll_run_guarded(dev, args, stream));
 }
 
 /* Polls between two looks at the stream's error state while an LL call runs. */

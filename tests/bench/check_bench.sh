@@ -67,6 +67,7 @@ bad mem "auto, device, pool, vmm, vmm-private or host" --mem bogus
 bad root "there are 1 ranks" -C bcast -r 3
 bad root-allreduce "bcast only" -r 1
 bad algorithm "cannot run algorithm nosuch" -A nosuch
+bad rounds "1 to 31" --rounds 0
 
 # good NAME NP PATTERN-OF-ALGORITHMS ARGS...: every result correct, the summary lines, every
 # row names an algorithm matching the pattern, the staged column ran staged; the JSON and
@@ -94,6 +95,7 @@ good allreduce-int64-prod-inplace-np4 4 'll|one_shot|two_shot' "$(b)" -d int64 -
 good allreduce-forced-two-shot-np3 3 'two_shot' "$(b)" -A two_shot -d double -b 8 -e 64K -i 20000 -n 1 -w 1 -a 2
 good bcast-root2-np4 4 'll|direct|scatter_allgather' "$(b)" -C broadcast -r 2 -d int32 -b 4 -e 1M -f 32 -n 2 -w 1 -z 1
 good allgather-inplace-np3 3 'll|direct' "$(b)" -C allgather -d uint32 --in-place 1 -b 12 -e 600K -f 16 -n 1 -w 1 -m 2
+good allgather-rounds-np2 2 'll|direct' "$(b)" -C allgather -b 8 -e 64K -f 64 -n 2 -w 1 --rounds 3
 good reduce-scatter-np4 4 'll|direct' "$(b)" -C reduce_scatter -d uint64 -b 32 -e 1M -f 32 -n 1 -w 1 --mem device
 good reduce-scatter-block-inplace-np3 3 'll|direct' "$(b)" -C reduce_scatter_block -d double -o max --in-place 1 -b 24 -e 96K -f 8 -n 1 -w 1
 # two virtual nodes: small calls staged with no agreement (the model's pinned latencies

@@ -12,7 +12,8 @@ The layers, from the top: the Open MPI boundary (ompi_coll_gpu, one unit: the co
 table refers to its entry points and they read its parameters); coll's dispatch (registry,
 planner, run, rules, cost); the collectives' folders; the per-communicator context
 (cg_comm.c), what it measures at setup (cg_comm_measure.c); hier; the cost model (cg_cost.c: pure functions); intra; ucx_glue and topo;
-kernels; base.
+kernels; the CUDA layer and the simulated GPU; the frees held back (kernels/dev_frees.c,
+which both device layers use); base.
 
 Also: the CUDA layer (kernels/cuda) calls no synchronous copy, set or device-wide wait. Those
 synchronise the legacy default stream (or the device) first, so one made while a kernel
@@ -32,7 +33,7 @@ RANK = {
     "coll/cg_comm_measure.c": 3.7, "coll/hier": 4,
     "coll/cg_cost.c": 4.5,
     "coll/intra": 5, "ucx_glue": 6, "topo": 6, "kernels": 7, "kernels/cuda": 8,
-    "kernels/sim": 8, "base": 9,
+    "kernels/sim": 8, "kernels/dev_frees.c": 8.5, "base": 9,
 }
 
 

@@ -267,6 +267,11 @@ int main(int argc, char **argv)
     MPI_T_pvar_session_create(&threads_session);
     threads_held   = threads_pvar("coll_gpu_frees_held");
     threads_stalls = threads_pvar("coll_gpu_free_stalls");
+    if (expect_held && (threads_held == MPI_T_PVAR_HANDLE_NULL || threads_stalls == MPI_T_PVAR_HANDLE_NULL)) {
+        fprintf(stderr, "coll_threads: FAIL: no MPI_T coll_gpu_frees_held or coll_gpu_free_stalls "
+                "(component not loaded?)\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     kind           = em_init(mem, em_local_rank(threads_rank));
     MPI_Comm_dup(MPI_COMM_WORLD, &caller_comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &churner_comm);

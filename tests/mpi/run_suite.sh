@@ -288,7 +288,7 @@ run "costs-app-auto-multiple-np2" 2 "${dev_mca[@]}" "$costs" --mem device --thre
       fail "costs-app-auto-multiple-np2: the default warned about launch"; }
 run "costs-app-event-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait default_stream "$costs" \
     --mem device --app-wait-event
-# two threads of every rank at once (MPI_THREAD_MULTIPLE): one calls small allreduces,
+# two threads of every rank at once (MPI_THREAD_MULTIPLE): one calls small collectives,
 # the other makes and frees communicators (contexts not kept: their memory goes); no free
 # may wait for the other thread's device work that waits for peers (on a GPU a deadlock):
 # LL calls, and device barriers (flag waits) at np 3; the references checked with Open MPI

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * Frees held back while device work waits for peers (cg_dev.h: cg_dev_frees_enable). Below
+ * both device layers (the CUDA layer frees its streams' completion words here too): it
+ * reaches a layer only through its operations table.
+ */
+#include "kernels/cg_dev.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define CG_DEV_HELD_MANY 1024 /* frees held at once that the log mentions (once) */
+
+typedef struct cg_dev_held {
+    void               *ptr;
+    int                 host; /* page-locked host memory (ops->host_free) */
+    struct cg_dev_held *next;
+} cg_dev_held_t;
+
+struct cg_dev_frees {
+    pthread_mutex_t lock;        /* a free runs under it: no waiting work starts meanwhile */
+    unsigned        peer_waits;  /* device work in flight that waits for peers */
+    cg_dev_held_t  *held;        /* frees kept until peer_waits is 0 */
+    unsigned        num_held;
+    int             told;        /* many held: said once */
+};
+
+static void cg_dev_free_now(cg_dev_t *dev, void *ptr, int host)
+{
+    if (host) {
+        dev->ops->host_free(dev, ptr);
+    } else {
+        dev->ops->mem_free(dev, ptr);
+    }
+}
+
+/* Under frees->lock with no waiting work in flight: free what was held. */
+static void cg_dev_frees_flush(cg_dev_t *dev)
+{
+    cg_dev_held_t *held = dev->frees->held;
+
+    dev->frees->held     = NULL;
+    dev->frees->num_held = 0;
+    while (held != NULL) {
+        cg_dev_held_t *next = held->next;
+        cg_dev_free_now(dev, held->ptr, held->host);
+        free(held);
+        held = next;
+    }
+}
+
+cg_status_t cg_dev_frees_enable(cg_dev_t *dev)
+{
+    struct cg_dev_frees *frees;
+
+    if (dev->frees != NULL) {
+        return CG_OK;
+    }
+    frees = calloc(1, sizeof(*frees));
+    if (frees == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    pthread_mutex_init(&frees->lock, NULL);
+    dev->frees = frees;
+    return CG_OK;
+}
+
+void cg_dev_peer_wait_begin(cg_dev_t *dev)
+{
+    if (dev->frees != NULL) {
+        pthread_mutex_lock(&dev->frees->lock);
+        dev->frees->peer_waits++;
+        pthread_mutex_unlock(&dev->frees->lock);
+    }
+}
+
+void cg_dev_peer_wait_end(cg_dev_t *dev)
+{
+    if (dev->frees != NULL) {
+        pthread_mutex_lock(&dev->frees->lock);
+        if (dev->frees->peer_waits == 0) {
+            cg_error(CG_SUB_DEV, "device work that waits for peers ended more often than it began");
+        } else if (--dev->frees->peer_waits == 0) {
+            cg_dev_frees_flush(dev);
+        }
+        pthread_mutex_unlock(&dev->frees->lock);
+    }
+}
+
+static void cg_dev_release(cg_dev_t *dev, void *ptr, int host)
+{
+    cg_dev_held_t *held;
+
+    if (ptr == NULL) {
+        return;
+    }
+    if (dev->frees == NULL) {
+        cg_dev_free_now(dev, ptr, host);
+        return;
+    }
+    pthread_mutex_lock(&dev->frees->lock);
+    held = dev->frees->peer_waits > 0 ? malloc(sizeof(*held)) : NULL;
+    if (held != NULL) {
+        *held            = (cg_dev_held_t){.ptr = ptr, .host = host, .next = dev->frees->held};
+        dev->frees->held = held;
+        cg_count(CG_CNT_FREES_HELD, 1);
+        if (++dev->frees->num_held >= CG_DEV_HELD_MANY && cg_once(&dev->frees->told)) {
+            cg_warn(CG_SUB_DEV, "%u frees held back: calls on other threads keep device work "
+                    "waiting for peers in flight, so their memory stays allocated",
+                    dev->frees->num_held);
+        }
+    } else { /* nothing waits for peers (or no memory to remember it: free, as before) */
+        cg_dev_free_now(dev, ptr, host);
+    }
+    pthread_mutex_unlock(&dev->frees->lock);
+}
+
+void cg_dev_mem_release(cg_dev_t *dev, void *ptr)
+{
+    cg_dev_release(dev, ptr, 0);
+}
+
+void cg_dev_host_release(cg_dev_t *dev, void *ptr)
+{
+    cg_dev_release(dev, ptr, 1);
+}
+
+/* At close: nothing runs any more; what was held goes now. */
+void cg_dev_frees_close(cg_dev_t *dev)
+{
+    if (dev->frees != NULL) {
+        pthread_mutex_lock(&dev->frees->lock);
+        cg_dev_frees_flush(dev);
+        pthread_mutex_unlock(&dev->frees->lock);
+        pthread_mutex_destroy(&dev->frees->lock);
+        free(dev->frees);
+        dev->frees = NULL;
+    }
+}
