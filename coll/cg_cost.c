@@ -75,17 +75,19 @@ void cg_cost_defaults(cg_cost_params_t *p, cg_topo_class_t cls, int local_size)
         break;
     default:                           p->intra_bw_gbs = 10.0; break; /* through host memory */
     }
-    /* The host device layer emulates LL lines with two lines per 16-byte store and load,
-     * moving lines between the cores' caches: about 11 GB/s of lines on the 2-core CI
-     * machine, against copy algorithms whose agreement rides on their first barrier
-     * (coll_gpu_bench np 2, every algorithm forced: LL stops where the copies win,
-     * allreduce after about 300 B, reduce_scatter after about 600 B (its lines, then the
-     * reduction of what came), bcast and allgather after about 1.2 KiB). On a GPU the LL
+    /* The host device layer emulates LL lines two per 16-byte store, and since its wait
+     * takes each line on its own the moment it carries the flag (as a GPU thread does,
+     * 2026-11-27), about 2.4 GB/s of lines on the 2-core CI machine (coll_gpu_bench np 2,
+     * every algorithm forced, medians of 5 rounds: LL allgather 0.52 us at 64 B, 3.82 us at
+     * 4 KiB, direct 0.43-0.47 us; reduce_scatter 0.75-4.48 us against 0.82-1.35; allreduce
+     * 0.62-7.71 us against one_shot 0.56-1.90; bcast 0.39-1.76 us against 0.45-0.52, whose
+     * receivers read at about 6 GB/s). At 11 GB/s, the fit before, LL ran allgather and
+     * reduce_scatter at 512 B slower than staging and than direct at 2 KiB. On a GPU the LL
      * kernel is one block of 512 threads (small messages): its lines go at about 10-20 GB/s,
      * whatever the links. Measured on an H200 shared by 4 ranks under MPS (2026-11-26,
      * docs/GPU.md): LL 17-21 us up to 4 KiB, 39 us for a 64 KiB allgather and 438 us for
      * 1 MiB, where direct takes about 20 us. */
-    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 11.0 : CG_MIN(p->intra_bw_gbs, 15.0);
+    p->ll_bw_gbs = cls == CG_TOPO_CLASS_HOST ? 2.4 : CG_MIN(p->intra_bw_gbs, 15.0);
 }
 
 /* Seconds to move bytes at gbs GB/s. */
