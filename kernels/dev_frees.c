@@ -131,6 +131,10 @@ void cg_dev_frees_close(cg_dev_t *dev)
 {
     if (dev->frees != NULL) {
         pthread_mutex_lock(&dev->frees->lock);
+        if (dev->frees->peer_waits != 0) {
+            cg_error(CG_SUB_DEV, "%u brackets of device work that waits for peers still open at "
+                     "close", dev->frees->peer_waits);
+        }
         cg_dev_frees_flush(dev);
         pthread_mutex_unlock(&dev->frees->lock);
         pthread_mutex_destroy(&dev->frees->lock);

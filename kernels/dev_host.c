@@ -38,8 +38,9 @@ struct cg_dev_stream {
     int          ll_given_up; /* the last LL call ended without a result (cancelled) */
     cg_ll_args_t ll;
     cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
-    void        *ll_word; /* page-locked memory at the first LL call, as the CUDA layer's
-                             completion word: freed as that is (cg_dev_host_release) */
+    void        *ll_word; /* never written: page-locked memory allocated at the first LL
+                             call and freed with the stream, as the CUDA layer's completion
+                             word is (cg_dev_host_release), so that its free is tested */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
@@ -142,10 +143,12 @@ static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **st
 
 static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    /* on the application's stream a handle only, as on a GPU: its work stays queued */
+    /* on the application's stream a handle only, as on a GPU: its work stays queued (an LL
+     * wait left pending no longer counts as work that waits for peers) */
     if (!stream->on_app) {
         (void)cg_host_stream_drain(dev, stream);
     }
+    cg_host_pending_set(dev, stream, 0);
     cg_dev_host_release(dev, stream->ll_word);
     free(stream->ll_wait.taken);
     free(stream);
@@ -233,7 +236,8 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
     if (args->size > CG_DEV_MAX_FANIN) {
         return CG_ERR_UNSUPPORTED;
     }
-    if (stream->ll_word == NULL && cg_host_host_alloc(dev, sizeof(uint64_t), &stream->ll_word) != CG_OK) {
+    if (stream->ll_word == NULL &&
+        cg_host_host_alloc(dev, sizeof(uint64_t), &stream->ll_word) != CG_OK) {
         return CG_ERR_NO_MEMORY;
     }
     cg_count(CG_CNT_DEV_OPS, 1);

@@ -41,12 +41,12 @@ typedef struct {
 
 /* Device work that waits for peers (an LL call's pending wait, a flag wait under way)
  * starts on the calling thread (counted for the device and for the thread, whose count
- * start returns) and stops (maybe on another thread: the starter's count). What cudaFree and cudaFreeHost do on a
- * GPU, the strict mode's frees do here: wait for all of the device's work. The work of
- * other threads that waits for peers is waited for, counted as a stall (CG_CNT_FREE_STALLS:
- * on a GPU a free that may never return); the calling thread's own cannot progress while
- * it frees on this layer, where a GPU would run it: not waited for. Bounded, as every wait
- * of this layer (dev_host_memory.c). */
+ * start returns) and stops, maybe on another thread (pass the starter's count). What
+ * cudaFree and cudaFreeHost do on a GPU, the strict mode's frees do here: wait for all of
+ * the device's work. The work of other threads that waits for peers is waited for,
+ * counted as a stall (CG_CNT_FREE_STALLS: on a GPU a free that may never return); the
+ * calling thread's own cannot progress while it frees on this layer, where a GPU would
+ * run it: not waited for. Bounded, as every wait of this layer (dev_host_memory.c). */
 unsigned *cg_host_peer_wait_start(cg_dev_host_t *host);
 void      cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner);
 

@@ -168,8 +168,9 @@ cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
 }
 
 /* ---- frees wait for the device's work, as on a GPU ------------------------------------------ */
-/* Of host->peer_waits, the calling thread's: a count of its own, never freed, so that a
- * wait another thread stops (a drain at teardown) never writes into a thread that ended. */
+/* Of host->peer_waits, the calling thread's: a count of its own (one small allocation per
+ * thread that ever queued such work, never freed), so that a wait another thread stops (a
+ * drain at teardown) never writes into a thread that ended. */
 static __thread unsigned *cg_host_own_peer_waits;
 static unsigned           cg_host_no_count; /* when the thread's count cannot be had */
 
@@ -199,13 +200,16 @@ void cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner)
 /* cudaFree and cudaFreeHost wait for all of the device's work (cg_dev_host_t peer_waits). */
 static void cg_host_free_wait(cg_dev_host_t *host)
 {
-    const unsigned *own  = cg_host_own_count();
+    const unsigned *own;
     cg_pace_t       pace = {0};
     double          t0   = 0;
 
-    if (host->sim == NULL ||
-        __atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) <=
-            __atomic_load_n(own, __ATOMIC_RELAXED)) {
+    if (host->sim == NULL) {
+        return;
+    }
+    own = cg_host_own_count();
+    if (__atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) <=
+        __atomic_load_n(own, __ATOMIC_RELAXED)) {
         return;
     }
     cg_count(CG_CNT_FREE_STALLS, 1);

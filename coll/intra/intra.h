@@ -135,10 +135,10 @@ typedef struct cg_intra {
     unsigned         inband_parity;         /* parity and publishes when it began: back to */
     uint64_t         inband_publishes;      /* them when a rank was not on the call */
     int              failed;                /* a barrier failed: the group is unusable */
-    int              peer_waiting;          /* device work that waits for peers may be
-                                               queued (cg_dev_peer_wait_begin): flag waits
-                                               until the call's end, or a failed call's
-                                               work until the group's release */
+    int              holds_peer_wait;       /* holds a bracket of device work that waits
+                                               for peers (cg_dev_peer_wait_begin): flag
+                                               waits until the call's end; an LL kernel
+                                               that could not be ended until the release */
     int              ll_kernel_left;        /* the last LL call's kernel could not be ended */
     struct cg_intra *next_pending;          /* torn down, waiting for its peers to close */
 } cg_intra_t;

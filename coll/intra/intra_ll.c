@@ -173,7 +173,8 @@ void cg_intra_ll_tick(cg_intra_t *group)
 
 /* The call, from its flag to its end (cg_intra_ll: bracketed as device work that waits for
  * peers, cg_dev_peer_wait_begin). */
-static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch_t *watch)
+static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args,
+                                    const cg_ll_watch_t *watch)
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;
@@ -221,8 +222,8 @@ cg_status_t cg_intra_ll(cg_intra_t *group, cg_ll_args_t *args, const cg_ll_watch
     cg_dev_peer_wait_begin(group->dev);
     group->ll_kernel_left = 0;
     status = cg_intra_ll_call(group, args, watch);
-    if (group->ll_kernel_left && !group->peer_waiting) {
-        group->peer_waiting = 1; /* the kernel may still wait: the group's release ends it */
+    if (group->ll_kernel_left && !group->holds_peer_wait) {
+        group->holds_peer_wait = 1; /* the kernel may still wait: the group's release ends it */
     } else {
         cg_dev_peer_wait_end(group->dev);
     }

@@ -219,9 +219,9 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine)
             return status;
         }
     }
-    if (!group->peer_waiting) { /* ends with the call (cg_intra_finish_stream) */
+    if (!group->holds_peer_wait) { /* ends with the call (cg_intra_finish_stream) */
         cg_dev_peer_wait_begin(dev);
-        group->peer_waiting = 1;
+        group->holds_peer_wait = 1;
     }
     epoch = ++group->dev_epoch;
     for (int p = 0; p < group->size && status == CG_OK; p++) {
@@ -270,17 +270,27 @@ cg_status_t cg_intra_close(cg_intra_t *group, cg_status_t mine)
 
 void cg_intra_peer_wait_done(cg_intra_t *group)
 {
-    if (group->peer_waiting) {
-        group->peer_waiting = 0;
+    if (group->holds_peer_wait) {
+        group->holds_peer_wait = 0;
         cg_dev_peer_wait_end(group->dev);
     }
 }
 
 static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int *drained);
 
-/* The call's device work, flag waits included, has ended: its bracket too. When it may
- * still wait (a failure left the stream undrained), the group's release ends it, after
- * releasing the waits and draining the stream (cg_intra_release). */
+/* After a failure was reported (which released this rank's flag waits on a device-
+ * synchronised group): let the stream drain, so that the call's bracket can end now rather
+ * than hold every free of the process until the group's release. */
+static void cg_intra_drain_released(cg_intra_t *group, int *drained)
+{
+    if (group->sync == CG_SYNC_DEVICE && group->holds_peer_wait) {
+        (void)group->dev->ops->stream_sync(group->dev, group->stream);
+        *drained = 1;
+    }
+}
+
+/* The call's device work, flag waits included, has ended: its bracket too. A failure
+ * releases the flag waits and drains the stream first (cg_intra_drain_released). */
 static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
 {
     int         drained = 0;
@@ -307,6 +317,7 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
     }
     if (mine != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
+        cg_intra_drain_released(group, drained);
         return mine;
     }
     if (group->sync == CG_SYNC_HOST || !dev->caps.async) {
@@ -341,6 +352,7 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
     *drained = done;
     if (status != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
+        cg_intra_drain_released(group, drained);
     }
     return status;
 }

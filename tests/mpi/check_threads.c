@@ -17,11 +17,11 @@
  * the host from the ranks' seeds, the output poisoned first, until every rank's churner is
  * done (a host-buffer MIN on the same communicator after each call: the same count
  * everywhere). Thread "churner": --cycles times a duplicate of its communicator, one
- * checked collective on it (a new fast-path context under coll_gpu_context_keep=0: scratch allocated, peers'
- * scratch mapped), then MPI_Comm_free (the context's memory goes, now or at a later setup or
- * teardown once its peers freed theirs), while the caller's calls run. After --cycles, it
- * goes on (up to 4 times as many) until some rank held a free back, so that a loaded
- * machine still tests the overlap.
+ * checked collective on it (a new fast-path context under coll_gpu_context_keep=0: scratch
+ * allocated, peers' scratch mapped), then MPI_Comm_free (the context's memory goes, now or
+ * at a later setup or teardown once its peers freed theirs), while the caller's calls run.
+ * After --cycles, it goes on (up to 4 times as many) until some rank held a free back, so
+ * that a loaded machine still tests the overlap.
  *
  * Fails when a result is wrong, when a free stalled on any rank, or when no rank ever held
  * a free back (nothing was tested). --expect-held 0 drops the last check (the component
@@ -256,7 +256,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (provided < MPI_THREAD_MULTIPLE) {
         if (threads_rank == 0) {
-            fprintf(stderr, "coll_threads: FAIL: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+            fprintf(stderr, "coll_threads: FAIL: MPI_THREAD_MULTIPLE not provided (%d)\n",
+                    provided);
         }
         MPI_Finalize();
         return 1;
@@ -267,7 +268,8 @@ int main(int argc, char **argv)
     MPI_T_pvar_session_create(&threads_session);
     threads_held   = threads_pvar("coll_gpu_frees_held");
     threads_stalls = threads_pvar("coll_gpu_free_stalls");
-    if (expect_held && (threads_held == MPI_T_PVAR_HANDLE_NULL || threads_stalls == MPI_T_PVAR_HANDLE_NULL)) {
+    if (expect_held &&
+        (threads_held == MPI_T_PVAR_HANDLE_NULL || threads_stalls == MPI_T_PVAR_HANDLE_NULL)) {
         fprintf(stderr, "coll_threads: FAIL: no MPI_T coll_gpu_frees_held or coll_gpu_free_stalls "
                 "(component not loaded?)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);

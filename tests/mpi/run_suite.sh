@@ -258,7 +258,6 @@ run "vmm-refused-np3" 3 "${dev_mca[@]}" "$check" --mem vmm-private --counts 1,10
 #     communicator: those come back through the component and must go straight down,
 #     uncounted and unqueried.
 costs=$builddir/tests/mpi/coll_costs
-threads=$builddir/tests/mpi/coll_threads
 run "costs-np2" 2 "${dev_mca[@]}" "$costs" --mem device
 run "costs-pool-np4" 4 "${dev_mca[@]}" "$costs" --mem pool
 run "costs-np3" 3 "${dev_mca[@]}" --mca coll_tuned_use_dynamic_rules 1 \
@@ -288,16 +287,6 @@ run "costs-app-auto-multiple-np2" 2 "${dev_mca[@]}" "$costs" --mem device --thre
       fail "costs-app-auto-multiple-np2: the default warned about launch"; }
 run "costs-app-event-np3" 3 "${dev_mca[@]}" --mca coll_gpu_app_wait default_stream "$costs" \
     --mem device --app-wait-event
-# two threads of every rank at once (MPI_THREAD_MULTIPLE): one calls small collectives,
-# the other makes and frees communicators (contexts not kept: their memory goes); no free
-# may wait for the other thread's device work that waits for peers (on a GPU a deadlock):
-# LL calls, and device barriers (flag waits) at np 3; the references checked with Open MPI
-# alone on host memory
-run "threads-np2" 2 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 "$threads" --cycles 40
-run "threads-np4" 4 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 "$threads" --cycles 20
-run "threads-device-sync-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 \
-    --mca coll_gpu_intra_sync device --mca coll_gpu_allreduce_algorithm one_shot "$threads" --cycles 20
-run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-held 0 --cycles 10
 run "mixed-kinds-app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem mixed \
     "${quiet_args[@]}"
 run "app-launch-np4" 4 "${dev_mca[@]}" --mca coll_gpu_app_wait launch "$check" --mem device \
@@ -599,15 +588,10 @@ run "overlap-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_overlap" 65536 8 &&
 run "bench-np3" 3 "${dev_mca[@]}" "$builddir/coll_gpu_bench" -C allreduce -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 &&
     { grep -q "all results correct" "$logdir/bench-np3.log" || fail "bench-np3: results not correct"; }
 
-# No free waited for another thread's device work in any run (the host layer's simulated
-# GPU warns of each, in the process's own log file).
-runs=$((runs + 1))
-stalled=$(grep -l "a free waits for another thread's device work" "$logdir"/*.vlog 2>/dev/null | head -5)
-if [ -n "$stalled" ]; then
-    fail "frees waited for another thread's device work (a deadlock on a GPU): $(echo $stalled)"
-else
-    echo "PASS no free waited for another thread's device work"
-fi
+# 11. Two threads per rank (MPI_THREAD_MULTIPLE), and no free that waited for another
+# thread's device work in any run (tests/mpi/suite_threads.sh).
+# shellcheck source=tests/mpi/suite_threads.sh
+. "$(dirname "$0")/suite_threads.sh"
 
 if [ "$failures" -gt 0 ]; then
     echo "run_suite: the failed runs again:"

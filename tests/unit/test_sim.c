@@ -258,5 +258,67 @@ START_TEST(test_default_stream)
 }
 END_TEST
 
+/* The frees held back while device work waits for peers (kernels/dev_frees.c), on a device
+ * whose operations count the frees: none while a bracket is open, all at its end or at the
+ * close, at once without brackets; an end without a begin changes nothing. */
+static int frees_done[2]; /* mem_free, host_free */
+
+static void frees_mem_free(cg_dev_t *dev, void *ptr)
+{
+    (void)dev;
+    (void)ptr;
+    frees_done[0]++;
+}
+
+static void frees_host_free(cg_dev_t *dev, void *ptr)
+{
+    (void)dev;
+    (void)ptr;
+    frees_done[1]++;
+}
+
+static void frees_close(cg_dev_t *dev)
+{
+    (void)dev;
+}
+
+START_TEST(test_frees_held)
+{
+    static const cg_dev_ops_t ops = {.name      = "frees",
+                                     .close     = frees_close,
+                                     .mem_free  = frees_mem_free,
+                                     .host_free = frees_host_free};
+    cg_dev_t dev = {.ops = &ops};
+    int      a, b, c;
+
+    cg_dev_mem_release(&dev, &a); /* not enabled: at once */
+    ck_assert_int_eq(frees_done[0], 1);
+    ck_assert_int_eq(cg_dev_frees_enable(&dev), CG_OK);
+    cg_dev_host_release(&dev, &b); /* nothing in flight: at once */
+    ck_assert_int_eq(frees_done[1], 1);
+    cg_dev_peer_wait_begin(&dev);
+    cg_dev_peer_wait_begin(&dev);
+    cg_dev_mem_release(&dev, &a);
+    cg_dev_host_release(&dev, &b);
+    cg_dev_mem_release(&dev, NULL); /* nothing to free */
+    ck_assert_int_eq(frees_done[0], 1);
+    ck_assert_int_eq(frees_done[1], 1);
+    cg_dev_peer_wait_end(&dev); /* one still in flight */
+    ck_assert_int_eq(frees_done[0], 1);
+    cg_dev_peer_wait_end(&dev);
+    ck_assert_int_eq(frees_done[0], 2);
+    ck_assert_int_eq(frees_done[1], 2);
+    cg_dev_peer_wait_end(&dev); /* unbalanced: logged, nothing freed, count stays 0 */
+    cg_dev_mem_release(&dev, &c);
+    ck_assert_int_eq(frees_done[0], 3);
+    cg_dev_peer_wait_begin(&dev); /* held at the close: freed there */
+    cg_dev_mem_release(&dev, &c);
+    ck_assert_int_eq(frees_done[0], 3);
+    cg_dev_frees_close(&dev);
+    ck_assert_int_eq(frees_done[0], 4);
+    ck_assert_ptr_null(dev.frees);
+}
+END_TEST
+
 CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
-             test_strict_layer, test_hints_follow_frees, test_default_stream)
+             test_strict_layer, test_hints_follow_frees, test_default_stream, test_frees_held)

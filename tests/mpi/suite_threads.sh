@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
+# Sourced by run_suite.sh at its end (its run, fail, logs and variables).
+# shellcheck shell=bash disable=SC2154
+
+threads=$builddir/tests/mpi/coll_threads
+# two threads of every rank at once (MPI_THREAD_MULTIPLE): one calls small collectives,
+# the other makes and frees communicators (contexts not kept: their memory goes); no free
+# may wait for the other thread's device work that waits for peers (on a GPU a deadlock):
+# LL calls, and device barriers (flag waits) at np 3; the references checked with Open MPI
+# alone on host memory
+run "threads-np2" 2 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 "$threads" --cycles 40
+run "threads-np4" 4 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 "$threads" --cycles 20
+run "threads-device-sync-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 \
+    --mca coll_gpu_intra_sync device --mca coll_gpu_allreduce_algorithm one_shot "$threads" --cycles 20
+run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-held 0 --cycles 10
+
+# No free waited for another thread's device work in any run, and no bracket of such work
+# was left open at the end (the host layer's simulated GPU and the holding log an error of
+# each: in the process's own log file, or in the run's output after the log file closed).
+runs=$((runs + 1))
+stalled=$(grep -l -e "a free waits for another thread's device work" \
+    -e "brackets of device work that waits for peers still open" "$logdir"/*.vlog "$logdir"/*.log 2>/dev/null | head -5)
+if [ -n "$stalled" ]; then
+    fail "frees waited for another thread's device work (a deadlock on a GPU), or brackets were left open: $(echo $stalled)"
+else
+    echo "PASS no free waited for another thread's device work"
+fi
