@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* A stream: its work runs at once, but an LL collective's wait is left pending, done when
  * the stream is polled (event_query) or synchronised, as a GPU would run it meanwhile.
  * Any other work on the stream finishes the pending wait first (stream order). */

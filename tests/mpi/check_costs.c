@@ -32,6 +32,7 @@
  * Results are checked too (against host arithmetic), so a cheap wrong call cannot pass.
  */
 #include "tests/mpi/check_costs.h"
+#include "tests/mpi/check_pvar.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -53,22 +54,13 @@ int                       costs_app_ready;
 static int                costs_app_launch = 1; /* auto (the default) or launch, single thread */
 
 /* The handle of the performance variable coll_gpu_<counter>; aborts when there is none. */
-static MPI_T_pvar_handle costs_handle(const char *counter, int pvars)
+static MPI_T_pvar_handle costs_handle(const char *counter)
 {
-    MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
     char              want[96];
+    MPI_T_pvar_handle handle;
 
     snprintf(want, sizeof(want), "coll_gpu_%s", counter);
-    for (int i = 0; i < pvars && handle == MPI_T_PVAR_HANDLE_NULL; i++) {
-        char         name[256], desc[1024];
-        int          nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic, cnt;
-        MPI_Datatype dt;
-        MPI_T_enum   e;
-        if (MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &e, desc, &dl, &bind, &ro,
-                                &cont, &atomic) == MPI_SUCCESS && strcmp(name, want) == 0) {
-            MPI_T_pvar_handle_alloc(session, i, NULL, &handle, &cnt);
-        }
-    }
+    handle = check_pvar_handle(session, want);
     if (handle == MPI_T_PVAR_HANDLE_NULL) {
         fprintf(stderr, "coll_costs: no performance variable %s (component not loaded?)\n", want);
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -78,16 +70,15 @@ static MPI_T_pvar_handle costs_handle(const char *counter, int pvars)
 
 static void costs_init(void)
 {
-    int provided, pvars = 0;
+    int provided;
 
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session_create(&session);
-    MPI_T_pvar_get_num(&pvars);
     for (int c = 0; c < C_NUM; c++) {
-        handles[c] = costs_handle(costs_counter_names[c], pvars);
+        handles[c] = costs_handle(costs_counter_names[c]);
     }
-    releases_handle  = costs_handle("mem_releases", pvars);
-    app_waits_handle = costs_handle("app_waits", pvars);
+    releases_handle  = costs_handle("mem_releases");
+    app_waits_handle = costs_handle("app_waits");
 }
 
 void costs_read(unsigned long long v[C_NUM])

@@ -31,6 +31,7 @@
  *                     [--expect-held 0|1]
  */
 #include "examples/example_mem.h"
+#include "tests/mpi/check_pvar.h"
 
 #include <mpi.h>
 #include <pthread.h>
@@ -65,25 +66,6 @@ static void threads_watchdog(int sig)
         _exit(125);
     }
     _exit(124);
-}
-
-static MPI_T_pvar_handle threads_pvar(const char *want)
-{
-    MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
-    int               pvars  = 0;
-
-    MPI_T_pvar_get_num(&pvars);
-    for (int i = 0; i < pvars && handle == MPI_T_PVAR_HANDLE_NULL; i++) {
-        char         name[256], desc[1024];
-        int          nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic, cnt;
-        MPI_Datatype dt;
-        MPI_T_enum   e;
-        if (MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &e, desc, &dl, &bind, &ro,
-                                &cont, &atomic) == MPI_SUCCESS && strcmp(name, want) == 0) {
-            MPI_T_pvar_handle_alloc(threads_session, i, NULL, &handle, &cnt);
-        }
-    }
-    return handle;
 }
 
 static unsigned long long threads_read(MPI_T_pvar_handle handle)
@@ -266,8 +248,8 @@ int main(int argc, char **argv)
     alarm((unsigned)watchdog);
     MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
     MPI_T_pvar_session_create(&threads_session);
-    threads_held   = threads_pvar("coll_gpu_frees_held");
-    threads_stalls = threads_pvar("coll_gpu_free_stalls");
+    threads_held   = check_pvar_handle(threads_session, "coll_gpu_frees_held");
+    threads_stalls = check_pvar_handle(threads_session, "coll_gpu_free_stalls");
     if (expect_held &&
         (threads_held == MPI_T_PVAR_HANDLE_NULL || threads_stalls == MPI_T_PVAR_HANDLE_NULL)) {
         fprintf(stderr, "coll_threads: FAIL: no MPI_T coll_gpu_frees_held or coll_gpu_free_stalls "
