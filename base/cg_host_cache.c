@@ -38,13 +38,13 @@ typedef struct {
     uintptr_t start;
     uintptr_t end;
     uint64_t  gen;
-    uint64_t  stamp; /* when inserted (the inserts' count): the older of two goes first */
+    uint64_t  stamp; /* when inserted or last hit (the inserts' count): the older of two goes */
 } __attribute__((aligned(64))) cg_host_cache_slot_t;
 
 static cg_host_cache_slot_t cg_host_cache_slots_table[CG_HOST_CACHE_SLOTS];
 static uint64_t             cg_host_cache_gen = 1; /* 0: an empty slot's */
 static uint64_t             cg_host_cache_releases; /* releases reported: an insert's ticket */
-static uint64_t             cg_host_cache_inserts;  /* the stamps */
+static uint64_t             cg_host_cache_inserts;  /* the stamps: inserts and hits */
 static int                  cg_host_cache_on;
 /* the kernel releases whole pages (munmap, madvise, mremap round the length up) while the
  * hooks pass the length asked for: the page size, read when enabled (not in a hook) */
@@ -54,8 +54,9 @@ static uintptr_t            cg_host_cache_page = 4096;
  * address picks its slots: two small buffers next to each other (the 8-byte input and output
  * of a norm on the stack) must not share one. Two candidate slots per address (bits of one
  * hash; different slots): an insert takes the first free for it, else the one holding the
- * older entry, so a call's input and output, inserted one after the other, never push each
- * other out: only what was there before them goes. */
+ * older entry (inserted or hit longer ago), so a call's input and output, one hit or
+ * inserted and the other inserted after it, never push each other out: only what the call
+ * does not use goes. */
 void cg_host_cache_slots(const void *ptr, unsigned slots[2])
 {
     const uint64_t hash = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ull;
@@ -197,6 +198,21 @@ void cg_host_cache_release(const void *addr, size_t bytes)
     }
 }
 
+/* A hit makes its entry the newest, so that an insert of the same call (its other buffer,
+ * new) pushes out an entry the call does not use rather than this one (which the next call
+ * would miss). Plain loads and stores: the stamps only order entries roughly, a lost update
+ * costs at most a query; nothing is written while the entry is the newest already (one
+ * buffer called again and again). */
+static void cg_host_cache_touch(cg_host_cache_slot_t *slot)
+{
+    const uint64_t newest = __atomic_load_n(&cg_host_cache_inserts, __ATOMIC_RELAXED);
+
+    if (__atomic_load_n(&slot->stamp, __ATOMIC_RELAXED) != newest) {
+        __atomic_store_n(&cg_host_cache_inserts, newest + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&slot->stamp, newest + 1, __ATOMIC_RELAXED);
+    }
+}
+
 int cg_host_cache_lookup(const void *ptr, size_t bytes)
 {
     const uintptr_t addr = (uintptr_t)ptr;
@@ -207,8 +223,14 @@ int cg_host_cache_lookup(const void *ptr, size_t bytes)
         return 0;
     }
     cg_host_cache_slots(ptr, slots);
-    return cg_host_cache_holds(&cg_host_cache_slots_table[slots[0]], addr, bytes, &start) ||
-           cg_host_cache_holds(&cg_host_cache_slots_table[slots[1]], addr, bytes, &start);
+    for (int i = 0; i < 2; i++) {
+        cg_host_cache_slot_t *slot = &cg_host_cache_slots_table[slots[i]];
+        if (cg_host_cache_holds(slot, addr, bytes, &start)) {
+            cg_host_cache_touch(slot);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* May an insert of addr write slot: empty, stale (or being written), or already addr's? */

@@ -62,6 +62,7 @@ failures=0
 failed_report="" # the FAIL lines again at the end, where a log's tail shows them
 runs=0
 skipped=0
+ran=() # the runs made, by name: checks across runs read their logs only (not older ones)
 
 # selected NAME: is the run in CG_SUITE_FILTER (when set)?
 selected() {
@@ -79,6 +80,7 @@ run() {
         return 1
     fi
     runs=$((runs + 1))
+    ran+=("$name")
     rm -f "$logdir/$name".*.vlog
     timeout -k 10 "$run_timeout" "$mpirun" -np "$np" "${base_mca[@]}" \
         --mca coll_gpu_verbose_file "$logdir/$name.%r.vlog" "$@" >"$log" 2>&1

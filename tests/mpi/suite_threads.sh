@@ -18,9 +18,14 @@ run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-hel
 # No free waited for another thread's device work in any run, and no bracket of such work
 # was left open at the end (the host layer's simulated GPU and the holding log an error of
 # each: in the process's own log file, or in the run's output after the log file closed).
+# The logs of this suite's runs only: an older run's in the same folder do not count.
 runs=$((runs + 1))
+ran_logs=()
+for name in "${ran[@]}"; do
+    ran_logs+=("$logdir/$name".*.vlog "$logdir/$name.log")
+done
 stalled=$(grep -l -e "a free waits for another thread's device work" \
-    -e "brackets of device work that waits for peers still open" "$logdir"/*.vlog "$logdir"/*.log 2>/dev/null | head -5)
+    -e "brackets of device work that waits for peers still open" "${ran_logs[@]}" /dev/null </dev/null 2>/dev/null | head -5)
 if [ -n "$stalled" ]; then
     fail "frees waited for another thread's device work (a deadlock on a GPU), or brackets were left open: $(echo $stalled)"
 else

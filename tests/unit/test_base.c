@@ -463,6 +463,46 @@ START_TEST(test_host_cache_pair)
 }
 END_TEST
 
+/* A call whose first buffer is known (an old entry) and whose second is new: the second's
+ * two slots are the first's and one holding a newer entry. The hit makes the first buffer
+ * the newest, so the insert pushes the other entry out, not the call's own buffer (which
+ * then missed at the next call: coll_costs' rare "1 query, 1 hit" on a warm call). */
+START_TEST(test_host_cache_known_pair)
+{
+    char    *a = test_cache_area, *b = NULL, *newer = NULL;
+    unsigned sa[2], sb[2], sx[2];
+
+    cg_host_cache_slots(a, sa);
+    for (char *at = a + 64; at + 64 <= test_cache_area + sizeof(test_cache_area) && b == NULL; at += 8) {
+        cg_host_cache_slots(at, sx);
+        if (sx[1] == sa[0] && sx[0] != sa[1]) {
+            b = at;
+        }
+    }
+    ck_assert_ptr_nonnull(b);
+    cg_host_cache_slots(b, sb);
+    for (char *at = b + 64; at + 64 <= test_cache_area + sizeof(test_cache_area) && newer == NULL; at += 8) {
+        cg_host_cache_slots(at, sx);
+        if (sx[0] == sb[0]) {
+            newer = at;
+        }
+    }
+    ck_assert_ptr_nonnull(newer);
+    cg_host_cache_enable(1);
+    cg_host_cache_insert(a, 64, cg_host_cache_ticket());   /* A's first slot, B's second */
+    cg_host_cache_insert(newer, 8, cg_host_cache_ticket()); /* B's first slot, newer than A */
+    for (int call = 0; call < 3; call++) {
+        ck_assert_int_eq(cg_host_cache_lookup(a, 64), 1);
+        if (!cg_host_cache_lookup(b, 64)) {
+            ck_assert_int_eq(call, 0);
+            cg_host_cache_insert(b, 64, cg_host_cache_ticket());
+        }
+    }
+    ck_assert_int_eq(cg_host_cache_lookup(newer, 8), 0); /* the entry outside the call went */
+    cg_host_cache_enable(0);
+}
+END_TEST
+
 /* An insert racing a release of its range: the inserting thread queries (takes its ticket)
  * and inserts over and over, noting the ticket of each insert it finished; the main thread
  * releases the range, stops the inserter, and looks: an entry may be there only when the
@@ -559,6 +599,6 @@ END_TEST
 
 CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_host_cache, test_host_cache_threads, test_host_cache_pair,
+             test_host_cache, test_host_cache_threads, test_host_cache_pair, test_host_cache_known_pair,
              test_host_cache_release_race,
              test_pace_spin)
