@@ -1,25 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * The probe's persistent kernel (coll_gpu_probe row persist_rt): one thread that stays on
- * the GPU and answers a doorbell word in page-locked host memory with a reply word there,
- * so that the host sees a device round trip with no launch and no stream operation: the
- * floor of a call whose exchange a kernel already running would do. It ends at the stop
- * value, or on its own after about ten seconds without a ring (a host that went away).
+ * The probe's kernels (kit-probe.h). persist_rt: one thread that stays on the GPU and
+ * answers a doorbell word in page-locked host memory with a reply word there, so that the
+ * host sees a device round trip with no launch and no stream operation. launch_ll and
+ * persist_ll: an 8-byte allreduce among the ranks sharing the GPU, its lines carrying
+ * their flag (as the component's LL kernel), run by a kernel launched per call or by one
+ * kernel that stays and is rung by the host: what a persistent design would save, with the
+ * exchange and the ranks' skew included. Persistent kernels end at their stop value, or on
+ * their own after about ten seconds without a ring (a host that went away).
  */
-#include <cuda_runtime.h>
+#include "kit-probe.h"
 
 namespace {
 
+constexpr long long probe_patience = 20000000000ll; /* cycles: about ten seconds */
+
 __global__ void probe_persist_kernel(volatile unsigned *bell, volatile unsigned *reply)
 {
-    const long long patience = 20000000000ll; /* cycles: about ten seconds */
-    unsigned        last     = 0;
-    long long       since    = clock64();
+    unsigned  last  = 0;
+    long long since = clock64();
 
     for (;;) {
         const unsigned value = *bell;
-        if (value == 0xffffffffu) {
+        if (value == PROBE_LL_STOP) {
             return;
         }
         if (value != last) {
@@ -27,17 +31,110 @@ __global__ void probe_persist_kernel(volatile unsigned *bell, volatile unsigned 
             __threadfence_system();
             *reply = value;
             since  = clock64();
-        } else if (clock64() - since > patience) {
+        } else if (clock64() - since > probe_patience) {
             return;
         }
     }
 }
 
+/* One call of the LL allreduce, by one block: thread (peer, line) sends its line to that
+ * peer's inbox and takes the peer's line from this rank's, spinning on its flag; then the
+ * first threads sum the lines in rank order into dst. A slot of a parity is written again
+ * two calls later, when every rank has finished this one (it sent its next call's lines
+ * only after). */
+__device__ void probe_ll_step(const probe_ll_args_t &args, unsigned flag)
+{
+    __shared__ float got[PROBE_LL_MAX_RANKS][PROBE_LL_LINES];
+    const int        thread = threadIdx.x;
+    const unsigned   parity = flag & 1u;
+
+    if (thread < args.size * PROBE_LL_LINES) {
+        const int peer = thread / PROBE_LL_LINES, line = thread % PROBE_LL_LINES;
+        const unsigned long long word =
+            (unsigned long long)flag << 32 | __float_as_uint(args.src[line]);
+        volatile unsigned long long *out =
+            args.inbox[peer] + (parity * PROBE_LL_MAX_RANKS + args.rank) * PROBE_LL_LINES + line;
+        volatile unsigned long long *in =
+            args.inbox[args.rank] + (parity * PROBE_LL_MAX_RANKS + peer) * PROBE_LL_LINES + line;
+        unsigned long long seen;
+
+        *out = word;
+        do {
+            seen = *in;
+        } while ((unsigned)(seen >> 32) != flag);
+        got[peer][line] = __uint_as_float((unsigned)seen);
+    }
+    __syncthreads();
+    if (thread < PROBE_LL_LINES) {
+        float sum = 0.0f;
+        for (int peer = 0; peer < args.size; peer++) {
+            sum += got[peer][thread];
+        }
+        args.dst[thread] = sum;
+    }
+    __syncthreads();
+}
+
+/* The result written: the flag to the host, after it. */
+__device__ void probe_ll_reply(volatile unsigned *reply, unsigned flag)
+{
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        *reply = flag;
+    }
+}
+
+__global__ void probe_ll_launch_kernel(probe_ll_args_t args, unsigned flag, volatile unsigned *reply)
+{
+    probe_ll_step(args, flag);
+    probe_ll_reply(reply, flag);
+}
+
+__global__ void probe_ll_persist_kernel(probe_ll_args_t args, unsigned last, volatile unsigned *bell,
+                                        volatile unsigned *reply)
+{
+    __shared__ unsigned rung;
+    long long           since = clock64();
+
+    for (;;) {
+        if (threadIdx.x == 0) {
+            unsigned value;
+            do {
+                value = *bell;
+            } while (value == last && clock64() - since < probe_patience);
+            rung = value;
+        }
+        __syncthreads();
+        const unsigned flag = rung;
+        __syncthreads(); /* every thread has read rung before thread 0 writes it again */
+        if (flag == last || flag == PROBE_LL_STOP) {
+            return; /* no ring for ten seconds, or the stop */
+        }
+        last = flag;
+        probe_ll_step(args, flag);
+        probe_ll_reply(reply, flag);
+        since = clock64();
+    }
+}
+
 } // namespace
 
-/* Start the kernel on stream, on the device views of the two host words. */
 extern "C" cudaError_t probe_persist_start(unsigned *bell_dev, unsigned *reply_dev, cudaStream_t stream)
 {
     probe_persist_kernel<<<1, 1, 0, stream>>>(bell_dev, reply_dev);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t probe_ll_launch(const probe_ll_args_t *args, unsigned flag, unsigned *reply_dev,
+                                       cudaStream_t stream)
+{
+    probe_ll_launch_kernel<<<1, 32, 0, stream>>>(*args, flag, reply_dev);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t probe_ll_persist_start(const probe_ll_args_t *args, unsigned last, unsigned *bell_dev,
+                                              unsigned *reply_dev, cudaStream_t stream)
+{
+    probe_ll_persist_kernel<<<1, 32, 0, stream>>>(*args, last, bell_dev, reply_dev);
     return cudaGetLastError();
 }

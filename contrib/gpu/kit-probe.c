@@ -34,6 +34,15 @@
  *                 host writes in page-locked memory with another: a device round trip with
  *                 no launch and no stream operation, the floor of a call whose exchange a
  *                 persistent kernel would do (every rank's kernel holds one SM meanwhile)
+ *   launch_ll     an 8-byte allreduce among the ranks (every rank's lines into the others'
+ *                 inboxes, mapped by CUDA IPC, each line carrying its flag) by a kernel
+ *                 launched per call that stores the call's flag into a page-locked word
+ *                 last; the host polls the word: the component's LL call on the device side
+ *                 without its host work (queried pointers, the application's stream)
+ *   persist_ll    the same exchange by one kernel that stays and runs each call the host
+ *                 rings in a page-locked word: what a persistent-kernel design would take
+ *                 for #12's 8-byte allreduce, the ranks' skew included (the results of
+ *                 both rows are checked; at most 8 ranks)
  * Without a CUDA device it says so and exits 0 (the kit's dry run).
  */
 #include <cuda.h>
@@ -46,20 +55,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "kit-probe.h"
+
 enum { P_QUERY_DEVICE, P_QUERY_HOST, P_QUERY_KIND, P_APP_WAIT, P_ENQUEUE, P_MEMSET_SYNC, P_MEMSET_EVENT,
        P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_COPY_8, P_COPY_64K, P_PERSIST,
-       P_NUM };
+       P_LAUNCH_LL, P_PERSIST_LL, P_NUM };
 static const char *const probe_names[P_NUM] = {"query_device", "query_host", "query_kind", "app_wait",
                                                "enqueue", "memset_sync", "memset_event",
                                                "memset_word", "word_only", "app_word",
                                                "legacy_word", "copy_8", "copy_64k",
-                                               "persist_rt"};
+                                               "persist_rt", "launch_ll", "persist_ll"};
 
 typedef CUresult (*probe_attrs_fn)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 typedef CUresult (*probe_write_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
-
-/* contrib/gpu/kit-persist.cu */
-cudaError_t probe_persist_start(unsigned *bell_dev, unsigned *reply_dev, cudaStream_t stream);
 
 static probe_attrs_fn probe_attrs;
 static probe_write_fn probe_write;
@@ -147,6 +155,122 @@ static void probe_persist(int iterations, double *samples, cudaStream_t stream,
     PROBE_CUDA(cudaStreamSynchronize(stream));
 }
 
+/* launch_ll and persist_ll: every rank's inbox mapped here (CUDA IPC), the input
+ * (rank + 1, 2 (rank + 1)) and the output on the device, the last call's flag. */
+typedef struct {
+    probe_ll_args_t args;
+    void           *inbox; /* this rank's */
+    float          *src;   /* the input, then the output */
+    unsigned        flag;
+} probe_ll_t;
+
+/* 0 (rows not run) beyond PROBE_LL_MAX_RANKS ranks. */
+static int probe_ll_open(probe_ll_t *ll, int rank, int size)
+{
+    cudaIpcMemHandle_t mine, *all;
+    float              in[PROBE_LL_LINES];
+
+    memset(ll, 0, sizeof(*ll));
+    if (size > PROBE_LL_MAX_RANKS) {
+        return 0;
+    }
+    PROBE_CUDA(cudaMalloc(&ll->inbox, PROBE_LL_INBOX_BYTES));
+    PROBE_CUDA(cudaMemset(ll->inbox, 0, PROBE_LL_INBOX_BYTES));
+    PROBE_CUDA(cudaMalloc((void **)&ll->src, 2 * sizeof(in)));
+    for (int line = 0; line < PROBE_LL_LINES; line++) {
+        in[line] = (float)((rank + 1) * (line + 1));
+    }
+    PROBE_CUDA(cudaMemcpy(ll->src, in, sizeof(in), cudaMemcpyHostToDevice));
+    PROBE_CUDA(cudaIpcGetMemHandle(&mine, ll->inbox));
+    all = malloc(sizeof(*all) * (size_t)size);
+    MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
+    for (int peer = 0; peer < size; peer++) {
+        if (peer == rank) {
+            ll->args.inbox[peer] = ll->inbox;
+        } else {
+            PROBE_CUDA(cudaIpcOpenMemHandle((void **)&ll->args.inbox[peer], all[peer],
+                                            cudaIpcMemLazyEnablePeerAccess));
+        }
+    }
+    free(all);
+    ll->args.src  = ll->src;
+    ll->args.dst  = ll->src + PROBE_LL_LINES;
+    ll->args.size = size;
+    ll->args.rank = rank;
+    PROBE_CUDA(cudaDeviceSynchronize()); /* the inbox zeroed before any peer writes it */
+    MPI_Barrier(MPI_COMM_WORLD);
+    return 1;
+}
+
+static void probe_ll_close(probe_ll_t *ll)
+{
+    MPI_Barrier(MPI_COMM_WORLD); /* no kernel of a peer writes into this rank's inbox now */
+    for (int peer = 0; peer < ll->args.size; peer++) {
+        if (peer != ll->args.rank) {
+            PROBE_CUDA(cudaIpcCloseMemHandle(ll->args.inbox[peer]));
+        }
+    }
+    PROBE_CUDA(cudaFree(ll->inbox));
+    PROBE_CUDA(cudaFree(ll->src));
+}
+
+/* The output of the last call is every rank's input summed. */
+static void probe_ll_check(const probe_ll_t *ll, const char *row)
+{
+    const int n = ll->args.size;
+    float     out[PROBE_LL_LINES];
+
+    PROBE_CUDA(cudaMemcpy(out, ll->args.dst, sizeof(out), cudaMemcpyDeviceToHost));
+    for (int line = 0; line < PROBE_LL_LINES; line++) {
+        const float want = (float)(n * (n + 1) / 2 * (line + 1));
+        if (out[line] != want) {
+            fprintf(stderr, "coll_gpu_probe: %s: rank %d: element %d is %g, not %g\n", row,
+                    ll->args.rank, line, (double)out[line], (double)want);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+}
+
+/* launch_ll (persist 0) or persist_ll: the output poisoned, iterations calls timed, each
+ * done when the page-locked word *reply holds its flag (bell: persist_ll's ring). */
+static void probe_ll_run(probe_ll_t *ll, int persist, int iterations, double *samples,
+                         cudaStream_t stream, volatile unsigned *bell, volatile unsigned *reply,
+                         unsigned *bell_dev, unsigned *reply_dev)
+{
+    PROBE_CUDA(cudaMemset(ll->args.dst, 0xff, PROBE_LL_LINES * sizeof(float)));
+    PROBE_CUDA(cudaDeviceSynchronize());
+    *bell  = ll->flag;
+    *reply = ll->flag;
+    if (persist) {
+        PROBE_CUDA(probe_ll_persist_start(&ll->args, ll->flag, bell_dev, reply_dev, stream));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = -iterations / 10; i < iterations; i++) { /* the first tenth warms up */
+        const unsigned flag = ++ll->flag;
+        double         t0   = probe_now_us();
+        if (persist) {
+            *bell = flag;
+        } else {
+            PROBE_CUDA(probe_ll_launch(&ll->args, flag, reply_dev, stream));
+        }
+        for (unsigned spins = 1; *reply != flag; spins++) {
+            if ((spins & 4095) == 0 && probe_now_us() - t0 > 2e6) {
+                fprintf(stderr, "coll_gpu_probe: %s: call %u did not end in 2 s\n",
+                        probe_names[persist ? P_PERSIST_LL : P_LAUNCH_LL], flag);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        }
+        if (i >= 0) {
+            samples[i] = probe_now_us() - t0;
+        }
+    }
+    if (persist) {
+        *bell = PROBE_LL_STOP;
+    }
+    PROBE_CUDA(cudaStreamSynchronize(stream));
+    probe_ll_check(ll, probe_names[persist ? P_PERSIST_LL : P_LAUNCH_LL]);
+}
+
 /* One operation (probe) timed iterations times; the ranks start together. */
 static void probe_run(int probe, int iterations, double *samples, void *dev, void *host,
                       void *pinned, cudaStream_t stream, cudaEvent_t event, volatile uint32_t *word,
@@ -224,6 +348,8 @@ int main(int argc, char **argv)
     CUdeviceptr        word_dev = 0;
     cudaStream_t       stream;
     cudaEvent_t        event;
+    probe_ll_t         ll;
+    int                ll_open;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -251,7 +377,7 @@ int main(int argc, char **argv)
     }
     PROBE_CUDA(cudaSetDevice(0));
     PROBE_CUDA(cudaMalloc(&dev, 1 << 20));
-    PROBE_CUDA(cudaHostAlloc((void **)&word, 64, cudaHostAllocMapped | cudaHostAllocPortable));
+    PROBE_CUDA(cudaHostAlloc((void **)&word, 256, cudaHostAllocMapped | cudaHostAllocPortable));
     PROBE_CUDA(cudaMallocHost(&pinned, 65536));
     PROBE_CUDA(cudaHostGetDevicePointer((void **)&word_dev, (void *)word, 0));
     PROBE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -259,8 +385,17 @@ int main(int argc, char **argv)
     host    = malloc(1 << 20);
     samples = malloc(sizeof(double) * (size_t)iterations);
     *word   = 0;
+    ll_open = probe_ll_open(&ll, rank, size);
     for (int probe = 0; probe < P_NUM; probe++) {
-        if (probe == P_PERSIST) {
+        if (probe == P_LAUNCH_LL || probe == P_PERSIST_LL) {
+            if (ll_open) { /* words of their own: bell at 128 bytes, reply at 192 */
+                probe_ll_run(&ll, probe == P_PERSIST_LL, iterations, samples, stream, word + 32,
+                             word + 48, (unsigned *)(uintptr_t)(word_dev + 128),
+                             (unsigned *)(uintptr_t)(word_dev + 192));
+            } else {
+                memset(samples, 0, sizeof(double) * (size_t)iterations);
+            }
+        } else if (probe == P_PERSIST) {
             probe_persist(iterations, samples, stream, word + 4, word + 8,
                           (unsigned *)(uintptr_t)(word_dev + 16), (unsigned *)(uintptr_t)(word_dev + 32));
         } else {
@@ -286,6 +421,11 @@ int main(int argc, char **argv)
                        max[probe], max90[probe]);
             }
         }
+    }
+    if (ll_open) {
+        probe_ll_close(&ll);
+    } else if (rank == 0) {
+        printf("# launch_ll, persist_ll: not run beyond %d ranks\n", PROBE_LL_MAX_RANKS);
     }
     free(samples);
     free(host);
