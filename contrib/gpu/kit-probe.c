@@ -14,6 +14,9 @@
  *   query_host    the same on host memory (what the host-memory cache saves)
  *   query_kind    on device memory, the kind only (type, managed, ordinal, context: no
  *                 range or buffer id): what a lazier query would cost
+ *   idle_legacy   cudaStreamQuery on the legacy default stream with nothing queued: what
+ *                 a call would pay to learn that the application's work is done without
+ *                 queueing anything (a persistent kernel's input is ready when it says so)
  *   app_wait      an event recorded on the legacy default stream and waited for by a
  *                 non-blocking stream (coll_gpu_app_wait default_stream, stream-ordered)
  *   enqueue       queueing an 8-byte memset (the host side of a launch)
@@ -57,10 +60,11 @@
 
 #include "kit-probe.h"
 
-enum { P_QUERY_DEVICE, P_QUERY_HOST, P_QUERY_KIND, P_APP_WAIT, P_ENQUEUE, P_MEMSET_SYNC, P_MEMSET_EVENT,
-       P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_COPY_8, P_COPY_64K, P_PERSIST,
+enum { P_QUERY_DEVICE, P_QUERY_HOST, P_QUERY_KIND, P_IDLE_LEGACY, P_APP_WAIT, P_ENQUEUE,
+       P_MEMSET_SYNC, P_MEMSET_EVENT, P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_COPY_8, P_COPY_64K, P_PERSIST,
        P_LAUNCH_LL, P_PERSIST_LL, P_NUM };
-static const char *const probe_names[P_NUM] = {"query_device", "query_host", "query_kind", "app_wait",
+static const char *const probe_names[P_NUM] = {"query_device", "query_host", "query_kind", "idle_legacy",
+                                               "app_wait",
                                                "enqueue", "memset_sync", "memset_event",
                                                "memset_word", "word_only", "app_word",
                                                "legacy_word", "copy_8", "copy_64k",
@@ -287,6 +291,12 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
         case P_QUERY_DEVICE: probe_query(dev, 0); break;
         case P_QUERY_HOST: probe_query(host, 0); break;
         case P_QUERY_KIND: probe_query(dev, 1); break;
+        case P_IDLE_LEGACY:
+            if (cudaStreamQuery(cudaStreamLegacy) != cudaSuccess) {
+                fprintf(stderr, "coll_gpu_probe: the legacy default stream is not idle\n");
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            break;
         case P_APP_WAIT: probe_app_wait(event, stream); break;
         case P_ENQUEUE: PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream)); break;
         case P_MEMSET_SYNC:
