@@ -90,11 +90,28 @@ __global__ void probe_ll_launch_kernel(probe_ll_args_t args, unsigned flag, vola
     probe_ll_reply(reply, flag);
 }
 
-__global__ void probe_ll_persist_kernel(probe_ll_args_t args, unsigned last, volatile unsigned *bell,
-                                        volatile unsigned *reply)
+/* The call's arguments, written by the host into page-locked memory before its ring, read
+ * by the threads word by word into shared memory (as a real descriptor would be: the
+ * cost of that read over the bus is part of the row). */
+__device__ void probe_ll_fetch(const volatile probe_ll_args_t *posted, probe_ll_args_t *args)
 {
-    __shared__ unsigned rung;
-    long long           since = clock64();
+    constexpr int words = sizeof(probe_ll_args_t) / sizeof(unsigned long long);
+    static_assert(sizeof(probe_ll_args_t) % sizeof(unsigned long long) == 0, "whole words");
+    const volatile unsigned long long *from = reinterpret_cast<const volatile unsigned long long *>(posted);
+    unsigned long long                *to   = reinterpret_cast<unsigned long long *>(args);
+
+    for (int word = threadIdx.x; word < words; word += blockDim.x) {
+        to[word] = from[word];
+    }
+    __syncthreads();
+}
+
+__global__ void probe_ll_persist_kernel(const probe_ll_args_t *posted, unsigned last,
+                                        volatile unsigned *bell, volatile unsigned *reply)
+{
+    __shared__ unsigned        rung;
+    __shared__ probe_ll_args_t args;
+    long long                  since = clock64();
 
     for (;;) {
         if (threadIdx.x == 0) {
@@ -111,6 +128,7 @@ __global__ void probe_ll_persist_kernel(probe_ll_args_t args, unsigned last, vol
             return; /* no ring for ten seconds, or the stop */
         }
         last = flag;
+        probe_ll_fetch(posted, &args);
         probe_ll_step(args, flag);
         probe_ll_reply(reply, flag);
         since = clock64();
@@ -132,9 +150,9 @@ extern "C" cudaError_t probe_ll_launch(const probe_ll_args_t *args, unsigned fla
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t probe_ll_persist_start(const probe_ll_args_t *args, unsigned last, unsigned *bell_dev,
-                                              unsigned *reply_dev, cudaStream_t stream)
+extern "C" cudaError_t probe_ll_persist_start(const probe_ll_args_t *posted_dev, unsigned last,
+                                              unsigned *bell_dev, unsigned *reply_dev, cudaStream_t stream)
 {
-    probe_ll_persist_kernel<<<1, 32, 0, stream>>>(*args, last, bell_dev, reply_dev);
+    probe_ll_persist_kernel<<<1, 32, 0, stream>>>(posted_dev, last, bell_dev, reply_dev);
     return cudaGetLastError();
 }

@@ -43,7 +43,8 @@
  *                 last; the host polls the word: the component's LL call on the device side
  *                 without its host work (queried pointers, the application's stream)
  *   persist_ll    the same exchange by one kernel that stays and runs each call the host
- *                 rings in a page-locked word: what a persistent-kernel design would take
+ *                 rings in a page-locked word, its arguments posted there before (read
+ *                 by the kernel for each call): what a persistent-kernel design would take
  *                 for #12's 8-byte allreduce, the ranks' skew included (the results of
  *                 both rows are checked; at most 8 ranks)
  * Without a CUDA device it says so and exits 0 (the kit's dry run).
@@ -162,10 +163,12 @@ static void probe_persist(int iterations, double *samples, cudaStream_t stream,
 /* launch_ll and persist_ll: every rank's inbox mapped here (CUDA IPC), the input
  * (rank + 1, 2 (rank + 1)) and the output on the device, the last call's flag. */
 typedef struct {
-    probe_ll_args_t args;
-    void           *inbox; /* this rank's */
-    float          *src;   /* the input, then the output */
-    unsigned        flag;
+    probe_ll_args_t  args;
+    probe_ll_args_t *posted;     /* persist_ll: page-locked, where each call's go */
+    probe_ll_args_t *posted_dev; /* its device view */
+    void            *inbox;      /* this rank's */
+    float           *src;        /* the input, then the output */
+    unsigned         flag;
 } probe_ll_t;
 
 /* 0 (rows not run) beyond PROBE_LL_MAX_RANKS ranks. */
@@ -201,6 +204,9 @@ static int probe_ll_open(probe_ll_t *ll, int rank, int size)
     ll->args.dst  = ll->src + PROBE_LL_LINES;
     ll->args.size = size;
     ll->args.rank = rank;
+    PROBE_CUDA(cudaHostAlloc((void **)&ll->posted, sizeof(*ll->posted),
+                             cudaHostAllocMapped | cudaHostAllocPortable));
+    PROBE_CUDA(cudaHostGetDevicePointer((void **)&ll->posted_dev, ll->posted, 0));
     PROBE_CUDA(cudaDeviceSynchronize()); /* the inbox zeroed before any peer writes it */
     MPI_Barrier(MPI_COMM_WORLD);
     return 1;
@@ -216,6 +222,7 @@ static void probe_ll_close(probe_ll_t *ll)
     }
     PROBE_CUDA(cudaFree(ll->inbox));
     PROBE_CUDA(cudaFree(ll->src));
+    PROBE_CUDA(cudaFreeHost(ll->posted));
 }
 
 /* The output of the last call is every rank's input summed. */
@@ -246,13 +253,15 @@ static void probe_ll_run(probe_ll_t *ll, int persist, int iterations, double *sa
     *bell  = ll->flag;
     *reply = ll->flag;
     if (persist) {
-        PROBE_CUDA(probe_ll_persist_start(&ll->args, ll->flag, bell_dev, reply_dev, stream));
+        PROBE_CUDA(probe_ll_persist_start(ll->posted_dev, ll->flag, bell_dev, reply_dev, stream));
     }
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = -iterations / 10; i < iterations; i++) { /* the first tenth warms up */
         const unsigned flag = ++ll->flag;
         double         t0   = probe_now_us();
-        if (persist) {
+        if (persist) { /* the call's arguments posted, then its ring */
+            memcpy(ll->posted, &ll->args, sizeof(ll->args));
+            __atomic_thread_fence(__ATOMIC_RELEASE);
             *bell = flag;
         } else {
             PROBE_CUDA(probe_ll_launch(&ll->args, flag, reply_dev, stream));

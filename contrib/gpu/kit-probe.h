@@ -36,12 +36,13 @@ cudaError_t probe_persist_start(unsigned *bell_dev, unsigned *reply_dev, cudaStr
 cudaError_t probe_ll_launch(const probe_ll_args_t *args, unsigned flag, unsigned *reply_dev,
                             cudaStream_t stream);
 
-/* persist_ll: a kernel that runs every call the host rings: *bell set to a call's flag
- * (above last), answered in *reply; it ends at PROBE_LL_STOP or after about ten seconds
- * without a ring. */
+/* persist_ll: a kernel that runs every call the host rings: the call's arguments posted in
+ * page-locked memory (posted_dev: their device view), then *bell set to its flag (above
+ * last), answered in *reply; it ends at PROBE_LL_STOP or after about ten seconds without a
+ * ring. */
 #define PROBE_LL_STOP 0xffffffffu
-cudaError_t probe_ll_persist_start(const probe_ll_args_t *args, unsigned last, unsigned *bell_dev,
-                                   unsigned *reply_dev, cudaStream_t stream);
+cudaError_t probe_ll_persist_start(const probe_ll_args_t *posted_dev, unsigned last,
+                                   unsigned *bell_dev, unsigned *reply_dev, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
