@@ -14,12 +14,23 @@
 
 namespace {
 
-constexpr long long probe_patience = 20000000000ll; /* cycles: about ten seconds */
+constexpr unsigned long long probe_patience_ns = 10000000000ull; /* ten seconds */
+constexpr int                probe_ll_threads  = 32;
+static_assert(PROBE_LL_MAX_RANKS * PROBE_LL_LINES <= probe_ll_threads, "a thread per line");
+
+/* The GPU's global nanosecond timer: the same on every SM (a block moved to another SM
+ * after a time slice keeps its idea of time), independent of the clock rate. */
+__device__ __forceinline__ unsigned long long probe_now_ns()
+{
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
 
 __global__ void probe_persist_kernel(volatile unsigned *bell, volatile unsigned *reply)
 {
-    unsigned  last  = 0;
-    long long since = clock64();
+    unsigned           last  = 0;
+    unsigned long long since = probe_now_ns();
 
     for (;;) {
         const unsigned value = *bell;
@@ -30,8 +41,8 @@ __global__ void probe_persist_kernel(volatile unsigned *bell, volatile unsigned 
             last = value;
             __threadfence_system();
             *reply = value;
-            since  = clock64();
-        } else if (clock64() - since > probe_patience) {
+            since  = probe_now_ns();
+        } else if (probe_now_ns() - since > probe_patience_ns) {
             return;
         }
     }
@@ -50,8 +61,8 @@ __device__ void probe_ll_step(const probe_ll_args_t &args, unsigned flag)
 
     if (thread < args.size * PROBE_LL_LINES) {
         const int peer = thread / PROBE_LL_LINES, line = thread % PROBE_LL_LINES;
-        const unsigned long long word =
-            (unsigned long long)flag << 32 | __float_as_uint(args.src[line]);
+        const unsigned long long word = /* the input plus the flag: each call's sum differs */
+            (unsigned long long)flag << 32 | __float_as_uint(args.src[line] + (float)flag);
         volatile unsigned long long *out =
             args.inbox[peer] + (parity * PROBE_LL_MAX_RANKS + args.rank) * PROBE_LL_LINES + line;
         volatile unsigned long long *in =
@@ -93,15 +104,18 @@ __global__ void probe_ll_launch_kernel(probe_ll_args_t args, unsigned flag, vola
 /* The call's arguments, written by the host into page-locked memory before its ring, read
  * by the threads word by word into shared memory (as a real descriptor would be: the
  * cost of that read over the bus is part of the row). */
-__device__ void probe_ll_fetch(const volatile probe_ll_args_t *posted, probe_ll_args_t *args)
+union probe_ll_posted_t {
+    probe_ll_args_t    args;
+    unsigned long long words[sizeof(probe_ll_args_t) / sizeof(unsigned long long)];
+};
+static_assert(sizeof(probe_ll_args_t) % sizeof(unsigned long long) == 0, "whole words");
+
+__device__ void probe_ll_fetch(const volatile probe_ll_posted_t *posted, probe_ll_posted_t *args)
 {
     constexpr int words = sizeof(probe_ll_args_t) / sizeof(unsigned long long);
-    static_assert(sizeof(probe_ll_args_t) % sizeof(unsigned long long) == 0, "whole words");
-    const volatile unsigned long long *from = reinterpret_cast<const volatile unsigned long long *>(posted);
-    unsigned long long                *to   = reinterpret_cast<unsigned long long *>(args);
 
     for (int word = threadIdx.x; word < words; word += blockDim.x) {
-        to[word] = from[word];
+        args->words[word] = posted->words[word];
     }
     __syncthreads();
 }
@@ -109,16 +123,17 @@ __device__ void probe_ll_fetch(const volatile probe_ll_args_t *posted, probe_ll_
 __global__ void probe_ll_persist_kernel(const probe_ll_args_t *posted, unsigned last,
                                         volatile unsigned *bell, volatile unsigned *reply)
 {
-    __shared__ unsigned        rung;
-    __shared__ probe_ll_args_t args;
-    long long                  since = clock64();
+    __shared__ unsigned          rung;
+    __shared__ probe_ll_posted_t args;
+    unsigned long long           since = probe_now_ns();
 
     for (;;) {
         if (threadIdx.x == 0) {
             unsigned value;
             do {
                 value = *bell;
-            } while (value == last && clock64() - since < probe_patience);
+            } while (value == last && probe_now_ns() - since < probe_patience_ns);
+            __threadfence_system(); /* the posted arguments read after the ring */
             rung = value;
         }
         __syncthreads();
@@ -128,10 +143,10 @@ __global__ void probe_ll_persist_kernel(const probe_ll_args_t *posted, unsigned 
             return; /* no ring for ten seconds, or the stop */
         }
         last = flag;
-        probe_ll_fetch(posted, &args);
-        probe_ll_step(args, flag);
+        probe_ll_fetch(reinterpret_cast<const volatile probe_ll_posted_t *>(posted), &args);
+        probe_ll_step(args.args, flag);
         probe_ll_reply(reply, flag);
-        since = clock64();
+        since = probe_now_ns();
     }
 }
 
@@ -146,13 +161,13 @@ extern "C" cudaError_t probe_persist_start(unsigned *bell_dev, unsigned *reply_d
 extern "C" cudaError_t probe_ll_launch(const probe_ll_args_t *args, unsigned flag, unsigned *reply_dev,
                                        cudaStream_t stream)
 {
-    probe_ll_launch_kernel<<<1, 32, 0, stream>>>(*args, flag, reply_dev);
+    probe_ll_launch_kernel<<<1, probe_ll_threads, 0, stream>>>(*args, flag, reply_dev);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t probe_ll_persist_start(const probe_ll_args_t *posted_dev, unsigned last,
                                               unsigned *bell_dev, unsigned *reply_dev, cudaStream_t stream)
 {
-    probe_ll_persist_kernel<<<1, 32, 0, stream>>>(posted_dev, last, bell_dev, reply_dev);
+    probe_ll_persist_kernel<<<1, probe_ll_threads, 0, stream>>>(posted_dev, last, bell_dev, reply_dev);
     return cudaGetLastError();
 }

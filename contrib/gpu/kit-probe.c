@@ -15,8 +15,9 @@
  *   query_kind    on device memory, the kind only (type, managed, ordinal, context: no
  *                 range or buffer id): what a lazier query would cost
  *   idle_legacy   cudaStreamQuery on the legacy default stream with nothing queued: what
- *                 a call would pay to learn that the application's work is done without
- *                 queueing anything (a persistent kernel's input is ready when it says so)
+ *                 a call would pay to learn that the application's work there (and on its
+ *                 blocking streams) is done without queueing anything; it says nothing of
+ *                 the application's non-blocking streams
  *   app_wait      an event recorded on the legacy default stream and waited for by a
  *                 non-blocking stream (coll_gpu_app_wait default_stream, stream-ordered)
  *   enqueue       queueing an 8-byte memset (the host side of a launch)
@@ -160,22 +161,26 @@ static void probe_persist(int iterations, double *samples, cudaStream_t stream,
     PROBE_CUDA(cudaStreamSynchronize(stream));
 }
 
-/* launch_ll and persist_ll: every rank's inbox mapped here (CUDA IPC), the input
- * (rank + 1, 2 (rank + 1)) and the output on the device, the last call's flag. */
+/* launch_ll and persist_ll: every rank's inbox mapped here (CUDA IPC), the input (rank + 1,
+ * 2 (rank + 1), to which each call adds its flag) and two outputs on the device (a call
+ * writes the one of its flag's parity), the last call's flag. */
 typedef struct {
     probe_ll_args_t  args;
     probe_ll_args_t *posted;     /* persist_ll: page-locked, where each call's go */
     probe_ll_args_t *posted_dev; /* its device view */
     void            *inbox;      /* this rank's */
-    float           *src;        /* the input, then the output */
+    float           *src;        /* the input, then the two outputs */
     unsigned         flag;
 } probe_ll_t;
 
-/* 0 (rows not run) beyond PROBE_LL_MAX_RANKS ranks. */
+/* Every rank's inbox opened here: 1 on every rank, or 0 on every rank (beyond
+ * PROBE_LL_MAX_RANKS ranks, or where a rank could not open a peer's: the rows are not run,
+ * the others are). */
 static int probe_ll_open(probe_ll_t *ll, int rank, int size)
 {
     cudaIpcMemHandle_t mine, *all;
     float              in[PROBE_LL_LINES];
+    int                opened = 0, ok = 1, all_ok = 0;
 
     memset(ll, 0, sizeof(*ll));
     if (size > PROBE_LL_MAX_RANKS) {
@@ -183,7 +188,7 @@ static int probe_ll_open(probe_ll_t *ll, int rank, int size)
     }
     PROBE_CUDA(cudaMalloc(&ll->inbox, PROBE_LL_INBOX_BYTES));
     PROBE_CUDA(cudaMemset(ll->inbox, 0, PROBE_LL_INBOX_BYTES));
-    PROBE_CUDA(cudaMalloc((void **)&ll->src, 2 * sizeof(in)));
+    PROBE_CUDA(cudaMalloc((void **)&ll->src, 3 * sizeof(in)));
     for (int line = 0; line < PROBE_LL_LINES; line++) {
         in[line] = (float)((rank + 1) * (line + 1));
     }
@@ -191,19 +196,27 @@ static int probe_ll_open(probe_ll_t *ll, int rank, int size)
     PROBE_CUDA(cudaIpcGetMemHandle(&mine, ll->inbox));
     all = malloc(sizeof(*all) * (size_t)size);
     MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
-    for (int peer = 0; peer < size; peer++) {
+    for (int peer = 0; peer < size && ok; peer++, opened = peer) {
+        cudaError_t err = cudaSuccess;
         if (peer == rank) {
             ll->args.inbox[peer] = ll->inbox;
-        } else {
-            PROBE_CUDA(cudaIpcOpenMemHandle((void **)&ll->args.inbox[peer], all[peer],
-                                            cudaIpcMemLazyEnablePeerAccess));
+        } else if ((err = cudaIpcOpenMemHandle((void **)&ll->args.inbox[peer], all[peer],
+                                               cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess) {
+            fprintf(stderr, "coll_gpu_probe: rank %d cannot open rank %d's inbox: %s\n", rank,
+                    peer, cudaGetErrorString(err));
+            ll->args.inbox[peer] = NULL;
+            ok = 0;
         }
     }
     free(all);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     ll->args.src  = ll->src;
-    ll->args.dst  = ll->src + PROBE_LL_LINES;
     ll->args.size = size;
     ll->args.rank = rank;
+    if (!all_ok) {
+        ll->args.size = opened; /* close what was opened */
+        return 0;
+    }
     PROBE_CUDA(cudaHostAlloc((void **)&ll->posted, sizeof(*ll->posted),
                              cudaHostAllocMapped | cudaHostAllocPortable));
     PROBE_CUDA(cudaHostGetDevicePointer((void **)&ll->posted_dev, ll->posted, 0));
@@ -212,43 +225,57 @@ static int probe_ll_open(probe_ll_t *ll, int rank, int size)
     return 1;
 }
 
+/* Peers' inboxes closed before any rank frees its own (an exported allocation freed while
+ * another process has it open is undefined behaviour). */
 static void probe_ll_close(probe_ll_t *ll)
 {
-    MPI_Barrier(MPI_COMM_WORLD); /* no kernel of a peer writes into this rank's inbox now */
     for (int peer = 0; peer < ll->args.size; peer++) {
-        if (peer != ll->args.rank) {
+        if (peer != ll->args.rank && ll->args.inbox[peer] != NULL) {
             PROBE_CUDA(cudaIpcCloseMemHandle(ll->args.inbox[peer]));
         }
     }
+    MPI_Barrier(MPI_COMM_WORLD);
     PROBE_CUDA(cudaFree(ll->inbox));
     PROBE_CUDA(cudaFree(ll->src));
-    PROBE_CUDA(cudaFreeHost(ll->posted));
+    if (ll->posted != NULL) {
+        PROBE_CUDA(cudaFreeHost(ll->posted));
+    }
 }
 
-/* The output of the last call is every rank's input summed. */
+/* The output of the call of this flag (the one of its parity). */
+static float *probe_ll_out(const probe_ll_t *ll, unsigned flag)
+{
+    return ll->src + PROBE_LL_LINES * (1 + (flag & 1u));
+}
+
+/* The outputs of the last two calls: every rank's input plus the call's flag, summed. */
 static void probe_ll_check(const probe_ll_t *ll, const char *row)
 {
     const int n = ll->args.size;
     float     out[PROBE_LL_LINES];
 
-    PROBE_CUDA(cudaMemcpy(out, ll->args.dst, sizeof(out), cudaMemcpyDeviceToHost));
-    for (int line = 0; line < PROBE_LL_LINES; line++) {
-        const float want = (float)(n * (n + 1) / 2 * (line + 1));
-        if (out[line] != want) {
-            fprintf(stderr, "coll_gpu_probe: %s: rank %d: element %d is %g, not %g\n", row,
-                    ll->args.rank, line, (double)out[line], (double)want);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+    for (unsigned flag = ll->flag - 1; flag <= ll->flag; flag++) {
+        PROBE_CUDA(cudaMemcpy(out, probe_ll_out(ll, flag), sizeof(out), cudaMemcpyDeviceToHost));
+        for (int line = 0; line < PROBE_LL_LINES; line++) {
+            const float want = (float)(n * (n + 1) / 2 * (line + 1)) + (float)n * (float)flag;
+            if (out[line] != want) {
+                fprintf(stderr, "coll_gpu_probe: %s: rank %d: call %u: element %d is %g, not %g\n",
+                        row, ll->args.rank, flag, line, (double)out[line], (double)want);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
         }
     }
 }
 
-/* launch_ll (persist 0) or persist_ll: the output poisoned, iterations calls timed, each
+/* launch_ll (persist 0) or persist_ll: the outputs poisoned, iterations calls timed, each
  * done when the page-locked word *reply holds its flag (bell: persist_ll's ring). */
 static void probe_ll_run(probe_ll_t *ll, int persist, int iterations, double *samples,
                          cudaStream_t stream, volatile unsigned *bell, volatile unsigned *reply,
                          unsigned *bell_dev, unsigned *reply_dev)
 {
-    PROBE_CUDA(cudaMemset(ll->args.dst, 0xff, PROBE_LL_LINES * sizeof(float)));
+    const char *row = probe_names[persist ? P_PERSIST_LL : P_LAUNCH_LL];
+
+    PROBE_CUDA(cudaMemset(ll->src + PROBE_LL_LINES, 0xff, 2 * PROBE_LL_LINES * sizeof(float)));
     PROBE_CUDA(cudaDeviceSynchronize());
     *bell  = ll->flag;
     *reply = ll->flag;
@@ -259,17 +286,16 @@ static void probe_ll_run(probe_ll_t *ll, int persist, int iterations, double *sa
     for (int i = -iterations / 10; i < iterations; i++) { /* the first tenth warms up */
         const unsigned flag = ++ll->flag;
         double         t0   = probe_now_us();
+        ll->args.dst        = probe_ll_out(ll, flag);
         if (persist) { /* the call's arguments posted, then its ring */
             memcpy(ll->posted, &ll->args, sizeof(ll->args));
-            __atomic_thread_fence(__ATOMIC_RELEASE);
-            *bell = flag;
+            __atomic_store_n(bell, flag, __ATOMIC_RELEASE);
         } else {
             PROBE_CUDA(probe_ll_launch(&ll->args, flag, reply_dev, stream));
         }
         for (unsigned spins = 1; *reply != flag; spins++) {
             if ((spins & 4095) == 0 && probe_now_us() - t0 > 2e6) {
-                fprintf(stderr, "coll_gpu_probe: %s: call %u did not end in 2 s\n",
-                        probe_names[persist ? P_PERSIST_LL : P_LAUNCH_LL], flag);
+                fprintf(stderr, "coll_gpu_probe: %s: call %u did not end in 2 s\n", row, flag);
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
         }
@@ -278,10 +304,10 @@ static void probe_ll_run(probe_ll_t *ll, int persist, int iterations, double *sa
         }
     }
     if (persist) {
-        *bell = PROBE_LL_STOP;
+        __atomic_store_n(bell, PROBE_LL_STOP, __ATOMIC_RELEASE);
     }
     PROBE_CUDA(cudaStreamSynchronize(stream));
-    probe_ll_check(ll, probe_names[persist ? P_PERSIST_LL : P_LAUNCH_LL]);
+    probe_ll_check(ll, row);
 }
 
 /* One operation (probe) timed iterations times; the ranks start together. */
@@ -292,6 +318,9 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
     /* legacy_word: the work and the word on the legacy default stream */
     cudaStream_t on = probe == P_LEGACY_WORD ? cudaStreamLegacy : stream;
 
+    if (probe == P_IDLE_LEGACY) {
+        PROBE_CUDA(cudaDeviceSynchronize()); /* nothing queued anywhere */
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = -iterations / 10; i < iterations; i++) { /* the first tenth warms up */
         const uint32_t value = (uint32_t)(i + iterations) * P_NUM + (uint32_t)probe + 1;
@@ -300,12 +329,15 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
         case P_QUERY_DEVICE: probe_query(dev, 0); break;
         case P_QUERY_HOST: probe_query(host, 0); break;
         case P_QUERY_KIND: probe_query(dev, 1); break;
-        case P_IDLE_LEGACY:
-            if (cudaStreamQuery(cudaStreamLegacy) != cudaSuccess) {
-                fprintf(stderr, "coll_gpu_probe: the legacy default stream is not idle\n");
+        case P_IDLE_LEGACY: {
+            const cudaError_t err = cudaStreamQuery(cudaStreamLegacy);
+            if (err != cudaSuccess) { /* idle: the row's first call synchronised the device */
+                fprintf(stderr, "coll_gpu_probe: the idle legacy default stream answers %s\n",
+                        cudaGetErrorString(err));
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
             break;
+        }
         case P_APP_WAIT: probe_app_wait(event, stream); break;
         case P_ENQUEUE: PROBE_CUDA(cudaMemsetAsync(dev, 0, 8, stream)); break;
         case P_MEMSET_SYNC:
@@ -436,15 +468,21 @@ int main(int argc, char **argv)
                    "(us per operation)\n", size, prop.name, iterations);
             printf("# %-14s %10s %10s %10s\n", "operation", "median", "max rank", "p90 max");
             for (int probe = 0; probe < P_NUM; probe++) {
+                if (!ll_open && (probe == P_LAUNCH_LL || probe == P_PERSIST_LL)) {
+                    printf("  %-14s %10s %10s %10s\n", probe_names[probe], "n/a", "n/a", "n/a");
+                    continue;
+                }
                 printf("  %-14s %10.2f %10.2f %10.2f\n", probe_names[probe], sum[probe] / size,
                        max[probe], max90[probe]);
             }
         }
     }
-    if (ll_open) {
+    if (ll.inbox != NULL) { /* on every rank or on none (the rank count decides) */
         probe_ll_close(&ll);
-    } else if (rank == 0) {
-        printf("# launch_ll, persist_ll: not run beyond %d ranks\n", PROBE_LL_MAX_RANKS);
+    }
+    if (!ll_open && rank == 0) {
+        printf("# launch_ll, persist_ll: not run (more than %d ranks, or an inbox could not be "
+               "opened)\n", PROBE_LL_MAX_RANKS);
     }
     free(samples);
     free(host);
