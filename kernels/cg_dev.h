@@ -257,6 +257,12 @@ typedef struct cg_dev_ops {
     /* Set *flag to value now, from the host, ordered with no stream: releases stream waits
      * that a failed peer would leave blocked for ever. */
     cg_status_t (*flag_release)(cg_dev_t *dev, uint64_t *flag, uint64_t value);
+    /* Optional (NULL on a GPU, whose flag waits are the device's while the host goes on):
+     * a layer whose flag_wait blocks the calling thread calls watch(arg) between polls of
+     * the stream's waits, to do what the host does meanwhile on a GPU (release the waits
+     * of a failed peer's flags with flag_release). */
+    void        (*flag_watch)(cg_dev_t *dev, cg_dev_stream_t *stream, void (*watch)(void *arg),
+                              void *arg);
 
     /* LL: queue the collective (the lines to the peers now, the wait and the result in
      * stream order); ll_test: has the call queued last on the stream ended (*done 1: with

@@ -37,10 +37,12 @@ struct cg_dev_stream {
     int          ll_given_up; /* the last LL call ended without a result (cancelled) */
     cg_ll_args_t ll;
     cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
-    void        *ll_word; /* never written: page-locked memory allocated at the first LL
-                             call and freed with the stream, as the CUDA layer's completion
-                             word is (cg_dev_host_release), so that its free is tested */
+    void        *ll_word; /* never written: page-locked memory allocated with the stream
+                             and freed with it, as the CUDA layer's completion word is
+                             (cg_dev_host_release), so that its free is tested */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
+    void       (*watch)(void *arg); /* flag_watch: called between polls of a flag wait */
+    void        *watch_arg;
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
 /* An event: the stream it was recorded on (NULL: complete). */
@@ -123,17 +125,30 @@ static cg_status_t cg_host_stream_status(cg_dev_stream_t *stream)
     return status;
 }
 
-static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
+static cg_status_t cg_host_stream_alloc(cg_dev_stream_t **stream)
 {
-    (void)dev;
     *stream = calloc(1, sizeof(**stream));
     return *stream ? CG_OK : CG_ERR_NO_MEMORY;
 }
 
+/* With its page-locked word, as the CUDA layer makes its completion word with the stream. */
+static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
+{
+    cg_status_t status = cg_host_stream_alloc(stream);
+
+    if (status == CG_OK &&
+        (status = cg_host_host_alloc(dev, sizeof(uint64_t), &(*stream)->ll_word)) != CG_OK) {
+        free(*stream);
+        *stream = NULL;
+    }
+    return status;
+}
+
 static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
 {
-    cg_status_t status = cg_host_stream_create(dev, stream);
+    cg_status_t status = cg_host_stream_alloc(stream);
 
+    (void)dev;
     if (status == CG_OK) {
         (*stream)->on_app = 1;
     }
@@ -402,6 +417,9 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
     while (status == CG_OK && __atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) < value) {
         if (cg_pace(&pace)) {
             double now = cg_time_now();
+            if (stream->watch != NULL) { /* what the host does meanwhile on a GPU */
+                stream->watch(stream->watch_arg);
+            }
             t0         = t0 ? t0 : now;
             if (now - t0 > CG_HOST_FLAG_TIMEOUT) {
                 cg_error(CG_SUB_DEV, "a device-side barrier waited %d s for a peer: giving up",
@@ -417,6 +435,14 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
 static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
 {
     return cg_host_flag_write(dev, flag, value, NULL);
+}
+
+static void cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream, void (*watch)(void *arg),
+                               void *arg)
+{
+    (void)dev;
+    stream->watch     = watch;
+    stream->watch_arg = arg;
 }
 
 static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
@@ -479,6 +505,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .flag_wait      = cg_host_flag_wait,
     .flag_release   = cg_host_flag_release,
     .ll_run         = cg_host_ll_run,
+    .flag_watch     = cg_host_flag_watch,
     .ll_test        = cg_host_ll_test,
     .ll_abort       = cg_host_ll_abort_lines,
     .ll_peek        = cg_host_ll_peek,

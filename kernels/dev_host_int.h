@@ -90,8 +90,9 @@ typedef struct {
 cg_status_t cg_host_ll_wait_start(const cg_ll_args_t *args, cg_host_ll_wait_t *wait);
 
 /* One look at this rank's inbox: *done 1 once every expected line came (the result is then
- * written, or CG_ERR_MISMATCH when an abort line came instead), 2 when the host cancelled
- * the call (no result, no error). */
+ * written), 2 when the call was given up with no result and no error, as the kernel gives
+ * it up (its word's given-up bit): an abort line came instead of a line, or the host
+ * cancelled the call. */
 cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_wait_t *wait,
                             int *done);
 cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);

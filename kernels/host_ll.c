@@ -281,10 +281,11 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_
         *done = cg_ll_cancelled(dev, args, &wait->slots[CG_DEV_MAX_FANIN]) ? 2 : 0;
         return CG_OK; /* not yet (or never: cancelled, no result) */
     }
-    *done = 1;
-    if (wait->aborted) {
-        return CG_ERR_MISMATCH;
+    if (wait->aborted) { /* given up (ll_cuda.cu: the kernel ends normally, no result) */
+        *done = 2;
+        return CG_OK;
     }
+    *done  = 1;
     status = cg_ll_finish(dev, args, taken);
     for (int p = 0; p < args->size && status == CG_OK; p++) { /* as the kernel (ll_consume) */
         memset(wait->slots[p], 0, cg_ll_slot_lines(cg_ll_recv_bytes(args, p)) * sizeof(uint64_t));

@@ -140,6 +140,8 @@ typedef struct cg_intra {
                                                waits until the call's end; an LL kernel
                                                that could not be ended until the release */
     int              ll_kernel_left;        /* the last LL call's kernel could not be ended */
+    int              watch_released;        /* cg_intra_flag_watch released the flag waits
+                                               (a peer failed): the call is an error */
     struct cg_intra *next_pending;          /* torn down, waiting for its peers to close */
 } cg_intra_t;
 
@@ -177,6 +179,16 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine);
 /* Device barriers: set this rank's flags from the host so that its stream never stays
  * blocked on a peer that failed (at a failure, and at teardown). */
 void        cg_intra_release_waits(cg_intra_t *group);
+/* After a failure (its flag waits released): wait for the stream to end what it queued,
+ * releasing the flag waits again while it has not (a failed peer's flag write queued before
+ * its failure may land after a release, lowering the flag under a later wait: on a GPU the
+ * peer's stream runs it when it gets there). 1 when drained (or the device failed), 0 when
+ * it did not drain in a minute: the stream and what it uses are left for good. */
+int         cg_intra_drain(cg_intra_t *group);
+/* For a device layer whose flag waits block the calling thread (flag_watch, the host
+ * layer), called between polls: a peer that failed or died has this rank's waits released,
+ * as the host does on a GPU while its stream waits (cg_intra_finish_wait). arg: the group. */
+void        cg_intra_flag_watch(void *arg);
 /* Record this rank's failure (at host barrier epoch, 0: the next) where its peers look. */
 void        cg_intra_report(cg_intra_t *group, uint64_t epoch);
 /* Has a peer reported a failure? */

@@ -50,6 +50,9 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
         group->stream = NULL;
         return status;
     }
+    if (dev->ops->flag_watch != NULL) {
+        dev->ops->flag_watch(dev, group->stream, cg_intra_flag_watch, group);
+    }
     status = dev->ops->event_create(dev, &group->event);
     if (status != CG_OK) {
         group->event = NULL;
@@ -372,15 +375,40 @@ void cg_intra_destroy(cg_intra_t *group)
     cg_intra_release(group);
 }
 
+/* The group's device work that never ended (an LL kernel whose abort could not be written,
+ * a stream that did not drain after a failure) may still wait and read: freeing what it
+ * uses would wait for it for ever (cudaFree waits for the whole device), unmapping it could
+ * fault it. Its memory, stream and peers' mappings are left, once, with an error; its
+ * bracket of peer-waiting work stays open (held frees wait with it). */
+static void cg_intra_abandon(cg_intra_t *group)
+{
+    cg_error(CG_SUB_IPC, "device work of a failed collective never ended: its scratch area, "
+             "stream and peer mappings are left allocated");
+    for (int p = 0; p < CG_INTRA_MAX; p++) {
+        if (group->ctl[p] != NULL) {
+            cg_shm_detach(group->ctl[p], CG_INTRA_CTL_BYTES);
+        }
+    }
+    cg_intra_seal(group);
+    free(group);
+}
+
 static void cg_intra_release(cg_intra_t *group)
 {
     cg_dev_t *dev = group->dev;
 
-    if (group->sync == CG_SYNC_DEVICE && group->size > 0 && group->scratch[group->rank] != NULL) {
-        /* a healthy peer's flag write queued before a failure may have landed after the
-         * release: release again, so that freeing memory never waits for the stream */
-        cg_intra_release_waits(group);
-        (void)dev->ops->stream_sync(dev, group->stream);
+    if (group->size > 0 && group->scratch[group->rank] != NULL) {
+        int drained = !group->ll_kernel_left;
+        if (drained && group->sync == CG_SYNC_DEVICE) {
+            /* a healthy peer's flag write queued before a failure may have landed after the
+             * release: release again, so that freeing memory never waits for the stream */
+            cg_intra_release_waits(group);
+            drained = cg_intra_drain(group);
+        }
+        if (!drained) {
+            cg_intra_abandon(group);
+            return;
+        }
     }
     cg_intra_peer_wait_done(group);
     for (int i = 0; i < group->num_pins; i++) {

@@ -46,6 +46,18 @@ int cg_intra_peer_failed(const cg_intra_t *group)
     return 0;
 }
 
+void cg_intra_flag_watch(void *arg)
+{
+    cg_intra_t *group = arg;
+    double      t0    = 0; /* no timeout here: the wait's own (the layer's) applies */
+
+    if (!group->watch_released &&
+        (cg_intra_peer_failed(group) || cg_intra_watch(group, &t0) == CG_ERR_PEER_DEAD)) {
+        group->watch_released = 1;
+        cg_intra_release_waits(group);
+    }
+}
+
 /* Between polls: is any peer dead, or are we past the timeout? */
 cg_status_t cg_intra_watch(cg_intra_t *group, double *t0)
 {
@@ -199,11 +211,11 @@ cg_status_t cg_intra_barrier(cg_intra_t *group, cg_status_t mine)
     }
     if (group->sync == CG_SYNC_HOST) {
         /* what this rank queued ends before the peers hear of it: a wait for the stream on
-         * any layer (the host layer's is synchronous, but counts the wait a GPU makes) */
-        if (mine == CG_OK) {
-            mine = dev->ops->stream_sync(dev, group->stream);
-        }
-        return cg_intra_host_barrier(group, mine);
+         * any layer (the host layer's is synchronous, but counts the wait a GPU makes); a
+         * failure's too: its copies may still read and write the peers' buffers, which
+         * their owners may free once the barrier has told them of the failure */
+        status = dev->ops->stream_sync(dev, group->stream);
+        return cg_intra_host_barrier(group, mine != CG_OK ? mine : status);
     }
     /* device: the peers notice a failure when they wait for their streams (finish) */
     if (mine != CG_OK) {
@@ -278,15 +290,45 @@ void cg_intra_peer_wait_done(cg_intra_t *group)
 
 static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int *drained);
 
+/* Seconds cg_intra_drain waits before it leaves a stream that does not drain. */
+#define CG_INTRA_DRAIN_TIMEOUT 60.0
+
+int cg_intra_drain(cg_intra_t *group)
+{
+    cg_dev_t   *dev    = group->dev;
+    cg_pace_t   pace   = {0};
+    double      t0     = 0;
+    int         done   = 0;
+    cg_status_t status;
+
+    if (group->sync != CG_SYNC_DEVICE || !dev->caps.async) {
+        (void)dev->ops->stream_sync(dev, group->stream); /* nothing on it waits for peers */
+        return 1;
+    }
+    status = dev->ops->event_record(dev, group->event, group->stream);
+    while (status == CG_OK && !done) {
+        status = dev->ops->event_query(dev, group->event, &done);
+        if (done || status != CG_OK || !cg_pace(&pace)) {
+            continue;
+        }
+        cg_intra_release_waits(group); /* again: a peer's late flag write lowered one */
+        t0 = t0 ? t0 : cg_time_now();
+        if (cg_time_now() - t0 > CG_INTRA_DRAIN_TIMEOUT) {
+            cg_error(CG_SUB_IPC, "the stream of a failed collective did not drain in %.0f s",
+                     CG_INTRA_DRAIN_TIMEOUT);
+            return 0;
+        }
+    }
+    return 1; /* drained, or the device failed: nothing of the stream runs any more */
+}
+
 /* After a failure was reported (which released this rank's flag waits on a device-
  * synchronised group): let the stream drain, so that the call's bracket can end now rather
- * than hold every free of the process until the group's release. */
+ * than hold every free of the process until the group's release, and so that nothing the
+ * call queued still touches the peers' buffers when it returns. */
 static void cg_intra_drain_released(cg_intra_t *group, int *drained)
 {
-    if (group->sync == CG_SYNC_DEVICE && group->holds_peer_wait) {
-        (void)group->dev->ops->stream_sync(group->dev, group->stream);
-        *drained = 1;
-    }
+    *drained = cg_intra_drain(group);
 }
 
 /* The call's device work, flag waits included, has ended: its bracket too. A failure
@@ -325,6 +367,9 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
         *drained = 1;
         if (status != CG_OK) {
             cg_intra_report(group, group->host_epoch + 1);
+        } else if (group->watch_released) { /* a flag wait ended by a peer's failure */
+            group->failed = 1;
+            status        = CG_ERR_PEER;
         }
         return status;
     }
@@ -343,8 +388,7 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
             /* the released stream runs what it queued, which may read and write peers'
              * buffers mapped for this call: they are unpinned (and may be unmapped) only
              * once it has drained */
-            (void)dev->ops->stream_sync(dev, group->stream);
-            *drained = 1;
+            *drained = cg_intra_drain(group);
             return CG_ERR_PEER;
         }
         status = cg_intra_watch(group, &t0);

@@ -252,6 +252,15 @@ phase_devsync() {
     kit_run devsync-vmm-np4 4 --mca coll_gpu_intra_sync device \
         "${kit_check[@]}" --mem vmm --counts 1,1000,70001 --large 0 --no-derived \
         "${kit_check_narrow[@]}" || rc=1
+    # every stream on one hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, as some training
+    # jobs set): no copy that releases a flag wait, and no other stream's work, may queue
+    # behind a stream that waits for a flag; then a rank failing in such a call
+    kit_run devsync-one-queue-np4 4 -x CUDA_DEVICE_MAX_CONNECTIONS=1 --mca coll_gpu_intra_sync device \
+        "${kit_check[@]}" --mem device --counts 1,1000,70001 --large 0 --no-derived \
+        "${kit_check_narrow[@]}" || rc=1
+    kit_run devsync-fail-one-queue-np4 4 -x CUDA_DEVICE_MAX_CONNECTIONS=1 --mca coll_gpu_intra_sync device \
+        --mca coll_gpu_debug_fail 1:4 "$kit_kit/tests/mpi/coll_fail" --mem device --coll allreduce \
+        --fail-rank 1 --fail-call 4 --count 70001 || rc=1
     return $rc
 }
 

@@ -117,7 +117,8 @@ for t in "$build"/tests/unit/test_*; do
 done
 # every program the MPI suite runs from the build folder is in the kit (the first GPU run
 # found coll_coverage missing, which the dry run's selection of the suite does not run)
-for p in $(grep -o '\$builddir/[A-Za-z0-9_/]*' tests/mpi/run_suite.sh | sed 's|^\$builddir/||' | sort -u); do
+for p in $(cat tests/mpi/run_suite.sh tests/mpi/suite_*.sh | grep -o '\$builddir/[A-Za-z0-9_/]*' |
+    sed 's|^\$builddir/||' | sort -u); do
     [ -e ".gpu-kit/$p" ] || { echo "make-kit: the suite runs $p, which the kit lacks" >&2; exit 1; }
 done
 while IFS= read -r -d '' f; do # no debug information: the carry limit is 64 MiB

@@ -9,7 +9,6 @@
  */
 #include "kernels/cuda/dev_cuda_int.h"
 
-#include <stdlib.h>
 
 /* Bytes between the host and the device, now, on the side stream (non-blocking): never
  * queued behind a kernel that waits for them, on the layer's streams or on the legacy
@@ -23,8 +22,10 @@ cg_status_t cg_cuda_side_copy(cg_dev_cuda_t *cuda, void *dst, const void *src, s
     return status == CG_OK ? CG_CUDART_CALL(cudaStreamSynchronize(cuda->side_stream)) : status;
 }
 
-/* The stream's completion word for LL calls, at its first call. */
-static cg_status_t cg_cuda_ll_done_alloc(cg_dev_t *dev, cg_dev_stream_t *stream)
+/* The stream's completion word for LL calls: made with the stream (cg_cuda_stream_create),
+ * not in an LL call, where another thread's kernel may wait for peers meanwhile (NVIDIA's
+ * guide lists page-locked allocation among the operations that serialise streams). */
+cg_status_t cg_cuda_ll_done_alloc(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     void       *word = NULL, *word_dev = NULL;
     cg_status_t status = CG_CUDART_CALL(
@@ -131,34 +132,32 @@ cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
     return CG_CUDA_GUARDED(dev, cg_cuda_ll_check_guarded(stream, done));
 }
 
+/* Abort lines copied at a time (from the stack: a call that must end its kernel never
+ * fails for want of memory, which would leave the kernel waiting). */
+#define CG_CUDA_ABORT_CHUNK 512
+
 /* Abort lines into this rank's inbox, every slot but its own (its empty line included,
  * cg_ll_slot_lines), from the host: the copy runs outside the layer's (non-blocking) streams,
  * so it reaches the waiting kernel. */
 static cg_status_t cg_cuda_ll_abort_guarded(cg_dev_cuda_t *cuda, const cg_ll_args_t *args)
 {
-    size_t      lines = 1;
-    uint64_t   *abort_lines;
+    uint64_t    abort_lines[CG_CUDA_ABORT_CHUNK];
     cg_status_t status = CG_OK;
 
-    for (int p = 0; p < args->size; p++) { /* the longest slot */
-        lines = CG_MAX(lines, cg_ll_slot_lines(cg_ll_recv_bytes(args, p)));
-    }
-    abort_lines = malloc(lines * sizeof(uint64_t));
-    if (abort_lines == NULL) {
-        return CG_ERR_NO_MEMORY;
-    }
-    for (size_t i = 0; i < lines; i++) {
+    for (size_t i = 0; i < CG_CUDA_ABORT_CHUNK; i++) {
         abort_lines[i] = (uint64_t)(args->flag | CG_LL_ABORT) << 32;
     }
     for (int p = 0; p < args->size && status == CG_OK; p++) {
-        char *slot = cg_ll_slot_at(args, args->rank, p);
-        if (p != args->rank) {
-            status = cg_cuda_side_copy(cuda, slot, abort_lines,
-                                       cg_ll_slot_lines(cg_ll_recv_bytes(args, p)) * sizeof(uint64_t),
+        char        *slot  = cg_ll_slot_at(args, args->rank, p);
+        const size_t lines = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
+        for (size_t done = 0; p != args->rank && done < lines && status == CG_OK;
+             done += CG_CUDA_ABORT_CHUNK) {
+            status = cg_cuda_side_copy(cuda, slot + done * sizeof(uint64_t), abort_lines,
+                                       CG_MIN(lines - done, (size_t)CG_CUDA_ABORT_CHUNK) *
+                                           sizeof(uint64_t),
                                        cudaMemcpyHostToDevice);
         }
     }
-    free(abort_lines);
     return status;
 }
 

@@ -481,35 +481,9 @@ run "nodes-mixed-kinds-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
 run "buffer-check-local-np4" 4 "${dev_mca[@]}" --mca coll_gpu_buffer_check local \
     "$check" --mem "$mem" "${forced_args[@]}"
 
-# 7b. A fast path that fails on one rank (an injected device error at its N-th fast-path
-#     call), under MPI_ERRORS_RETURN: that call is an error on every rank (on other nodes
-#     through aborts over UCX), never a hang or a wrong result; later calls are staged and
-#     exact. One node; hier_ring in chunks with lanes; the staging pipeline over tcp; the
-#     leaders' algorithm on an uneven layout, failing on a node of one rank.
-fail_check=$builddir/tests/mpi/coll_fail
-fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call,
-              # fail_coll: allreduce (default) or bcast
-    local name=$1 np=$2 rank=$3 call=$4
-    shift 4
-    run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call" "$@" \
-        "$fail_check" --mem "$mem" --coll "${fail_coll:-allreduce}" --fail-rank "$rank" --fail-call "$call" \
-        --count "${fail_count:-70001}" &&
-        { logs "$name" | grep -q "injected device failure" || fail "$name: no failure injected"; }
-}
-fail_run fail-one-node-np4 4 1 4
-# LL calls queued on the default stream (coll_gpu_app_wait launch): the peers' kernels wait
-# there for lines that never come; their abort lines must not queue behind them (on a GPU)
-fail_count=1 fail_run fail-ll-app-launch-np4 4 1 4 --mca coll_gpu_app_wait launch
-fail_run fail-nodes-ring-np6 6 2 4 --mca coll_gpu_node_size 2 --mca coll_gpu_allreduce_algorithm hier_ring \
-    --mca coll_gpu_hier_chunk_size 65536
-fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_node_size 2 \
-    --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 \
-    --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
-fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3 "${hier_rules[@]}"
-# hier_tree's node phase as one LL call: the tree member of the second node fails in the
-# network phase, so it never runs the LL call that its node's other rank waits in
-fail_coll=bcast fail_count=1 fail_run fail-nodes-tree-ll-np4 4 2 4 --mca coll_gpu_node_size 2 \
-    --mca coll_gpu_bcast_algorithm hier_tree --mca coll_gpu_verbose 2
+# 7b. A fast path that fails on one rank (tests/mpi/suite_fail.sh).
+# shellcheck source=tests/mpi/suite_fail.sh
+. "$(dirname "$0")/suite_fail.sh"
 
 # 8. The component switched off, or stepping aside: results still correct on host memory,
 #    no coll:gpu line. Device memory without the component reaches Open MPI (built

@@ -258,6 +258,43 @@ START_TEST(test_default_stream)
 }
 END_TEST
 
+/* An LL call whose peer never sends, given up by the host's abort lines: the simulated
+ * kernel ends as the GPU's does, without a result and without an error (its word's
+ * given-up bit: ll_test 2, the stream synchronises), so that the callers take the path
+ * they take on a GPU. */
+START_TEST(test_ll_given_up)
+{
+    const size_t     slot = 256;
+    cg_dev_t        *dev;
+    cg_dev_stream_t *stream;
+    void            *inbox = NULL, *buf = NULL;
+    int              done = -1;
+
+    ck_assert_int_eq(cg_dev_host_open(NULL, &dev), CG_OK);
+    ck_assert_int_eq(dev->ops->stream_create(dev, &stream), CG_OK);
+    ck_assert_int_eq(dev->ops->mem_alloc(dev, 2 * 2 * 2 * slot, &inbox), CG_OK);
+    ck_assert_int_eq(dev->ops->mem_alloc(dev, 64, &buf), CG_OK);
+    ck_assert_int_eq(dev->ops->fill(dev, inbox, 0, 2 * 2 * 2 * slot, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->fill(dev, buf, 0, 64, stream), CG_OK);
+    cg_ll_args_t args = {.coll = CG_LL_ALLREDUCE, .size = 2, .rank = 0, .flag = 1,
+                         .slot_bytes = slot, .src = buf, .dst = (char *)buf + 32, .count = 2,
+                         .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .app_ordered = 1};
+    args.inbox[0] = inbox;                          /* this rank's */
+    args.inbox[1] = (char *)inbox + 2 * 2 * slot;  /* the peer's, which never runs */
+    ck_assert_int_eq(dev->ops->ll_run(dev, &args, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->ll_test(dev, stream, &done), CG_OK);
+    ck_assert_int_eq(done, 0); /* waits for the peer's lines */
+    ck_assert_int_eq(dev->ops->ll_abort(dev, &args), CG_OK);
+    ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->ll_test(dev, stream, &done), CG_OK);
+    ck_assert_int_eq(done, 2);
+    dev->ops->mem_free(dev, buf);
+    dev->ops->mem_free(dev, inbox);
+    dev->ops->stream_destroy(dev, stream);
+    cg_dev_close(dev);
+}
+END_TEST
+
 /* The frees held back while device work waits for peers (kernels/dev_frees.c), on a device
  * whose operations count the frees: none while a bracket is open, all at its end or at the
  * close, at once without brackets; an end without a begin changes nothing. */
@@ -321,4 +358,5 @@ START_TEST(test_frees_held)
 END_TEST
 
 CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
-             test_strict_layer, test_hints_follow_frees, test_default_stream, test_frees_held)
+             test_strict_layer, test_hints_follow_frees, test_default_stream, test_ll_given_up,
+             test_frees_held)

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
+# Sourced by run_suite.sh (its run, fail, logs and variables): the runs with an injected
+# failure.
+# shellcheck shell=bash disable=SC2154
+
+# 7b. A fast path that fails on one rank (an injected device error at its N-th fast-path
+#     call), under MPI_ERRORS_RETURN: that call is an error on every rank (on other nodes
+#     through aborts over UCX), never a hang or a wrong result; later calls are staged and
+#     exact. One node; hier_ring in chunks with lanes; the staging pipeline over tcp; the
+#     leaders' algorithm on an uneven layout, failing on a node of one rank.
+fail_check=$builddir/tests/mpi/coll_fail
+fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call,
+              # fail_coll: allreduce (default) or bcast
+    local name=$1 np=$2 rank=$3 call=$4
+    shift 4
+    run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call" "$@" \
+        "$fail_check" --mem "$mem" --coll "${fail_coll:-allreduce}" --fail-rank "$rank" --fail-call "$call" \
+        --count "${fail_count:-70001}" &&
+        { logs "$name" | grep -q "injected device failure" || fail "$name: no failure injected"; } &&
+        { ! logs "$name" | grep -q "waited [0-9]* s for a peer: giving up" ||
+            fail "$name: a wait for the failed rank ran into the host layer's time limit"; }
+}
+fail_run fail-one-node-np4 4 1 4
+# device-side barriers: the failing rank's peers release their flag waits and drain
+fail_run fail-device-sync-np4 4 1 4 --mca coll_gpu_intra_sync device
+# LL calls queued on the default stream (coll_gpu_app_wait launch): the peers' kernels wait
+# there for lines that never come; their abort lines must not queue behind them (on a GPU)
+fail_count=1 fail_run fail-ll-app-launch-np4 4 1 4 --mca coll_gpu_app_wait launch
+fail_run fail-nodes-ring-np6 6 2 4 --mca coll_gpu_node_size 2 --mca coll_gpu_allreduce_algorithm hier_ring \
+    --mca coll_gpu_hier_chunk_size 65536
+fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 \
+    --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
+fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3 "${hier_rules[@]}"
+# hier_tree's node phase as one LL call: the tree member of the second node fails in the
+# network phase, so it never runs the LL call that its node's other rank waits in
+fail_coll=bcast fail_count=1 fail_run fail-nodes-tree-ll-np4 4 2 4 --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_bcast_algorithm hier_tree --mca coll_gpu_verbose 2
