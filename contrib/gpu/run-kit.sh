@@ -126,7 +126,7 @@ else
     kit_phase probe 15 phase_probe
     kit_phase ab "$kit_bench_est" phase_ab
     kit_phase bench "$kit_bench_est" phase_bench
-    kit_phase devsync 40 phase_devsync
+    kit_phase devsync 60 phase_devsync
     kit_phase sanitizer 60 phase_sanitizer
 fi
 bash "$kit_top/contrib/gpu/kit-mps.sh" stop >>"$kit_work/logs/mps.log" 2>&1
