@@ -258,11 +258,11 @@ typedef struct cg_dev_ops {
      * that a failed peer would leave blocked for ever. */
     cg_status_t (*flag_release)(cg_dev_t *dev, uint64_t *flag, uint64_t value);
     /* Optional (NULL on a GPU, whose flag waits are the device's while the host goes on):
-     * a layer whose flag_wait blocks the calling thread calls watch(arg) between polls of
-     * the stream's waits, to do what the host does meanwhile on a GPU (release the waits
-     * of a failed peer's flags with flag_release). */
-    void        (*flag_watch)(cg_dev_t *dev, cg_dev_stream_t *stream, void (*watch)(void *arg),
-                              void *arg);
+     * a layer whose flag_wait blocks the calling thread calls watch(arg, flag) between
+     * polls of a wait on the stream for flag, to do what the host does meanwhile on a GPU
+     * (release the waits of a failed peer's flags with flag_release). */
+    void        (*flag_watch)(cg_dev_t *dev, cg_dev_stream_t *stream,
+                              void (*watch)(void *arg, const uint64_t *flag), void *arg);
 
     /* LL: queue the collective (the lines to the peers now, the wait and the result in
      * stream order); ll_test: has the call queued last on the stream ended (*done 1: with
@@ -310,6 +310,8 @@ struct cg_dev {
                                          (coll_gpu_app_wait launch, auto; one thread) */
     struct cg_dev_frees *frees;       /* frees held back while device work waits for peers
                                          (cg_dev_frees_enable); NULL: memory goes at once */
+    int                 abandoned;    /* device work that never ends was left
+                                         (cg_dev_abandon): nothing is freed any more */
 };
 
 /* Order the call after the application's device work (the app_wait op), unless the
@@ -404,6 +406,11 @@ void        cg_dev_mem_release(cg_dev_t *dev, void *ptr);  /* ops->mem_free, hel
 void        cg_dev_host_release(cg_dev_t *dev, void *ptr); /* ops->host_free, held back */
 /* At the layer's close (cg_dev_close): what was held goes; the holding ends. */
 void        cg_dev_frees_close(cg_dev_t *dev);
+/* Device work that will never end was left running (a failed call's kernel or stream
+ * wait): every free would wait for it for ever (cudaFree waits for the whole device), so
+ * from now on cg_dev_mem_release, cg_dev_host_release and the close free nothing, and
+ * peers' mappings are not closed (dev->abandoned). Logged once. */
+void        cg_dev_abandon(cg_dev_t *dev);
 
 /* Convenience: synchronous copy through a temporary use of stream. */
 cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t bytes,

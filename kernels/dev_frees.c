@@ -92,8 +92,8 @@ static void cg_dev_release(cg_dev_t *dev, void *ptr, int host)
 {
     cg_dev_held_t *held;
 
-    if (ptr == NULL) {
-        return;
+    if (ptr == NULL || __atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE)) {
+        return; /* nothing, or never: device work that never ends would hold the free */
     }
     if (dev->frees == NULL) {
         cg_dev_free_now(dev, ptr, host);
@@ -126,12 +126,27 @@ void cg_dev_host_release(cg_dev_t *dev, void *ptr)
     cg_dev_release(dev, ptr, 1);
 }
 
-/* At close: nothing runs any more; what was held goes now. */
+void cg_dev_abandon(cg_dev_t *dev)
+{
+    if (!__atomic_exchange_n(&dev->abandoned, 1, __ATOMIC_ACQ_REL)) {
+        cg_error(CG_SUB_DEV, "device work of a failed collective never ended: from now on this "
+                 "process frees no device or page-locked memory of the component (a free "
+                 "would wait for that work for ever)");
+    }
+}
+
+/* At close: nothing runs any more; what was held goes now (unless work was abandoned). */
 void cg_dev_frees_close(cg_dev_t *dev)
 {
     if (dev->frees != NULL) {
         pthread_mutex_lock(&dev->frees->lock);
-        if (dev->frees->peer_waits != 0) {
+        if (__atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE)) {
+            while (dev->frees->held != NULL) { /* left allocated */
+                cg_dev_held_t *next = dev->frees->held->next;
+                free(dev->frees->held);
+                dev->frees->held = next;
+            }
+        } else if (dev->frees->peer_waits != 0) {
             cg_error(CG_SUB_DEV, "%u brackets of device work that waits for peers still open at "
                      "close", dev->frees->peer_waits);
         }

@@ -37,11 +37,11 @@ struct cg_dev_stream {
     int          ll_given_up; /* the last LL call ended without a result (cancelled) */
     cg_ll_args_t ll;
     cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
-    void        *ll_word; /* never written: page-locked memory allocated with the stream
-                             and freed with it, as the CUDA layer's completion word is
-                             (cg_dev_host_release), so that its free is tested */
+    void        *ll_word; /* never written: page-locked memory allocated at the first LL
+                             call and freed with the stream, as the CUDA layer's completion
+                             word is (cg_dev_host_release), so that its free is tested */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
-    void       (*watch)(void *arg); /* flag_watch: called between polls of a flag wait */
+    void       (*watch)(void *arg, const uint64_t *flag); /* flag_watch: between polls */
     void        *watch_arg;
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
@@ -125,30 +125,17 @@ static cg_status_t cg_host_stream_status(cg_dev_stream_t *stream)
     return status;
 }
 
-static cg_status_t cg_host_stream_alloc(cg_dev_stream_t **stream)
+static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
 {
+    (void)dev;
     *stream = calloc(1, sizeof(**stream));
     return *stream ? CG_OK : CG_ERR_NO_MEMORY;
 }
 
-/* With its page-locked word, as the CUDA layer makes its completion word with the stream. */
-static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
-{
-    cg_status_t status = cg_host_stream_alloc(stream);
-
-    if (status == CG_OK &&
-        (status = cg_host_host_alloc(dev, sizeof(uint64_t), &(*stream)->ll_word)) != CG_OK) {
-        free(*stream);
-        *stream = NULL;
-    }
-    return status;
-}
-
 static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
 {
-    cg_status_t status = cg_host_stream_alloc(stream);
+    cg_status_t status = cg_host_stream_create(dev, stream);
 
-    (void)dev;
     if (status == CG_OK) {
         (*stream)->on_app = 1;
     }
@@ -418,9 +405,9 @@ static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t val
         if (cg_pace(&pace)) {
             double now = cg_time_now();
             if (stream->watch != NULL) { /* what the host does meanwhile on a GPU */
-                stream->watch(stream->watch_arg);
+                stream->watch(stream->watch_arg, flag);
             }
-            t0         = t0 ? t0 : now;
+            t0 = t0 ? t0 : now;
             if (now - t0 > CG_HOST_FLAG_TIMEOUT) {
                 cg_error(CG_SUB_DEV, "a device-side barrier waited %d s for a peer: giving up",
                          CG_HOST_FLAG_TIMEOUT);
@@ -437,8 +424,8 @@ static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t 
     return cg_host_flag_write(dev, flag, value, NULL);
 }
 
-static void cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream, void (*watch)(void *arg),
-                               void *arg)
+static void cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream,
+                               void (*watch)(void *arg, const uint64_t *flag), void *arg)
 {
     (void)dev;
     stream->watch     = watch;
@@ -504,8 +491,8 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .flag_write     = cg_host_flag_write,
     .flag_wait      = cg_host_flag_wait,
     .flag_release   = cg_host_flag_release,
-    .ll_run         = cg_host_ll_run,
     .flag_watch     = cg_host_flag_watch,
+    .ll_run         = cg_host_ll_run,
     .ll_test        = cg_host_ll_test,
     .ll_abort       = cg_host_ll_abort_lines,
     .ll_peek        = cg_host_ll_peek,

@@ -186,9 +186,10 @@ void        cg_intra_release_waits(cg_intra_t *group);
  * it did not drain in a minute: the stream and what it uses are left for good. */
 int         cg_intra_drain(cg_intra_t *group);
 /* For a device layer whose flag waits block the calling thread (flag_watch, the host
- * layer), called between polls: a peer that failed or died has this rank's waits released,
- * as the host does on a GPU while its stream waits (cg_intra_finish_wait). arg: the group. */
-void        cg_intra_flag_watch(void *arg);
+ * layer), called between polls of the wait for flag: when the peer that writes it failed
+ * or died, this rank's waits are released and the group retired, as the host does on a GPU
+ * while its stream waits (cg_intra_finish_wait). arg: the group. */
+void        cg_intra_flag_watch(void *arg, const uint64_t *flag);
 /* Record this rank's failure (at host barrier epoch, 0: the next) where its peers look. */
 void        cg_intra_report(cg_intra_t *group, uint64_t epoch);
 /* Has a peer reported a failure? */

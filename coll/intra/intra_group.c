@@ -377,13 +377,13 @@ void cg_intra_destroy(cg_intra_t *group)
 
 /* The group's device work that never ended (an LL kernel whose abort could not be written,
  * a stream that did not drain after a failure) may still wait and read: freeing what it
- * uses would wait for it for ever (cudaFree waits for the whole device), unmapping it could
- * fault it. Its memory, stream and peers' mappings are left, once, with an error; its
- * bracket of peer-waiting work stays open (held frees wait with it). */
+ * uses would wait for it for ever (cudaFree waits for the whole device), and so would any
+ * other free of the process; unmapping could fault it. The device is marked abandoned
+ * (nothing of the component is freed or unmapped from now on); the group's memory, stream,
+ * pins and mappings are left; its bracket of peer-waiting work stays open. */
 static void cg_intra_abandon(cg_intra_t *group)
 {
-    cg_error(CG_SUB_IPC, "device work of a failed collective never ended: its scratch area, "
-             "stream and peer mappings are left allocated");
+    cg_dev_abandon(group->dev);
     for (int p = 0; p < CG_INTRA_MAX; p++) {
         if (group->ctl[p] != NULL) {
             cg_shm_detach(group->ctl[p], CG_INTRA_CTL_BYTES);

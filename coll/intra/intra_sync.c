@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine);
+static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine, int *drained);
 
 static uint64_t *cg_intra_flags(const cg_intra_t *group, int r)
 {
@@ -46,14 +46,20 @@ int cg_intra_peer_failed(const cg_intra_t *group)
     return 0;
 }
 
-void cg_intra_flag_watch(void *arg)
+void cg_intra_flag_watch(void *arg, const uint64_t *flag)
 {
-    cg_intra_t *group = arg;
-    double      t0    = 0; /* no timeout here: the wait's own (the layer's) applies */
+    cg_intra_t     *group = arg;
+    const ptrdiff_t peer  = flag - cg_intra_flags(group, group->rank);
 
-    if (!group->watch_released &&
-        (cg_intra_peer_failed(group) || cg_intra_watch(group, &t0) == CG_ERR_PEER_DEAD)) {
+    /* only the peer waited for: another that failed at a later call (its part of this one
+     * done) must not fail this one */
+    if (group->watch_released || peer < 0 || peer >= group->size || peer == group->rank) {
+        return;
+    }
+    if (__atomic_load_n(&group->ctl[peer]->failed_epoch, __ATOMIC_ACQUIRE) != 0 ||
+        (group->pids[peer] != 0 && !cg_process_alive(group->pids[peer]))) {
         group->watch_released = 1;
+        group->failed         = 1;
         cg_intra_release_waits(group);
     }
 }
@@ -263,9 +269,12 @@ void cg_intra_unpin(cg_intra_t *group)
 
 cg_status_t cg_intra_finish(cg_intra_t *group, cg_status_t mine)
 {
-    cg_status_t status = cg_intra_finish_stream(group, mine);
+    int         drained = 0;
+    cg_status_t status  = cg_intra_finish_stream(group, mine, &drained);
 
-    cg_intra_unpin(group);
+    if (drained) { /* else the stream may still use them: the group's release decides */
+        cg_intra_unpin(group);
+    }
     return status;
 }
 
@@ -322,23 +331,15 @@ int cg_intra_drain(cg_intra_t *group)
     return 1; /* drained, or the device failed: nothing of the stream runs any more */
 }
 
-/* After a failure was reported (which released this rank's flag waits on a device-
- * synchronised group): let the stream drain, so that the call's bracket can end now rather
- * than hold every free of the process until the group's release, and so that nothing the
- * call queued still touches the peers' buffers when it returns. */
-static void cg_intra_drain_released(cg_intra_t *group, int *drained)
-{
-    *drained = cg_intra_drain(group);
-}
-
 /* The call's device work, flag waits included, has ended: its bracket too. A failure
- * releases the flag waits and drains the stream first (cg_intra_drain_released). */
-static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine)
+ * releases the flag waits and drains the stream first (cg_intra_drain: the call's bracket
+ * can end now rather than hold every free of the process until the group's release, and
+ * nothing the call queued still touches the peers' buffers when it returns). */
+static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine, int *drained)
 {
-    int         drained = 0;
-    cg_status_t status  = cg_intra_finish_wait(group, mine, &drained);
+    cg_status_t status = cg_intra_finish_wait(group, mine, drained);
 
-    if (drained) {
+    if (*drained) {
         cg_intra_peer_wait_done(group);
     }
     return status;
@@ -359,7 +360,7 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
     }
     if (mine != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
-        cg_intra_drain_released(group, drained);
+        *drained = cg_intra_drain(group);
         return mine;
     }
     if (group->sync == CG_SYNC_HOST || !dev->caps.async) {
@@ -396,7 +397,7 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
     *drained = done;
     if (status != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
-        cg_intra_drain_released(group, drained);
+        *drained = cg_intra_drain(group);
     }
     return status;
 }

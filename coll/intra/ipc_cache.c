@@ -57,7 +57,9 @@ static void cg_ipc_drop(cg_ipc_mapping_t **link)
     cg_ipc_mapping_t *m = *link;
 
     *link = m->next;
-    cg_ipc.dev->ops->ipc_close(cg_ipc.dev, m->local);
+    if (!__atomic_load_n(&cg_ipc.dev->abandoned, __ATOMIC_ACQUIRE)) { /* cg_dev_abandon */
+        cg_ipc.dev->ops->ipc_close(cg_ipc.dev, m->local);
+    }
     cg_ipc.stats.evictions++;
     m->local = NULL;
     m->dead  = 1;

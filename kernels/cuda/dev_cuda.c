@@ -128,12 +128,6 @@ static cg_status_t cg_cuda_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream
         free(s);
         return status;
     }
-    status = CG_CUDA_GUARDED(dev, cg_cuda_ll_done_alloc(dev, s));
-    if (status != CG_OK) {
-        (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(s->stream)));
-        free(s);
-        return status;
-    }
     *stream = s;
     return CG_OK;
 }

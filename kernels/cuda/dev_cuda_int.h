@@ -101,7 +101,6 @@ static inline void cg_cuda_guard_exit(cg_cuda_guard_t *g)
  * legacy default stream and has not ended. */
 cg_status_t cg_cuda_side_copy(cg_dev_cuda_t *cuda, void *dst, const void *src, size_t bytes,
                               enum cudaMemcpyKind kind);
-cg_status_t cg_cuda_ll_done_alloc(cg_dev_t *dev, cg_dev_stream_t *stream);
 cg_status_t cg_cuda_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream);
 cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
 cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);

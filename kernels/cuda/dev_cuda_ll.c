@@ -9,7 +9,6 @@
  */
 #include "kernels/cuda/dev_cuda_int.h"
 
-
 /* Bytes between the host and the device, now, on the side stream (non-blocking): never
  * queued behind a kernel that waits for them, on the layer's streams or on the legacy
  * default stream (an LL call queued behind the application's work: cg_ll_args_t after_app),
@@ -22,10 +21,8 @@ cg_status_t cg_cuda_side_copy(cg_dev_cuda_t *cuda, void *dst, const void *src, s
     return status == CG_OK ? CG_CUDART_CALL(cudaStreamSynchronize(cuda->side_stream)) : status;
 }
 
-/* The stream's completion word for LL calls: made with the stream (cg_cuda_stream_create),
- * not in an LL call, where another thread's kernel may wait for peers meanwhile (NVIDIA's
- * guide lists page-locked allocation among the operations that serialise streams). */
-cg_status_t cg_cuda_ll_done_alloc(cg_dev_t *dev, cg_dev_stream_t *stream)
+/* The stream's completion word for LL calls, at its first call. */
+static cg_status_t cg_cuda_ll_done_alloc(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     void       *word = NULL, *word_dev = NULL;
     cg_status_t status = CG_CUDART_CALL(

@@ -21,7 +21,7 @@ run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-hel
 # The logs of this suite's runs only: an older run's in the same folder do not count.
 runs=$((runs + 1))
 ran_logs=()
-for name in "${ran[@]}"; do
+for name in ${ran[@]+"${ran[@]}"}; do
     ran_logs+=("$logdir/$name".*.vlog "$logdir/$name.log")
 done
 stalled=$(grep -l -e "a free waits for another thread's device work" \
