@@ -408,8 +408,8 @@ void        cg_dev_host_release(cg_dev_t *dev, void *ptr); /* ops->host_free, he
 void        cg_dev_frees_close(cg_dev_t *dev);
 /* Device work that will never end was left running (a failed call's kernel or stream
  * wait): every free would wait for it for ever (cudaFree waits for the whole device), so
- * from now on cg_dev_mem_release, cg_dev_host_release and the close free nothing, and
- * peers' mappings are not closed (dev->abandoned). Logged once. */
+ * from now on cg_dev_mem_release, cg_dev_host_release and the close free nothing, peers'
+ * mappings are not closed, and no new local group is made (dev->abandoned). Logged once. */
 void        cg_dev_abandon(cg_dev_t *dev);
 
 /* Convenience: synchronous copy through a temporary use of stream. */

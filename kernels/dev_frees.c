@@ -36,15 +36,19 @@ static void cg_dev_free_now(cg_dev_t *dev, void *ptr, int host)
 }
 
 /* Under frees->lock with no waiting work in flight: free what was held. */
+/* What was held goes (after cg_dev_abandon: stays allocated, only the records go). */
 static void cg_dev_frees_flush(cg_dev_t *dev)
 {
-    cg_dev_held_t *held = dev->frees->held;
+    const int      abandoned = __atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE);
+    cg_dev_held_t *held      = dev->frees->held;
 
     dev->frees->held     = NULL;
     dev->frees->num_held = 0;
     while (held != NULL) {
         cg_dev_held_t *next = held->next;
-        cg_dev_free_now(dev, held->ptr, held->host);
+        if (!abandoned) {
+            cg_dev_free_now(dev, held->ptr, held->host);
+        }
         free(held);
         held = next;
     }
@@ -140,13 +144,7 @@ void cg_dev_frees_close(cg_dev_t *dev)
 {
     if (dev->frees != NULL) {
         pthread_mutex_lock(&dev->frees->lock);
-        if (__atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE)) {
-            while (dev->frees->held != NULL) { /* left allocated */
-                cg_dev_held_t *next = dev->frees->held->next;
-                free(dev->frees->held);
-                dev->frees->held = next;
-            }
-        } else if (dev->frees->peer_waits != 0) {
+        if (!__atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE) && dev->frees->peer_waits != 0) {
             cg_error(CG_SUB_DEV, "%u brackets of device work that waits for peers still open at "
                      "close", dev->frees->peer_waits);
         }

@@ -183,7 +183,8 @@ void        cg_intra_release_waits(cg_intra_t *group);
  * releasing the flag waits again while it has not (a failed peer's flag write queued before
  * its failure may land after a release, lowering the flag under a later wait: on a GPU the
  * peer's stream runs it when it gets there). 1 when drained (or the device failed), 0 when
- * it did not drain in a minute: the stream and what it uses are left for good. */
+ * it did not drain in a minute: what the call mapped stays pinned until the group's
+ * release, which tries again (and abandons the device when that fails too). */
 int         cg_intra_drain(cg_intra_t *group);
 /* For a device layer whose flag waits block the calling thread (flag_watch, the host
  * layer), called between polls of the wait for flag: when the peer that writes it failed

@@ -335,16 +335,27 @@ static cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
     return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev), stream));
 }
 
+/* After cg_dev_abandon, device work that never ends may still use the peers' mappings and
+ * the primary context: both are left as they are (the records go). */
 static void cg_cuda_close(cg_dev_t *dev)
 {
-    cg_dev_cuda_t *cuda = cg_cuda_impl(dev);
+    cg_dev_cuda_t *cuda      = cg_cuda_impl(dev);
+    const int      abandoned = __atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE);
 
     while (cuda->mappings != NULL) {
-        cg_cuda_ipc_close(dev, cuda->mappings->base);
+        if (abandoned) {
+            cg_cuda_mapping_t *next = cuda->mappings->next;
+            free(cuda->mappings);
+            cuda->mappings = next;
+        } else {
+            cg_cuda_ipc_close(dev, cuda->mappings->base);
+        }
     }
     (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventDestroy(cuda->app_event)));
     (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(cuda->side_stream)));
-    (void)cg_cu.cuDevicePrimaryCtxRelease(cuda->cudev);
+    if (!abandoned) {
+        (void)cg_cu.cuDevicePrimaryCtxRelease(cuda->cudev);
+    }
     pthread_mutex_destroy(&cuda->lock);
     free(cuda);
     free(dev);

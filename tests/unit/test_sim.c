@@ -357,6 +357,34 @@ START_TEST(test_frees_held)
 }
 END_TEST
 
+/* After cg_dev_abandon nothing is freed: neither what was held, at the last end or at the
+ * close, nor what comes later, held or not. */
+START_TEST(test_frees_abandoned)
+{
+    static const cg_dev_ops_t ops = {.name      = "frees",
+                                     .close     = frees_close,
+                                     .mem_free  = frees_mem_free,
+                                     .host_free = frees_host_free};
+    cg_dev_t dev = {.ops = &ops};
+    int      a, b;
+
+    frees_done[0] = frees_done[1] = 0;
+    ck_assert_int_eq(cg_dev_frees_enable(&dev), CG_OK);
+    cg_dev_peer_wait_begin(&dev);
+    cg_dev_mem_release(&dev, &a); /* held */
+    cg_dev_abandon(&dev);
+    cg_dev_host_release(&dev, &b);
+    cg_dev_peer_wait_end(&dev); /* the last end: nothing freed */
+    cg_dev_mem_release(&dev, &a);
+    cg_dev_frees_close(&dev);
+    ck_assert_int_eq(frees_done[0], 0);
+    ck_assert_int_eq(frees_done[1], 0);
+    dev.abandoned = 0;
+    cg_dev_mem_release(&dev, &a); /* not enabled, not abandoned: at once */
+    ck_assert_int_eq(frees_done[0], 1);
+}
+END_TEST
+
 CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
              test_strict_layer, test_hints_follow_frees, test_default_stream, test_ll_given_up,
-             test_frees_held)
+             test_frees_held, test_frees_abandoned)
