@@ -319,13 +319,14 @@ static void frees_close(cg_dev_t *dev)
     (void)dev;
 }
 
+static const cg_dev_ops_t frees_ops = {.name      = "frees",
+                                       .close     = frees_close,
+                                       .mem_free  = frees_mem_free,
+                                       .host_free = frees_host_free};
+
 START_TEST(test_frees_held)
 {
-    static const cg_dev_ops_t ops = {.name      = "frees",
-                                     .close     = frees_close,
-                                     .mem_free  = frees_mem_free,
-                                     .host_free = frees_host_free};
-    cg_dev_t dev = {.ops = &ops};
+    cg_dev_t dev = {.ops = &frees_ops};
     int      a, b, c;
 
     cg_dev_mem_release(&dev, &a); /* not enabled: at once */
@@ -361,11 +362,7 @@ END_TEST
  * close, nor what comes later, held or not. */
 START_TEST(test_frees_abandoned)
 {
-    static const cg_dev_ops_t ops = {.name      = "frees",
-                                     .close     = frees_close,
-                                     .mem_free  = frees_mem_free,
-                                     .host_free = frees_host_free};
-    cg_dev_t dev = {.ops = &ops};
+    cg_dev_t dev = {.ops = &frees_ops};
     int      a, b;
 
     frees_done[0] = frees_done[1] = 0;
