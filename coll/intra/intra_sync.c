@@ -36,10 +36,22 @@ void cg_intra_report(cg_intra_t *group, uint64_t epoch)
     }
 }
 
+/* Has peer p reported a failure? */
+static int cg_intra_peer_reported(const cg_intra_t *group, int p)
+{
+    return __atomic_load_n(&group->ctl[p]->failed_epoch, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Is peer p's process gone? */
+static int cg_intra_peer_dead(const cg_intra_t *group, int p)
+{
+    return group->pids[p] != 0 && !cg_process_alive(group->pids[p]);
+}
+
 int cg_intra_peer_failed(const cg_intra_t *group)
 {
     for (int p = 0; p < group->size; p++) {
-        if (p != group->rank && __atomic_load_n(&group->ctl[p]->failed_epoch, __ATOMIC_ACQUIRE) != 0) {
+        if (p != group->rank && cg_intra_peer_reported(group, p)) {
             return 1;
         }
     }
@@ -56,8 +68,7 @@ void cg_intra_flag_watch(void *arg, const uint64_t *flag)
     if (group->watch_released || peer < 0 || peer >= group->size || peer == group->rank) {
         return;
     }
-    if (__atomic_load_n(&group->ctl[peer]->failed_epoch, __ATOMIC_ACQUIRE) != 0 ||
-        (group->pids[peer] != 0 && !cg_process_alive(group->pids[peer]))) {
+    if (cg_intra_peer_reported(group, (int)peer) || cg_intra_peer_dead(group, (int)peer)) {
         group->watch_released = 1;
         group->failed         = 1;
         cg_intra_release_waits(group);
@@ -73,7 +84,7 @@ cg_status_t cg_intra_watch(cg_intra_t *group, double *t0)
         *t0 = now;
     }
     for (int p = 0; p < group->size; p++) {
-        if (p != group->rank && group->pids[p] != 0 && !cg_process_alive(group->pids[p])) {
+        if (p != group->rank && cg_intra_peer_dead(group, p)) {
             cg_error(CG_SUB_IPC, "local rank %d (pid %d) died during a collective", p, group->pids[p]);
             return CG_ERR_PEER_DEAD;
         }
