@@ -314,6 +314,12 @@ struct cg_dev {
                                          (cg_dev_abandon): nothing is freed any more */
 };
 
+/* Was device work that never ends left (cg_dev_abandon)? */
+static inline int cg_dev_abandoned(const cg_dev_t *dev)
+{
+    return __atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE);
+}
+
 /* Order the call after the application's device work (the app_wait op), unless the
  * application asserted that its buffers are ready when it calls (dev->app_ready). */
 static inline cg_status_t cg_dev_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)

@@ -39,7 +39,7 @@ static void cg_dev_free_now(cg_dev_t *dev, void *ptr, int host)
 /* What was held goes (after cg_dev_abandon: stays allocated, only the records go). */
 static void cg_dev_frees_flush(cg_dev_t *dev)
 {
-    const int      abandoned = __atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE);
+    const int      abandoned = cg_dev_abandoned(dev);
     cg_dev_held_t *held      = dev->frees->held;
 
     dev->frees->held     = NULL;
@@ -96,7 +96,7 @@ static void cg_dev_release(cg_dev_t *dev, void *ptr, int host)
 {
     cg_dev_held_t *held;
 
-    if (ptr == NULL || __atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE)) {
+    if (ptr == NULL || cg_dev_abandoned(dev)) {
         return; /* nothing, or never: device work that never ends would hold the free */
     }
     if (dev->frees == NULL) {
@@ -144,7 +144,7 @@ void cg_dev_frees_close(cg_dev_t *dev)
 {
     if (dev->frees != NULL) {
         pthread_mutex_lock(&dev->frees->lock);
-        if (!__atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE) && dev->frees->peer_waits != 0) {
+        if (!cg_dev_abandoned(dev) && dev->frees->peer_waits != 0) {
             cg_error(CG_SUB_DEV, "%u brackets of device work that waits for peers still open at "
                      "close", dev->frees->peer_waits);
         }

@@ -23,7 +23,7 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
 
     cg_intra_reap(0); /* groups of communicators freed earlier whose peers have closed */
     memset(info, 0, sizeof(*info));
-    if (__atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE)) {
+    if (cg_dev_abandoned(dev)) {
         return CG_ERR_DEVICE; /* cg_dev_abandon: no new fast paths (their memory would leak) */
     }
     info->proc_id = cg_process_id();

@@ -57,7 +57,7 @@ static void cg_ipc_drop(cg_ipc_mapping_t **link)
     cg_ipc_mapping_t *m = *link;
 
     *link = m->next;
-    if (!__atomic_load_n(&cg_ipc.dev->abandoned, __ATOMIC_ACQUIRE)) { /* cg_dev_abandon */
+    if (!cg_dev_abandoned(cg_ipc.dev)) {
         cg_ipc.dev->ops->ipc_close(cg_ipc.dev, m->local);
     }
     cg_ipc.stats.evictions++;

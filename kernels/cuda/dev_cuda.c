@@ -340,7 +340,7 @@ static cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 static void cg_cuda_close(cg_dev_t *dev)
 {
     cg_dev_cuda_t *cuda      = cg_cuda_impl(dev);
-    const int      abandoned = __atomic_load_n(&dev->abandoned, __ATOMIC_ACQUIRE);
+    const int      abandoned = cg_dev_abandoned(dev);
 
     while (cuda->mappings != NULL) {
         if (abandoned) {
