@@ -195,6 +195,8 @@ void        cg_intra_flag_watch(void *arg, const uint64_t *flag);
 void        cg_intra_report(cg_intra_t *group, uint64_t epoch);
 /* Has a peer reported a failure? */
 int         cg_intra_peer_failed(const cg_intra_t *group);
+/* Is peer p's process gone? */
+int         cg_intra_peer_dead(const cg_intra_t *group, int p);
 /* Between polls of a wait: a peer that died, or the timeout since *t0 (set at the first
  * call), is an error. */
 cg_status_t cg_intra_watch(cg_intra_t *group, double *t0);

@@ -295,7 +295,7 @@ static int cg_intra_peers_closed(const cg_intra_t *group)
     for (int p = 0; p < group->size; p++) {
         if (p != group->rank && group->ctl[p] != NULL &&
             !__atomic_load_n(&group->ctl[p]->closing, __ATOMIC_ACQUIRE) &&
-            (group->pids[p] == 0 || cg_process_alive(group->pids[p]))) {
+            !cg_intra_peer_dead(group, p)) {
             return 0;
         }
     }

@@ -42,8 +42,7 @@ static int cg_intra_peer_reported(const cg_intra_t *group, int p)
     return __atomic_load_n(&group->ctl[p]->failed_epoch, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* Is peer p's process gone? */
-static int cg_intra_peer_dead(const cg_intra_t *group, int p)
+int cg_intra_peer_dead(const cg_intra_t *group, int p)
 {
     return group->pids[p] != 0 && !cg_process_alive(group->pids[p]);
 }
