@@ -161,8 +161,10 @@ typedef cg_status_t (*cg_alg_run_fn_t)(cg_comm_t *comm, const cg_plan_t *plan,
 
 /* How an algorithm behaves (cg_alg_info_t.traits). */
 enum {
-    CG_TRAIT_STREAM_ORDERED = 1u << 0 /* orders itself after the application's device work
-                                         (a stream wait, not a host wait) */
+    CG_TRAIT_STREAM_ORDERED = 1u << 0, /* orders itself after the application's device work
+                                          (a stream wait, not a host wait) */
+    CG_TRAIT_PIPELINED      = 1u << 1  /* runs its phases chunk by chunk on lane threads
+                                          (coll/hier/hier_pipe.c) */
 };
 
 typedef struct {

@@ -3,6 +3,7 @@
 /* Running a planned fast path on a communicator's context: one indirect call through the
  * plan's registry row, with what every hierarchical run needs around it. */
 #include "coll/cg_comm_int.h"
+#include "coll/hier/hier.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,9 @@ static cg_status_t cg_comm_run_alg(cg_comm_t *comm, const cg_alg_info_t *info,
     }
     /* every rank advances the tag sequence, in or out of a rail */
     cg_inter_begin(comm->inter);
+    if (info->traits & CG_TRAIT_PIPELINED) {
+        cg_hier_pipe_agree(comm, plan, call);
+    }
     if (call->coll == CG_COLL_ALLREDUCE && cg_dtype_has_padding(call->dtype)) {
         return cg_comm_hier_done(comm, cg_comm_run_padded(comm, info, plan, call));
     }

@@ -42,7 +42,7 @@ static const cg_alg_info_t cg_alg_rows[] = {
     {CG_COLL_ALLREDUCE, CG_ALG_HIER_RING, "hier_ring", CG_SCOPE_HIER, NODES | UNIFORM,
      cg_cost_hier_ring, cg_allreduce_hier_ring_run,
      "intra reduce-scatter, ring allreduce of 1/L on every rail, intra allgather, "
-     "overlapped chunk by chunk (large)"},
+     "overlapped chunk by chunk (large)", CG_TRAIT_PIPELINED},
     {CG_COLL_ALLREDUCE, CG_ALG_HIER_RD, "hier_rd", CG_SCOPE_HIER, NODES | UNIFORM,
      cg_cost_hier_rd, cg_allreduce_hier_rd_run,
      "intra allreduce, recursive doubling on every rail (small)"},
@@ -61,7 +61,7 @@ static const cg_alg_info_t cg_alg_rows[] = {
     {CG_COLL_BCAST, CG_ALG_HIER_RING, "hier_ring", CG_SCOPE_HIER, NODES | UNIFORM,
      cg_cost_hier_ring, cg_bcast_hier_ring_run,
      "the root's node scatters each chunk to its rails, every rail relays its part down a "
-     "chain of nodes, every node shares the parts (large)"},
+     "chain of nodes, every node shares the parts (large)", CG_TRAIT_PIPELINED},
     {CG_COLL_BCAST, CG_ALG_HIER_TREE, "hier_tree", CG_SCOPE_HIER, NODES, cg_cost_hier_tree,
      cg_bcast_hier_tree_run, "binomial tree between nodes, then intra bcast (any layout)"},
     /* ---- allgather ------------------------------------------------------------------- */
@@ -72,7 +72,8 @@ static const cg_alg_info_t cg_alg_rows[] = {
      cg_allgather_direct_run, "each rank writes its block into every peer's output"},
     {CG_COLL_ALLGATHER, CG_ALG_HIER_RING, "hier_ring", CG_SCOPE_HIER, NODES | UNIFORM,
      cg_cost_hier_ring, cg_allgather_hier_ring_run,
-     "ring on every rail, intra allgather of the rail's blocks, overlapped chunk by chunk"},
+     "ring on every rail, intra allgather of the rail's blocks, overlapped chunk by chunk",
+     CG_TRAIT_PIPELINED},
     {CG_COLL_ALLGATHER, CG_ALG_HIER_LEADER, "hier_leader", CG_SCOPE_HIER, NODES,
      cg_cost_hier_leader, cg_allgather_hier_leader_run,
      "the node's blocks to its leader, ring between leaders, bcast inside (any layout)"},
@@ -86,7 +87,7 @@ static const cg_alg_info_t cg_alg_rows[] = {
     {CG_COLL_REDUCE_SCATTER, CG_ALG_HIER_RING, "hier_ring", CG_SCOPE_HIER, NODES | UNIFORM,
      cg_cost_hier_ring, cg_reduce_scatter_hier_ring_run,
      "intra reduce-scatter of every rail's blocks, ring on every rail, overlapped chunk by "
-     "chunk"},
+     "chunk", CG_TRAIT_PIPELINED},
     {CG_COLL_REDUCE_SCATTER, CG_ALG_HIER_LEADER, "hier_leader", CG_SCOPE_HIER, NODES,
      cg_cost_hier_leader, cg_reduce_scatter_hier_leader_run,
      "intra reduce to the leader, ring between leaders, intra scatter (any layout)"},
@@ -100,7 +101,7 @@ static const cg_alg_info_t cg_alg_rows[] = {
     {CG_COLL_REDUCE_SCATTER_BLOCK, CG_ALG_HIER_RING, "hier_ring", CG_SCOPE_HIER,
      NODES | UNIFORM, cg_cost_hier_ring, cg_reduce_scatter_hier_ring_run,
      "intra reduce-scatter of every rail's blocks, ring on every rail, overlapped chunk by "
-     "chunk"},
+     "chunk", CG_TRAIT_PIPELINED},
     {CG_COLL_REDUCE_SCATTER_BLOCK, CG_ALG_HIER_LEADER, "hier_leader", CG_SCOPE_HIER, NODES,
      cg_cost_hier_leader, cg_reduce_scatter_hier_leader_run,
      "intra reduce to the leader, ring between leaders, intra scatter (any layout)"},

@@ -33,6 +33,11 @@ typedef struct {
 } cg_pipe_job_t;
 
 cg_status_t cg_hier_pipe_run(cg_comm_t *comm, const cg_pipe_job_t *job);
+/* Before anything of a call of a pipelined algorithm (CG_TRAIT_PIPELINED) can fail, on
+ * every rank: the communicator's first call in several chunks agrees on the lane threads
+ * (an exchange over the whole communicator, which a rank whose call failed before its
+ * pipeline would otherwise miss while the others wait in it). */
+void        cg_hier_pipe_agree(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call);
 /* Device scratch of every lane for received blocks, allocated before the lanes run (an
  * allocation on a lane thread could wait for the caller's stream). */
 cg_status_t cg_hier_lanes_reserve(cg_comm_t *comm, size_t bytes);

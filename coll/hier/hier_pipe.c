@@ -204,7 +204,8 @@ static cg_status_t cg_hier_pipe_serial(cg_comm_t *comm, const cg_pipe_job_t *job
     return status != CG_OK ? status : mid;
 }
 
-/* At the first pipelined call of the communicator (every rank gets there in the same call):
+/* At the first pipelined call of the communicator (every rank gets there in the same call,
+ * cg_hier_pipe_agree, before anything of the call can fail):
  * start the lane threads and agree that every rank has them; otherwise every rank runs its
  * pipelines one phase after the other (a rank alone doing so would pair its exchanges and
  * barriers with the wrong ones). */
@@ -228,6 +229,14 @@ static int cg_hier_pipe_ready(cg_comm_t *comm)
     }
     comm->pipe_state = ok ? 1 : -1;
     return ok;
+}
+
+void cg_hier_pipe_agree(cg_comm_t *comm, const cg_plan_t *plan, const cg_call_t *call)
+{
+    if (comm->pipe_state == 0 && comm->local_size > 1 &&
+        cg_hier_plan_chunks(plan, cg_call_size(call)) > 1) {
+        (void)cg_hier_pipe_ready(comm);
+    }
 }
 
 /* The caller's part: post of chunk i, after its mid. */

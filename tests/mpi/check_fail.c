@@ -9,9 +9,10 @@
  * an error on the failing rank; and the calls after it must all succeed with exact results
  * (the communicator's fast paths are retired and its calls staged).
  *
- * usage: coll_fail [--mem MODE] [--coll allreduce|bcast] [--calls N] [--count N]
+ * usage: coll_fail [--mem MODE] [--coll allreduce|bcast|allgather] [--calls N] [--count N]
  *                  --fail-rank R --fail-call K
- * (bcast: from rank 0, whose input every rank must then hold)
+ * (bcast: from rank 0, whose input every rank must then hold; allgather: count elements
+ * from every rank)
  */
 #include "examples/example_mem.h"
 
@@ -31,6 +32,7 @@ int main(int argc, char **argv)
     long        local[4] = {0, 0, 0, 0}, total[4];
     int32_t    *host, *got;
     void       *sbuf, *rbuf;
+    size_t      out; /* elements of the result */
     em_kind_t   kind;
 
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -46,10 +48,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     kind = em_init(mem, em_local_rank(rank));
+    out  = strcmp(coll, "allgather") == 0 ? count * (size_t)size : count;
     host = malloc(count * sizeof(int32_t));
-    got  = malloc(count * sizeof(int32_t));
+    got  = malloc(out * sizeof(int32_t));
     sbuf = em_alloc(count * sizeof(int32_t), kind);
-    rbuf = em_alloc(count * sizeof(int32_t), kind);
+    rbuf = em_alloc(out * sizeof(int32_t), kind);
 
     for (int call = 1; call <= calls; call++) {
         size_t wrong = 0;
@@ -58,11 +61,14 @@ int main(int argc, char **argv)
             host[i] = (int32_t)((i * 7 + (size_t)call * 13) % 1001) + rank;
         }
         em_to_dev(sbuf, host, count * sizeof(int32_t), kind);
-        memset(got, 0xa5, count * sizeof(int32_t));
-        em_to_dev(rbuf, got, count * sizeof(int32_t), kind);
+        memset(got, 0xa5, out * sizeof(int32_t));
+        em_to_dev(rbuf, got, out * sizeof(int32_t), kind);
         if (strcmp(coll, "bcast") == 0) { /* in place: the input is rbuf's */
             em_to_dev(rbuf, rank == 0 ? host : got, count * sizeof(int32_t), kind);
             rc = MPI_Bcast(rbuf, (int)count, MPI_INT32_T, 0, MPI_COMM_WORLD);
+        } else if (strcmp(coll, "allgather") == 0) {
+            rc = MPI_Allgather(sbuf, (int)count, MPI_INT32_T, rbuf, (int)count, MPI_INT32_T,
+                               MPI_COMM_WORLD);
         } else {
             rc = MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
         }
@@ -75,10 +81,15 @@ int main(int argc, char **argv)
             continue;
         }
         local[3] += (call == fail_call && rank == fail_rank);
-        em_to_host(got, rbuf, count * sizeof(int32_t), kind);
-        for (size_t i = 0; i < count; i++) {
+        em_to_host(got, rbuf, out * sizeof(int32_t), kind);
+        for (size_t j = 0; j < out; j++) {
+            size_t  i    = j % count;
             int32_t base = (int32_t)((i * 7 + (size_t)call * 13) % 1001);
-            wrong += got[i] != (strcmp(coll, "bcast") == 0 ? base : base * size + size * (size - 1) / 2);
+            if (strcmp(coll, "allgather") == 0) { /* block j / count: that rank's input */
+                wrong += got[j] != base + (int32_t)(j / count);
+            } else {
+                wrong += got[j] != (strcmp(coll, "bcast") == 0 ? base : base * size + size * (size - 1) / 2);
+            }
         }
         if (wrong) {
             printf("coll_fail: rank %d: call %d succeeded with %zu wrong elements\n", rank, call, wrong);

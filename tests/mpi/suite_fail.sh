@@ -7,11 +7,12 @@
 # 7b. A fast path that fails on one rank (an injected device error at its N-th fast-path
 #     call), under MPI_ERRORS_RETURN: that call is an error on every rank (on other nodes
 #     through aborts over UCX), never a hang or a wrong result; later calls are staged and
-#     exact. One node; hier_ring in chunks with lanes; the staging pipeline over tcp; the
+#     exact. One node; hier_ring in chunks with lanes (also failing before the first
+#     pipeline, where the lane threads are agreed); the staging pipeline over tcp; the
 #     leaders' algorithm on an uneven layout, failing on a node of one rank.
 fail_check=$builddir/tests/mpi/coll_fail
 fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call,
-              # fail_coll: allreduce (default) or bcast
+              # fail_coll: allreduce (default), bcast or allgather
     local name=$1 np=$2 rank=$3 call=$4
     shift 4
     run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call" "$@" \
@@ -29,6 +30,10 @@ fail_run fail-device-sync-np4 4 1 4 --mca coll_gpu_intra_sync device
 fail_count=1 fail_run fail-ll-app-launch-np4 4 1 4 --mca coll_gpu_app_wait launch
 fail_run fail-nodes-ring-np6 6 2 4 --mca coll_gpu_node_size 2 --mca coll_gpu_allreduce_algorithm hier_ring \
     --mca coll_gpu_hier_chunk_size 65536
+# the failure before the first pipelined call's pipeline (the copy of this rank's block):
+# the failing rank still agrees on the lane threads with the others
+fail_coll=allgather fail_run fail-nodes-ring-first-np4 4 1 1 --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_allgather_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
 fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_node_size 2 \
     --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 \
     --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
