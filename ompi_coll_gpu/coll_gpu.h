@@ -333,6 +333,17 @@ int  mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st);
 /* Ends the staging; returns rc, or an error when the staging was broken. */
 int  mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc);
 size_t mca_coll_gpu_span(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *gap);
+/* Where the data of count elements of dtype at buf begins (buf plus the type's true lower
+ * bound: MPI_BOTTOM with absolute addresses, a negative lower bound), *span its bytes: where
+ * the memory kind is asked. MPI_IN_PLACE stays as it is. */
+static inline const void *mca_coll_gpu_data_start(const void *buf, struct ompi_datatype_t *dtype,
+                                                  size_t count, size_t *span)
+{
+    ptrdiff_t gap;
+
+    *span = mca_coll_gpu_span(dtype, count, &gap);
+    return buf == MPI_IN_PLACE ? buf : (const void *)((uintptr_t)buf + (uintptr_t)gap);
+}
 void mca_coll_gpu_staging_cache_release(void);
 
 /* entry points */

@@ -49,21 +49,23 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
     mca_coll_gpu_route_t   route;
-    ptrdiff_t              gap;
+    size_t                 span;
     const size_t           rtotal = (size_t)rcount * (size_t)ompi_comm_size(comm);
+    const void            *data;
     cg_call_t              call;
     int                    kinds, skind = 0, rkind, rc, nofast;
 
     if (m->nested > 0) {
         return MCA_COLL_GPU_NESTED(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     }
-    rkind  = mca_coll_gpu_buffer_query(rbuf, mca_coll_gpu_span(rdtype, rtotal, &gap), &route.rattr);
+    data   = mca_coll_gpu_data_start(rbuf, rdtype, rtotal, &span);
+    rkind  = mca_coll_gpu_buffer_query(data, span, &route.rattr);
     memset(&route.sattr, 0, sizeof(route.sattr));
     kinds  = rkind;
     nofast = !mca_coll_gpu_dtype_is_dense(rdtype, rtotal);
     if (sbuf != MPI_IN_PLACE) {
-        skind = mca_coll_gpu_buffer_query_near(sbuf, mca_coll_gpu_span(sdtype, (size_t)scount, &gap),
-                                               &route.rattr, rkind, &route.sattr);
+        data  = mca_coll_gpu_data_start(sbuf, sdtype, (size_t)scount, &span);
+        skind = mca_coll_gpu_buffer_query_near(data, span, &route.rattr, rkind, &route.sattr);
         kinds |= skind;
         nofast |= !mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
     }

@@ -46,16 +46,17 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
     mca_coll_gpu_route_t   route;
-    ptrdiff_t              gap;
-    size_t                 span = mca_coll_gpu_span(dtype, (size_t)count, &gap);
+    size_t                 span;
+    const void            *sdata = mca_coll_gpu_data_start(sbuf, dtype, (size_t)count, &span);
+    const void            *rdata = mca_coll_gpu_data_start(rbuf, dtype, (size_t)count, &span);
     cg_call_t              call;
     int                    kinds, skind, rkind, rc;
 
     if (m->nested > 0) {
         return MCA_COLL_GPU_NESTED(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
-    skind = mca_coll_gpu_buffer_query(sbuf, span, &route.sattr);
-    rkind = mca_coll_gpu_buffer_query_near(rbuf, span, &route.sattr, skind, &route.rattr);
+    skind = mca_coll_gpu_buffer_query(sdata, span, &route.sattr);
+    rkind = mca_coll_gpu_buffer_query_near(rdata, span, &route.sattr, skind, &route.rattr);
     kinds = skind | rkind;
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLREDUCE)) {
         return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);

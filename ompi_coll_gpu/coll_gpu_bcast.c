@@ -37,15 +37,15 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *)module;
     mca_coll_gpu_route_t   route;
-    ptrdiff_t              gap;
-    size_t                 span = mca_coll_gpu_span(dtype, (size_t)count, &gap);
+    size_t                 span;
+    const void            *data = mca_coll_gpu_data_start(buf, dtype, (size_t)count, &span);
     cg_call_t              call;
     int                    kinds, rc;
 
     if (m->nested > 0) {
         return MCA_COLL_GPU_NESTED(m, bcast, buf, count, dtype, root, comm);
     }
-    kinds = mca_coll_gpu_buffer_query(buf, span, &route.rattr);
+    kinds = mca_coll_gpu_buffer_query(data, span, &route.rattr);
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_BCAST)) {
         return MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm);
     }

@@ -75,9 +75,9 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
                                  mca_coll_gpu_route_t *route, cg_call_t *call)
 {
     const int size = ompi_comm_size(comm);
-    size_t    total = 0, own;
-    ptrdiff_t gap;
-    int       kinds, skind, rkind;
+    size_t      total = 0, own, span;
+    const void *data;
+    int         kinds, skind, rkind;
 
     if (m->counts == NULL && (m->counts = malloc(sizeof(size_t) * (size_t)size)) == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -88,10 +88,10 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     }
     own = m->counts[ompi_comm_rank(comm)];
     /* MPI_IN_PLACE: no input buffer (0, nothing asked); the output holds the whole input */
-    skind = mca_coll_gpu_buffer_query(sbuf, mca_coll_gpu_span(dtype, total, &gap), &route->sattr);
-    rkind = mca_coll_gpu_buffer_query_near(
-        rbuf, mca_coll_gpu_span(dtype, sbuf == MPI_IN_PLACE ? total : own, &gap), &route->sattr,
-        skind, &route->rattr);
+    data  = mca_coll_gpu_data_start(sbuf, dtype, total, &span);
+    skind = mca_coll_gpu_buffer_query(data, span, &route->sattr);
+    data  = mca_coll_gpu_data_start(rbuf, dtype, sbuf == MPI_IN_PLACE ? total : own, &span);
+    rkind = mca_coll_gpu_buffer_query_near(data, span, &route->sattr, skind, &route->rattr);
     kinds        = skind | rkind;
     route->skind = skind;
     route->rkind = rkind;

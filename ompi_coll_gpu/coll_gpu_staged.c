@@ -147,7 +147,7 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
     size_t    span = mca_coll_gpu_span(dtype, count, &gap);
 
     if (span > 0 && kind == MCA_COLL_GPU_KIND_UNKNOWN) {
-        kind = mca_coll_gpu_buffer_kind(user, span);
+        kind = mca_coll_gpu_buffer_kind((char *)user + gap, span); /* where the data is */
     }
     if (span == 0 || !(kind & MCA_COLL_GPU_KIND_DEVICE)) {
         memset(b, 0, sizeof(*b));

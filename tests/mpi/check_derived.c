@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * Derived datatypes and user-defined ops: layouts with gaps (which must survive), a negative
- * true lower bound, different but matching send/receive types, and a non-commutative op.
+ * true lower bound, different but matching send/receive types, a non-commutative op, and
+ * MPI_BOTTOM with absolute addresses of device memory.
  */
 #include "check_colls.h"
 
@@ -292,6 +293,98 @@ static void td_mixed_types(tc_ctx_t *ctx, MPI_Datatype quad, size_t k, uint64_t 
     free(want), free(got);
 }
 
+/* User op for td_bottom: int32 sums over the datatype's true extent, wherever it lies. */
+static void td_bottom_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    MPI_Aint lb, extent;
+
+    MPI_Type_get_true_extent(*dt, &lb, &extent);
+    for (MPI_Aint b = 0; b < extent * *len; b += 4) {
+        int32_t x = td_get_i((const char *)in + lb + b), y = td_get_i((char *)inout + lb + b);
+        td_put_i((char *)inout + lb + b, (int32_t)((uint32_t)x + (uint32_t)y));
+    }
+}
+
+/* n int32s at an absolute address as one element (buffer MPI_BOTTOM): the component must
+ * find the memory where the data is, not at the buffer pointer (NULL). */
+static MPI_Datatype td_at(const void *where, int n)
+{
+    MPI_Datatype dt;
+    MPI_Aint     addr;
+
+    MPI_Get_address(where, &addr);
+    MPI_Type_create_hindexed(1, &n, &addr, MPI_INT32_T, &dt);
+    MPI_Type_commit(&dt);
+    return dt;
+}
+
+static void td_expect(tc_ctx_t *ctx, const char *what, const int32_t *got, const int32_t *want,
+                      size_t n)
+{
+    size_t wrong = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        wrong += got[i] != want[i];
+    }
+    if (wrong) {
+        char d[200];
+        snprintf(d, sizeof(d), "%s MPI_BOTTOM n=%zu comm=%s rank=%d: %zu wrong elements", what,
+                 n, ctx->comm_name, ctx->rank, wrong);
+        tc_fail(what, d);
+    }
+    tc_tests++;
+}
+
+/* Bcast, allgather and allreduce (in place, user op) on MPI_BOTTOM and device memory. */
+static void td_bottom(tc_ctx_t *ctx, int n, uint64_t seed)
+{
+    const size_t all = (size_t)n * (size_t)ctx->size, bytes = all * sizeof(int32_t);
+    const int    root = ctx->size - 1;
+    int32_t     *want = malloc(bytes), *got = malloc(bytes), *mine = malloc(bytes);
+    char        *sdev = em_alloc(bytes, ctx->kind), *rdev = em_alloc(bytes, ctx->kind);
+    MPI_Datatype st = td_at(sdev, n), rt = td_at(rdev, n);
+    MPI_Op       sum;
+
+    for (size_t i = 0; i < all; i++) { /* rank r's input: block r of want */
+        want[i] = (int32_t)((seed + i * 2654435761u) % 100003);
+    }
+    /* bcast from the last rank */
+    memset(got, TD_POISON, bytes);
+    em_to_dev(rdev, ctx->rank == root ? want + (size_t)root * n : got, (size_t)n * 4, ctx->kind);
+    MPI_Bcast(MPI_BOTTOM, 1, rt, root, ctx->comm);
+    tc_count(TC_BCAST, (size_t)n * 4, ctx->kind);
+    em_to_host(got, rdev, (size_t)n * 4, ctx->kind);
+    td_expect(ctx, "bcast", got, want + (size_t)root * n, (size_t)n);
+
+    /* allgather: rank r's block at block r of the receive memory (extent n int32s) */
+    memset(got, TD_POISON, bytes);
+    em_to_dev(sdev, want + (size_t)ctx->rank * n, (size_t)n * 4, ctx->kind);
+    em_to_dev(rdev, got, bytes, ctx->kind);
+    MPI_Allgather(MPI_BOTTOM, 1, st, MPI_BOTTOM, 1, rt, ctx->comm);
+    tc_count(TC_ALLGATHER, bytes, ctx->kind);
+    em_to_host(got, rdev, bytes, ctx->kind);
+    td_expect(ctx, "allgather", got, want, all);
+
+    /* allreduce in place: every rank's input is its block of want */
+    for (size_t i = 0; i < (size_t)n; i++) {
+        mine[i] = 0;
+        for (int r = 0; r < ctx->size; r++) {
+            mine[i] = (int32_t)((uint32_t)mine[i] + (uint32_t)want[(size_t)r * n + i]);
+        }
+    }
+    em_to_dev(rdev, want + (size_t)ctx->rank * n, (size_t)n * 4, ctx->kind);
+    MPI_Op_create(td_bottom_sum, 1, &sum);
+    MPI_Allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, rt, sum, ctx->comm);
+    tc_count(TC_ALLREDUCE, (size_t)n * 4, ctx->kind);
+    em_to_host(got, rdev, (size_t)n * 4, ctx->kind);
+    td_expect(ctx, "allreduce", got, mine, (size_t)n);
+
+    MPI_Op_free(&sum);
+    MPI_Type_free(&st), MPI_Type_free(&rt);
+    em_free(sdev, ctx->kind), em_free(rdev, ctx->kind);
+    free(want), free(got), free(mine);
+}
+
 void tc_run_derived(tc_ctx_t *ctx, uint64_t seed)
 {
     MPI_Datatype vec, st, quad, hidx, tmp;
@@ -330,6 +423,7 @@ void tc_run_derived(tc_ctx_t *ctx, uint64_t seed)
             td_bcast_allgather(ctx, &layouts[i], counts[c], s ^ 0xaa);
         }
         td_mixed_types(ctx, quad, counts[c], seed ^ c);
+        td_bottom(ctx, (int)counts[c], seed ^ (c + 99));
     }
     for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
         MPI_Op_free(&layouts[i].op);
