@@ -147,6 +147,15 @@ static cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t
     int              n   = cg_keep_reserve(config, mine, &offer);
     cg_status_t      status;
 
+    /* nothing a freed communicator of the new id left may reach the new one's calls, which
+     * no rank can start before this exchange (the workers are the process's: shared) */
+    for (int i = 0; i < n; i++) {
+        for (int m = 0; m < CG_MAX_LANES; m++) { /* lane 0 is mine[i]->inter */
+            if (mine[i]->lane[m] != NULL) {
+                (void)cg_inter_forget(mine[i]->lane[m]->ucx, (uint16_t)config->comm_id);
+            }
+        }
+    }
     /* every rank joins the exchange, whatever it holds (without memory for the answers
      * the process is about to fail anyway) */
     status = offers != NULL ? oob->allgather(oob->ctx, &offer, offers, sizeof(offer)) : CG_ERR_NO_MEMORY;

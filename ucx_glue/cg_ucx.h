@@ -164,6 +164,12 @@ cg_status_t cg_inter_stage(cg_inter_t *inter);
 /* Staging chunks and device memory of a destroyed transport are kept for the next one
  * (a communicator created and freed in a loop allocates them once). */
 void        cg_inter_destroy(cg_inter_t *inter);
+/* Remove from ucx the messages tagged with comm_id: what freed communicators of that id
+ * left (aborts that came after their context was kept or destroyed, data of a failed call
+ * never received). A new communicator's setup does it for its id before the exchange
+ * that lets any rank start a call, so that nothing older reaches its calls (Open MPI gives
+ * a freed communicator's id to the next one). Returns how many were removed. */
+int         cg_inter_forget(cg_ucx_t *ucx, uint16_t comm_id);
 /* At the end of the process: free what destroyed transports left for their successors. */
 void        cg_inter_release_kept(void);
 /* Start an inter-node phase of a new call (advances the sequence number of the tags). */

@@ -129,6 +129,21 @@ cg_status_t cg_inter_stage(cg_inter_t *inter)
     return status;
 }
 
+int cg_inter_forget(cg_ucx_t *ucx, uint16_t comm_id)
+{
+    int removed = 0;
+
+    while (ucx != NULL && removed < 1 << 16 &&
+           cg_ucx_probe(ucx, (uint64_t)comm_id << 48, 0xffffull << 48, 1)) {
+        removed++;
+    }
+    if (removed > 0) {
+        cg_detail(CG_SUB_UCX, "%d messages left by a freed communicator of id %u removed",
+                  removed, (unsigned)comm_id);
+    }
+    return removed;
+}
+
 cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
                             cg_inter_t **inter_out)
@@ -149,6 +164,7 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
     inter->config.depth = CG_MAX(1, CG_MIN(config->depth, CG_INTER_MAX_DEPTH));
     inter->config.chunk_bytes = CG_MAX(config->chunk_bytes, (size_t)4096);
     inter->addr_stride  = addr_stride;
+    (void)cg_inter_forget(ucx, comm_id); /* before the setup's exchange of results */
     inter->eps          = calloc((size_t)size, sizeof(*inter->eps));
     inter->pids         = calloc((size_t)size, sizeof(*inter->pids));
     inter->addrs        = (char *)addrs;
@@ -193,11 +209,10 @@ void cg_inter_destroy(cg_inter_t *inter)
         return;
     }
     dev = inter->dev;
-    /* messages of this communicator still waiting (aborts; data a failed call left
-     * unreceived) must not reach another communicator that gets its id */
-    for (int i = 0; inter->ucx != NULL && i < 1 << 16 &&
-                    cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), 0xffffull << 48, 1); i++) {
-    }
+    /* Messages of this communicator still waiting (aborts; data a failed call left
+     * unreceived) stay: the next communicator of its id removes them at its setup
+     * (cg_inter_forget). Here they could already be a live communicator's, when this is a
+     * kept context whose id Open MPI gave to a new one. */
     for (int r = 0; inter->eps != NULL && r < inter->size; r++) {
         cg_ucx_ep_release(inter->ucx, inter->eps[r]);
     }

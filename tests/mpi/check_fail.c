@@ -9,10 +9,15 @@
  * an error on the failing rank; and the calls after it must all succeed with exact results
  * (the communicator's fast paths are retired and its calls staged).
  *
+ * With --again, the calls run on a duplicate of MPI_COMM_WORLD, which is then freed and
+ * duplicated again for as many calls more, all of which must succeed exactly: a new
+ * communicator (which Open MPI may give the freed one's id) must not see what the failed
+ * call left behind (late abort messages, a context kept by the ranks that did not fail).
+ *
  * usage: coll_fail [--mem MODE] [--coll allreduce|bcast|allgather] [--calls N] [--count N]
- *                  --fail-rank R --fail-call K
- * (bcast: from rank 0, whose input every rank must then hold; allgather: count elements
- * from every rank)
+ *                  [--again 1] --fail-rank R --fail-call K
+ * (bcast: from rank 0, on the second communicator from the last rank, whose input every
+ * rank must then hold; allgather: count elements from every rank)
  */
 #include "examples/example_mem.h"
 
@@ -21,11 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(int argc, char **argv)
 {
     const char *mem = "auto", *coll = "allreduce";
-    int         calls = 12, fail_call = 4, fail_rank = 0, rank, size, bad = 0;
+    int         calls = 12, fail_call = 4, fail_rank = 0, rank, size, bad = 0, again = 0;
+    MPI_Comm    comm = MPI_COMM_WORLD;
     size_t      count = 70001;
     /* errors at the failing call, wrong results, errors at other calls, failing rank
      * without an error */
@@ -42,11 +49,15 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--count") == 0) count = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "--fail-call") == 0) fail_call = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--fail-rank") == 0) fail_rank = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--again") == 0) again = atoi(argv[i + 1]);
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (again) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    }
     kind = em_init(mem, em_local_rank(rank));
     out  = strcmp(coll, "allgather") == 0 ? count * (size_t)size : count;
     host = malloc(count * sizeof(int32_t));
@@ -54,9 +65,17 @@ int main(int argc, char **argv)
     sbuf = em_alloc(count * sizeof(int32_t), kind);
     rbuf = em_alloc(out * sizeof(int32_t), kind);
 
-    for (int call = 1; call <= calls; call++) {
+    for (int call = 1; call <= (again ? 2 * calls : calls); call++) {
         size_t wrong = 0;
-        int    rc;
+        int    rc, root = (again && call > calls) ? size - 1 : 0;
+        if (again && call == calls + 1) { /* the second communicator */
+            MPI_Comm_free(&comm);
+            MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+            if (rank == size - 1) { /* the others wait for the last rank in the first call
+                                     * (bcast: its root), long enough to look for aborts */
+                usleep(200000);
+            }
+        }
         for (size_t i = 0; i < count; i++) {
             host[i] = (int32_t)((i * 7 + (size_t)call * 13) % 1001) + rank;
         }
@@ -64,13 +83,12 @@ int main(int argc, char **argv)
         memset(got, 0xa5, out * sizeof(int32_t));
         em_to_dev(rbuf, got, out * sizeof(int32_t), kind);
         if (strcmp(coll, "bcast") == 0) { /* in place: the input is rbuf's */
-            em_to_dev(rbuf, rank == 0 ? host : got, count * sizeof(int32_t), kind);
-            rc = MPI_Bcast(rbuf, (int)count, MPI_INT32_T, 0, MPI_COMM_WORLD);
+            em_to_dev(rbuf, rank == root ? host : got, count * sizeof(int32_t), kind);
+            rc = MPI_Bcast(rbuf, (int)count, MPI_INT32_T, root, comm);
         } else if (strcmp(coll, "allgather") == 0) {
-            rc = MPI_Allgather(sbuf, (int)count, MPI_INT32_T, rbuf, (int)count, MPI_INT32_T,
-                               MPI_COMM_WORLD);
+            rc = MPI_Allgather(sbuf, (int)count, MPI_INT32_T, rbuf, (int)count, MPI_INT32_T, comm);
         } else {
-            rc = MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+            rc = MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, comm);
         }
         if (rc != MPI_SUCCESS) {
             char text[MPI_MAX_ERROR_STRING];
@@ -88,7 +106,8 @@ int main(int argc, char **argv)
             if (strcmp(coll, "allgather") == 0) { /* block j / count: that rank's input */
                 wrong += got[j] != base + (int32_t)(j / count);
             } else {
-                wrong += got[j] != (strcmp(coll, "bcast") == 0 ? base : base * size + size * (size - 1) / 2);
+                wrong += got[j] != (strcmp(coll, "bcast") == 0 ? base + root
+                                                               : base * size + size * (size - 1) / 2);
             }
         }
         if (wrong) {
@@ -97,6 +116,9 @@ int main(int argc, char **argv)
         }
     }
     fflush(stdout);
+    if (again) {
+        MPI_Comm_free(&comm);
+    }
     MPI_Allreduce(local, total, 4, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         bad = total[0] == 0 || total[1] != 0 || total[2] != 0 || total[3] != 0;

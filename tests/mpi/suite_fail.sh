@@ -12,12 +12,13 @@
 #     leaders' algorithm on an uneven layout, failing on a node of one rank.
 fail_check=$builddir/tests/mpi/coll_fail
 fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call,
-              # fail_coll: allreduce (default), bcast or allgather
+              # fail_coll: allreduce (default), bcast or allgather; fail_again=1: the calls
+              # again on a new communicator (coll_fail --again)
     local name=$1 np=$2 rank=$3 call=$4
     shift 4
     run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call" "$@" \
         "$fail_check" --mem "$mem" --coll "${fail_coll:-allreduce}" --fail-rank "$rank" --fail-call "$call" \
-        --count "${fail_count:-70001}" &&
+        --count "${fail_count:-70001}" ${fail_again:+--again "$fail_again"} &&
         { logs "$name" | grep -q "injected device failure" || fail "$name: no failure injected"; } &&
         { ! logs "$name" | grep -q "waited [0-9]* s for a peer: giving up" ||
             fail "$name: a wait for the failed rank ran into the host layer's time limit"; }
@@ -34,11 +35,24 @@ fail_run fail-nodes-ring-np6 6 2 4 --mca coll_gpu_node_size 2 --mca coll_gpu_all
 # the failing rank still agrees on the lane threads with the others
 fail_coll=allgather fail_run fail-nodes-ring-first-np4 4 1 1 --mca coll_gpu_node_size 2 \
     --mca coll_gpu_allgather_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
+# hier_ring's chain of nodes, a large bcast: the failed call leaves unreceived chunks and
+# late aborts in the UCX workers; the calls again on a new communicator of the same id
+# must not meet them (before the fix, most runs failed a call of the new communicator)
+fail_coll=bcast fail_count=1000000 fail_again=1 fail_run fail-nodes-chain-again-np4 4 2 4 \
+    --mca coll_gpu_node_size 2 --mca coll_gpu_bcast_algorithm hier_ring \
+    --mca coll_gpu_hier_chunk_size 65536
 fail_run fail-nodes-staging-tcp-np6 6 3 5 -x UCX_TLS=tcp,self --mca coll_gpu_node_size 2 \
     --mca coll_gpu_ucx_staging always --mca coll_gpu_ucx_chunk_size 16384 \
     --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536
 fail_run fail-nodes-leader-np7 7 6 3 --mca coll_gpu_node_size 3 "${hier_rules[@]}"
 # hier_tree's node phase as one LL call: the tree member of the second node fails in the
-# network phase, so it never runs the LL call that its node's other rank waits in
-fail_coll=bcast fail_count=1 fail_run fail-nodes-tree-ll-np4 4 2 4 --mca coll_gpu_node_size 2 \
-    --mca coll_gpu_bcast_algorithm hier_tree --mca coll_gpu_verbose 2
+# network phase, so it never runs the LL call that its node's other rank waits in. The
+# first node's ranks finish the call; the aborts of the second node's reach them after it,
+# and stay in their UCX workers. The calls go on, exact, on a new communicator that Open
+# MPI gives the same id: its setup must remove those aborts (a wait would find them and
+# fail a call of the new communicator; whether one waits long enough to look depends on
+# timing, so the removal itself is asserted).
+fail_coll=bcast fail_count=1 fail_again=1 fail_run fail-nodes-tree-ll-np4 4 2 4 \
+    --mca coll_gpu_node_size 2 --mca coll_gpu_bcast_algorithm hier_tree --mca coll_gpu_verbose 3 &&
+    { logs fail-nodes-tree-ll-np4 | grep -q "left by a freed communicator of id" ||
+        fail "fail-nodes-tree-ll-np4: the failed call's aborts were not removed at the new communicator's setup"; }
