@@ -19,6 +19,7 @@ struct cg_ucx_ep {
     ucp_ep_h          ep;
     ucs_status_t      failed; /* set by the error handler */
     unsigned          users;  /* communicators holding it */
+    int               retired; /* failed and out of the list: its last user closes it */
     size_t            address_len;
     void             *address; /* the peer worker's address: the cache key */
     struct cg_ucx_ep *next;
@@ -264,9 +265,11 @@ cg_status_t cg_ucx_ep_create(cg_ucx_t *ucx, const void *peer_addr, size_t addr_l
                 pthread_mutex_unlock(&ucx->ep_lock);
                 return CG_OK;
             }
-            /* the connection failed earlier: a new communicator gets a new one */
-            *link = endpoint->next;
-            stale = endpoint;
+            /* the connection failed earlier: a new communicator gets a new one; the old
+             * one closes now, or when the last communicator still holding it lets go */
+            *link             = endpoint->next;
+            endpoint->retired = 1;
+            stale             = endpoint->users == 0 ? endpoint : NULL;
             break;
         }
     }
@@ -322,6 +325,8 @@ static void cg_ucx_ep_close(cg_ucx_t *ucx, cg_ucx_ep_t *endpoint, int force)
 
 void cg_ucx_ep_release(cg_ucx_t *ucx, cg_ucx_ep_t *endpoint)
 {
+    int last;
+
     if (endpoint == NULL) {
         return;
     }
@@ -329,7 +334,11 @@ void cg_ucx_ep_release(cg_ucx_t *ucx, cg_ucx_ep_t *endpoint)
     if (endpoint->users > 0) {
         endpoint->users--; /* stays open for the next communicator over this peer */
     }
+    last = endpoint->retired && endpoint->users == 0;
     pthread_mutex_unlock(&ucx->ep_lock);
+    if (last) { /* replaced after a failure while this communicator held it */
+        cg_ucx_ep_close(ucx, endpoint, 1);
+    }
 }
 
 cg_status_t cg_ucx_flush(cg_ucx_t *ucx)
