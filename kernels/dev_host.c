@@ -325,8 +325,14 @@ static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_
     if (status == CG_OK) {
         status = cg_host_resolve(dev, src, bytes, &s);
     }
+    if (status == CG_OK && (char *)d < (char *)s + bytes && (char *)s < (char *)d + bytes) {
+        /* cudaMemcpyAsync's result is undefined there: no caller may ask for it */
+        cg_error(CG_SUB_DEV, "copy of %zu bytes between overlapping ranges %p and %p "
+                 "(undefined on a GPU)", bytes, dst, src);
+        status = CG_ERR_INTERNAL;
+    }
     if (status == CG_OK) {
-        memmove(d, s, bytes);
+        memcpy(d, s, bytes);
     }
     return status;
 }

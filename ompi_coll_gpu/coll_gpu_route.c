@@ -468,6 +468,11 @@ int mca_coll_gpu_local_copy(mca_coll_gpu_module_t *m, void *dst, const void *src
     if (bytes == 0 || dst == src || src == MPI_IN_PLACE) {
         return OMPI_SUCCESS;
     }
+    if (dev == NULL) { /* a buffer the driver could not classify before the layer opened */
+        cg_error(CG_SUB_COLL, "a single-rank collective on memory of unknown kind (the device "
+                 "layer is not open): not copied");
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
     if (m->stream == NULL && dev->ops->stream_create(dev, &m->stream) != CG_OK) {
         m->stream = NULL;
         return OMPI_ERROR;
