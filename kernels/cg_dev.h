@@ -360,6 +360,8 @@ typedef struct {
     int        lenient; /* testing: ignore the simulated GPU (every host buffer plays device
                            memory) */
     int        time_sliced; /* testing: play a GPU shared without MPS (caps.time_sliced) */
+    size_t     pinned_max;  /* testing: page-locked allocations larger than this fail, as
+                               on a node short of memory it can lock (0: no limit) */
 } cg_dev_host_config_t;
 
 /* Open the host layer (never fails for lack of hardware): strict when the process has

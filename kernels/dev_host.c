@@ -539,7 +539,8 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
         return CG_ERR_NO_MEMORY;
     }
     pthread_mutex_init(&host->lock, NULL);
-    host->sim = (config != NULL && config->lenient) ? NULL : cg_host_find_sim();
+    host->sim        = (config != NULL && config->lenient) ? NULL : cg_host_find_sim();
+    host->pinned_max = config != NULL ? config->pinned_max : 0;
     if (config != NULL && host->sim == NULL) {
         for (int i = 0; i < config->num_host_buffer_ranks; i++) {
             if (config->host_buffer_ranks[i] == config->world_rank) {

@@ -34,6 +34,7 @@ typedef struct {
     const cg_sim_api_t *sim;              /* strict: the simulated GPU; NULL: lenient */
     unsigned            peer_waits;       /* device work now waiting for peers: pending LL
                                              waits, flag waits under way (all threads) */
+    size_t              pinned_max;       /* testing: host_alloc above it fails (0: none) */
 } cg_dev_host_t;
 
 /* Every wait of this layer for peers gives up after this many seconds. */

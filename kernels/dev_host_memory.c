@@ -248,7 +248,13 @@ void cg_host_mem_free(cg_dev_t *dev, void *ptr)
 
 cg_status_t cg_host_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
 {
-    (void)dev;
+    const size_t most = cg_host_impl(dev)->pinned_max;
+
+    if (most > 0 && size > most) {
+        cg_debug(CG_SUB_DEV, "page-locked allocation of %zu bytes refused "
+                 "(coll_gpu_debug_host_pinned_max %zu)", size, most);
+        return CG_ERR_NO_MEMORY;
+    }
     return posix_memalign(ptr, 64, size ? size : 1) == 0 ? CG_OK : CG_ERR_NO_MEMORY;
 }
 

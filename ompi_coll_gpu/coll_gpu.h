@@ -88,6 +88,7 @@ typedef struct mca_coll_gpu_component_t {
     int   algorithm[CG_COLL_COUNT];
     char *debug_host_buffer_ranks;
     int   debug_host_lenient;
+    size_t debug_host_pinned_max;
     int   debug_host_time_sliced;
     int   debug_ll_flag_period; /* testing: LL calls before the flags repeat (0: all) */
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
@@ -303,6 +304,8 @@ typedef struct {
     size_t                 arena_used;
     int                    broken; /* no device layer: device data cannot be copied; the
                                       call runs with zeros and returns an error */
+    int                    pageable; /* the arena is ordinary host memory (page-locked
+                                        memory ran out): slower copies, same results */
     cg_dev_stream_t       *stream; /* where its copies go and what staging_sync waits for */
 } mca_coll_gpu_staging_t;
 

@@ -30,6 +30,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                 .world_rank            = ompi_comm_rank(MPI_COMM_WORLD),
                 .lenient               = mca_coll_gpu_component.debug_host_lenient,
                 .time_sliced           = mca_coll_gpu_component.debug_host_time_sliced,
+                .pinned_max            = mca_coll_gpu_component.debug_host_pinned_max,
             };
             status = cg_dev_host_open(&config, &dev);
         } else {

@@ -180,6 +180,9 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"debug_host_time_sliced", INT, NULL, &CG_C->debug_host_time_sliced, OPAL_INFO_LVL_9, 0, RO,
      "Testing with coll_gpu_device=host: 1 makes the host layer play a GPU that its ranks "
      "share without MPS (they take turns on it), as the planner sees it"},
+    {"debug_host_pinned_max", SIZE, NULL, &CG_C->debug_host_pinned_max, OPAL_INFO_LVL_9, 0, RO,
+     "Testing with coll_gpu_device=host: page-locked allocations of more bytes than this "
+     "fail, as on a node short of memory it can lock (0: no limit)"},
     {"debug_ll_flag_period", INT, NULL, &CG_C->debug_ll_flag_period, OPAL_INFO_LVL_9, 0, RO,
      "Testing the LL flags' wrap: LL calls of a local group after which its flags repeat "
      "(0: 2^31 - 1, as many as a line carries; 3 at least; every rank must set the same)"},

@@ -132,8 +132,20 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
     }
     total_bytes = CG_ALIGN_UP(total_bytes, (size_t)1 << 20);
     if (dev->ops->host_alloc(dev, total_bytes, &ptr) != CG_OK) {
-        mca_coll_gpu_show_help("staging allocation failed", total_bytes);
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        /* Ordinary memory instead: the device copies still work (the driver stages them),
+         * and this rank must take part in the collective underneath, or its peers would
+         * wait for ever. Not kept in the cache (it would pass for page-locked memory). */
+        static int told;
+        if (posix_memalign(&ptr, 4096, total_bytes) != 0) {
+            mca_coll_gpu_show_help("staging allocation failed", total_bytes);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        if (cg_once(&told)) {
+            cg_warn(CG_SUB_COLL, "page-locked host memory for staging %zu bytes is not "
+                    "available: staged collectives of this size use ordinary host memory "
+                    "(slower copies)", total_bytes);
+        }
+        st->pageable = 1;
     }
     st->arena      = ptr;
     st->arena_size = total_bytes;
@@ -229,6 +241,11 @@ int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
         return OMPI_SUCCESS != rc ? rc : OMPI_ERR_NOT_AVAILABLE;
     }
     if (st->arena == NULL) {
+        return rc;
+    }
+    if (st->pageable) {
+        free(st->arena);
+        st->arena = NULL;
         return rc;
     }
     b = malloc(sizeof(*b));

@@ -226,6 +226,12 @@ run "sync-mixed-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync device --mca co
     "${below[@]}" 1 OMPI_MCA_coll_gpu_intra_sync=host "${sync_mixed[@]}" &&
     { logs sync-mixed-np3 | grep -q "coll_gpu_intra_sync device: host barriers" ||
       fail "sync-mixed-np3: the ranks asking for device barriers were not told"; }
+# no page-locked memory to stage through (the host layer refuses it above 64 KiB): the staged
+# calls (nonblocking, persistent, the other collectives) run through ordinary memory, exact
+run "staging-pageable-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_pinned_max 65536 \
+    --mca coll_gpu_verbose 1 "$check" --mem device --counts 1,1000 --large 200003 --no-derived &&
+    { logs staging-pageable-np3 | grep -q "staged collectives of this size use ordinary host memory" ||
+      fail "staging-pageable-np3: no staging went through ordinary memory"; }
 run "zero-copy-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 3 \
     "$check" --mem device --counts 0,1,7,1000 --large 200003 && proof zero-copy-np4 "$fast" &&
     { grep -q "two_shot: zero copy" "$logdir/zero-copy-np4.0.vlog" || fail "zero-copy-np4: no zero-copy call"; }
