@@ -330,6 +330,8 @@ typedef struct {
                                   (cg_shape_t rules_differ) */
     uint32_t    ll_flag_period; /* testing (coll_gpu_debug_ll_flag_period): LL calls after
                                    which the flags repeat; 0: CG_INTRA_LL_PERIOD */
+    uint64_t    params_digest; /* the settings every rank must make alike, as one number:
+                                  compared at setup, before any rank uses a peer's memory */
 } cg_comm_config_t;
 
 /* Collective over the communicator (through oob, which the context keeps: its ctx must

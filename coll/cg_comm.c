@@ -25,6 +25,7 @@
 typedef struct {
     char                 host[64];
     uint64_t             serial; /* contexts this process made before (rank 0's: the uid) */
+    uint64_t             params_digest; /* cg_comm_config_t's */
     cg_intra_peer_info_t intra;
 } cg_rank_info_t;
 
@@ -275,6 +276,28 @@ static cg_status_t cg_comm_prepare_inter(cg_comm_t *comm, const cg_rank_info_t *
     return CG_OK;
 }
 
+/* Settings that every rank must make alike (the scratch layout, chunk sizes, forced
+ * algorithms...): a rank with others would read and write its peers' memory at the wrong
+ * places, or pair its exchanges with the wrong ones. Checked before anything of a peer is
+ * used; the communicator then runs staged (every rank sees the same infos). */
+static cg_status_t cg_comm_check_params(const cg_comm_config_t *config, const cg_rank_info_t *infos)
+{
+    static int told;
+
+    for (int r = 0; r < config->size; r++) {
+        if (infos[r].params_digest != infos[0].params_digest) {
+            if (cg_once(&told)) {
+                cg_warn(CG_SUB_INIT, "the coll_gpu parameters that every rank must set alike "
+                        "(scope all-equal in ompi_info: coll_gpu_scratch_size, "
+                        "coll_gpu_intra_sync, the chunk sizes, the forced algorithms...) differ "
+                        "between ranks %d and %d: staged path on such communicators", 0, r);
+            }
+            return CG_ERR_MISMATCH;
+        }
+    }
+    return CG_OK;
+}
+
 /* Keep the lanes every rank has. */
 static void cg_comm_agree_lanes(cg_comm_t *comm, const cg_rank_result_t *results)
 {
@@ -403,8 +426,13 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     }
     mine.intra.status = status;
 
+    mine.params_digest = config->params_digest;
+
     /* Every rank joins every exchange, whatever happened locally. */
     exchange = oob->allgather(oob->ctx, &mine, infos, sizeof(mine));
+    if (exchange == CG_OK && status == CG_OK) {
+        status = cg_comm_check_params(config, infos);
+    }
     if (exchange == CG_OK && status == CG_OK && (status = cg_comm_layout(comm, infos)) == CG_OK) {
         cg_comm_summarize(comm, infos);
         status = cg_comm_connect_local(comm, infos);

@@ -52,7 +52,8 @@ static int cg_keep_fits(const cg_comm_config_t *kept, const cg_comm_config_t *co
            kept->thread_multi == config->thread_multi && kept->one_shot_max == config->one_shot_max &&
            kept->chunk_bytes == config->chunk_bytes && kept->depth == config->depth &&
            kept->staging == config->staging && kept->lanes == config->lanes &&
-           kept->ll_flag_period == config->ll_flag_period;
+           kept->ll_flag_period == config->ll_flag_period &&
+           kept->params_digest == config->params_digest;
 }
 
 /* Put contexts back (newest last); beyond max the oldest go, destroyed outside the lock. */

@@ -254,6 +254,40 @@ static int mca_coll_gpu_register_algorithms(void)
     return OPAL_SUCCESS;
 }
 
+/* FNV-1a over len bytes, continuing from hash. */
+static uint64_t mca_coll_gpu_digest_add(uint64_t hash, const void *bytes, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        hash = (hash ^ ((const unsigned char *)bytes)[i]) * UINT64_C(0x100000001b3);
+    }
+    return hash;
+}
+
+uint64_t mca_coll_gpu_params_digest(void)
+{
+    uint64_t hash = UINT64_C(0xcbf29ce484222325);
+
+    for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_params); i++) {
+        const mca_coll_gpu_param_t *p = &mca_coll_gpu_params[i];
+        size_t                      len;
+
+        /* the rules are compared by what they decide (cg_rules_digest), not by path */
+        if (p->scope != EQ || strcmp(p->name, "rules_file") == 0) {
+            continue;
+        }
+        hash = mca_coll_gpu_digest_add(hash, p->name, strlen(p->name) + 1);
+        if (p->type == STR) {
+            const char *text = *(char *const *)p->storage;
+            hash = mca_coll_gpu_digest_add(hash, text != NULL ? text : "", text != NULL ? strlen(text) + 1 : 1);
+            continue;
+        }
+        len  = p->type == SIZE ? sizeof(size_t) : p->type == DBL ? sizeof(double) : sizeof(int);
+        hash = mca_coll_gpu_digest_add(hash, p->storage, len);
+    }
+    return mca_coll_gpu_digest_add(hash, mca_coll_gpu_component.algorithm,
+                                   sizeof(mca_coll_gpu_component.algorithm));
+}
+
 int mca_coll_gpu_register_params(void)
 {
     int rc;

@@ -46,6 +46,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .keep_max      = mca_coll_gpu_component.context_keep,
         .staging       = (cg_staging_mode_t)mca_coll_gpu_component.ucx_staging,
         .rules_digest  = cg_rules_digest(mca_coll_gpu_component.rules),
+        .params_digest = mca_coll_gpu_params_digest(),
         .ll_flag_period = (uint32_t)CG_MAX(mca_coll_gpu_component.debug_ll_flag_period, 0),
     };
     cg_status_t status;

@@ -226,6 +226,12 @@ run "sync-mixed-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync device --mca co
     "${below[@]}" 1 OMPI_MCA_coll_gpu_intra_sync=host "${sync_mixed[@]}" &&
     { logs sync-mixed-np3 | grep -q "coll_gpu_intra_sync device: host barriers" ||
       fail "sync-mixed-np3: the ranks asking for device barriers were not told"; }
+# a rank with another scratch size (a parameter every rank must set alike): the setup sees
+# it before any rank touches a peer's scratch at the wrong places (a segfault before), staged
+run "params-differ-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 1 "${below[@]}" 1 \
+    OMPI_MCA_coll_gpu_scratch_size=262144 "$check" --mem device --counts 1,1000 --large 200003 --no-derived &&
+    { logs params-differ-np3 | grep -q "must set alike .* differ between ranks" ||
+      fail "params-differ-np3: the ranks' different settings were not reported"; }
 # no page-locked memory to stage through (the host layer refuses it above 64 KiB): the staged
 # calls (nonblocking, persistent, the other collectives) run through ordinary memory, exact
 run "staging-pageable-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_pinned_max 65536 \
