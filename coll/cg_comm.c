@@ -289,7 +289,7 @@ static cg_status_t cg_comm_check_params(const cg_comm_config_t *config, const cg
             if (cg_once(&told)) {
                 cg_warn(CG_SUB_INIT, "the coll_gpu parameters that every rank must set alike "
                         "(scope all-equal in ompi_info: coll_gpu_scratch_size, "
-                        "coll_gpu_intra_sync, the chunk sizes, the forced algorithms...) differ "
+                        "coll_gpu_node_size, the chunk sizes, the forced algorithms...) differ "
                         "between ranks %d and %d: staged path on such communicators", 0, r);
             }
             return CG_ERR_MISMATCH;

@@ -215,9 +215,9 @@ static inline int mca_coll_gpu_under_returned(mca_coll_gpu_module_t *m, int rc)
 
 /* component / module */
 int mca_coll_gpu_register_params(void);
-/* The values of the parameters that every rank must set alike (scope ALL_EQ: scratch
- * size, barriers, chunk sizes, forced algorithms, the model's inputs...), as one number
- * that a communicator's setup compares between its ranks. */
+/* The values of the parameters that every rank must set alike (scope ALL_EQ, less those
+ * the setup resolves: scratch size, node size, chunk sizes, forced algorithms, the model's
+ * inputs...), as one number that a communicator's setup compares between its ranks. */
 uint64_t mca_coll_gpu_params_digest(void);
 int mca_coll_gpu_register_pvars(void);
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads);

@@ -263,6 +263,29 @@ static uint64_t mca_coll_gpu_digest_add(uint64_t hash, const void *bytes, size_t
     return hash;
 }
 
+/* All-equal parameters that the setup resolves when ranks differ, or whose difference only
+ * changes what one rank does alone: not in the digest. */
+static const char *const mca_coll_gpu_params_resolved[] = {
+    "intra_sync",   /* the node's ranks settle on one kind of barrier */
+    "ucx_staging",  /* staged everywhere when any rank stages */
+    "hier_lanes",   /* the fewest lanes any rank has */
+    "copy_method",  /* how this rank copies its own data */
+    "timeout",      /* how long this rank waits */
+    "context_keep", /* this rank's kept contexts (taken only when every rank holds one) */
+    "topo_file",    /* the node's leader's topology is the node's */
+    "rules_file",   /* compared by what the rules decide (cg_rules_digest), not by path */
+};
+
+static int mca_coll_gpu_param_resolved(const char *name)
+{
+    for (size_t i = 0; i < CG_ARRAY_SIZE(mca_coll_gpu_params_resolved); i++) {
+        if (strcmp(name, mca_coll_gpu_params_resolved[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 uint64_t mca_coll_gpu_params_digest(void)
 {
     uint64_t hash = UINT64_C(0xcbf29ce484222325);
@@ -271,8 +294,7 @@ uint64_t mca_coll_gpu_params_digest(void)
         const mca_coll_gpu_param_t *p = &mca_coll_gpu_params[i];
         size_t                      len;
 
-        /* the rules are compared by what they decide (cg_rules_digest), not by path */
-        if (p->scope != EQ || strcmp(p->name, "rules_file") == 0) {
+        if (p->scope != EQ || mca_coll_gpu_param_resolved(p->name)) {
             continue;
         }
         hash = mca_coll_gpu_digest_add(hash, p->name, strlen(p->name) + 1);
