@@ -425,11 +425,27 @@ static void cg_intra_count_scratch(const cg_intra_t *group, const void *dst, siz
     }
 }
 
+/* The widest word that the source, every destination and the length are aligned to: the
+ * kernel copies whole words per thread, not bytes, when buffers are not 16-byte aligned
+ * (as a pointer into an array of floats gives), and its vector path takes 8-byte words. */
+static cg_dtype_t cg_intra_copy_word(char *const dsts[], int n, const void *src, size_t bytes)
+{
+    uintptr_t bits = (uintptr_t)src | (uintptr_t)bytes;
+
+    for (int i = 0; i < n; i++) {
+        bits |= (uintptr_t)dsts[i];
+    }
+    return (bits & 7) == 0 ? CG_DT_UINT64
+         : (bits & 3) == 0 ? CG_DT_UINT32
+         : (bits & 1) == 0 ? CG_DT_UINT16 : CG_DT_UINT8;
+}
+
 cg_status_t cg_intra_copy_multi(cg_intra_t *group, char *const dsts[], int n, const void *src,
                                 size_t bytes)
 {
-    cg_reduce_args_t args = {.dtype = CG_DT_UINT8, .op = CG_OP_BOR, .count = bytes, .nsrc = 1,
-                             .ndst = n};
+    const cg_dtype_t word = cg_intra_copy_word(dsts, n, src, bytes);
+    cg_reduce_args_t args = {.dtype = word, .op = CG_OP_BOR, .count = bytes / cg_dtype_size(word),
+                             .nsrc = 1, .ndst = n};
     cg_status_t      status = CG_OK;
 
     /* one destination: the copy engine unless the kernel was asked for (coll_gpu_copy_method

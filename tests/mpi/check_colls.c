@@ -98,11 +98,20 @@ static int tc_poison(const tc_case_t *c)
     return TC_POISON ^ ((c->ctx->rank & 0x3f) << 1);
 }
 
+size_t tc_offset;
+
+/* Device buffers of the checks start tc_offset bytes into their allocation (--offset: user
+ * buffers that are not aligned, as a pointer into an array gives). */
 static void *tc_dev_copy(const void *host, size_t bytes, em_kind_t kind)
 {
-    void *d = em_alloc(bytes, kind);
+    char *d = (char *)em_alloc(bytes + tc_offset, kind) + tc_offset;
     em_to_dev(d, host, bytes, kind);
     return d;
+}
+
+static void tc_dev_free(void *d, em_kind_t kind)
+{
+    em_free((char *)d - tc_offset, kind);
 }
 
 static void *tc_dev_poisoned(const tc_case_t *c, size_t bytes, char *scratch)
@@ -156,9 +165,9 @@ void tc_run_allreduce(const tc_case_t *c)
     free(before);
     if (!c->in_place) {
         tc_check_input(c, "allreduce", dsend, in, bytes, got);
-        em_free(dsend, c->ctx->kind);
+        tc_dev_free(dsend, c->ctx->kind);
     }
-    em_free(drecv, c->ctx->kind);
+    tc_dev_free(drecv, c->ctx->kind);
     free(in), free(want), free(got);
     tc_tests++;
 }
@@ -203,9 +212,9 @@ static void tc_run_rs_common(const tc_case_t *c, const int *rcounts, int block)
     free(before);
     if (!c->in_place) {
         tc_check_input(c, coll, dsend, in, total * ext, got);
-        em_free(dsend, c->ctx->kind);
+        tc_dev_free(dsend, c->ctx->kind);
     }
-    em_free(drecv, c->ctx->kind);
+    tc_dev_free(drecv, c->ctx->kind);
     free(in), free(want), free(got);
     tc_tests++;
 }
@@ -259,9 +268,9 @@ void tc_run_allgather(const tc_case_t *c)
     free(before);
     if (!c->in_place) {
         tc_check_input(c, "allgather", dsend, in, n * ext, got);
-        em_free(dsend, c->ctx->kind);
+        tc_dev_free(dsend, c->ctx->kind);
     }
-    em_free(drecv, c->ctx->kind);
+    tc_dev_free(drecv, c->ctx->kind);
     free(in), free(want), free(got);
     tc_tests++;
 }
@@ -287,7 +296,7 @@ void tc_run_bcast(const tc_case_t *c)
     tc_verify(c, "bcast", c->ctx->rank == c->root ? "root buffer modified" : "wrong result", got,
               want, n, before);
     free(before);
-    em_free(dbuf, c->ctx->kind);
+    tc_dev_free(dbuf, c->ctx->kind);
     free(want), free(got);
     tc_tests++;
 }
@@ -335,7 +344,7 @@ void tc_run_float_consistency(tc_ctx_t *ctx, size_t count, uint64_t seed)
             }
         }
     }
-    em_free(d, ctx->kind);
+    tc_dev_free(d, ctx->kind);
     free(in), free(got), free(all);
     tc_tests++;
 }

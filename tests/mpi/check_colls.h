@@ -28,6 +28,7 @@ enum { TC_ALLREDUCE, TC_BCAST, TC_ALLGATHER, TC_RS, TC_RSB, TC_NCOLL };
 
 /* Names of the collectives, by TC_* index (as --colls lists them). */
 extern const char *const tc_coll_names[TC_NCOLL];
+extern size_t            tc_offset; /* device buffers start this many bytes into their allocation */
 /* Run one case of collective coll (a TC_* index). */
 void tc_run_coll(int coll, const tc_case_t *c);
 void tc_run_allreduce(const tc_case_t *c);

@@ -153,6 +153,7 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (TC_OPT("--comms")) snprintf(o->comms, sizeof(o->comms), "%s", v);
         else if (TC_OPT("--types")) snprintf(o->types, sizeof(o->types), "%s", v);
         else if (TC_OPT("--seed")) o->seed = strtoull(v, NULL, 0);
+        else if (TC_OPT("--offset")) tc_offset = (size_t)atol(v);
         else if (strcmp(a, "--full-comms") == 0) o->full_comms = 1;
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
@@ -160,7 +161,8 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
             fprintf(stderr, "usage: coll_check [--mem auto|device|pool|vmm|vmm-private|host|mixed] "
                             "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
-                            "[--seed N] [--full-comms] [--no-derived] [--verbose]\n");
+                            "[--seed N] [--offset BYTES] [--full-comms] [--no-derived] "
+                            "[--verbose]\n");
             return 1;
         }
 #undef TC_OPT

@@ -232,6 +232,12 @@ run "params-differ-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 1 "${below[@]}"
     OMPI_MCA_coll_gpu_scratch_size=262144 "$check" --mem device --counts 1,1000 --large 200003 --no-derived &&
     { logs params-differ-np3 | grep -q "must set alike .* differ between ranks" ||
       fail "params-differ-np3: the ranks' different settings were not reported"; }
+# buffers that are not aligned (an odd byte, a word into an array): the kernel copies of the
+# copy variants (pool memory) and of zero copy, by words where the buffers allow
+run "offset-odd-np4" 4 "${dev_mca[@]}" --mca coll_gpu_copy_method kernel \
+    "$check" --mem device --offset 1 --counts 0,1,7,1000 --large 200003 --no-derived
+run "offset-word-pool-np3" 3 "${dev_mca[@]}" --mca coll_gpu_copy_method kernel \
+    "$check" --mem pool --offset 4 --counts 1,7,1000 --large 200003 --no-derived
 # no page-locked memory to stage through (the host layer refuses it above 64 KiB): the staged
 # calls (nonblocking, persistent, the other collectives) run through ordinary memory, exact
 run "staging-pageable-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_pinned_max 65536 \
