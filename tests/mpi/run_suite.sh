@@ -226,24 +226,9 @@ run "sync-mixed-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync device --mca co
     "${below[@]}" 1 OMPI_MCA_coll_gpu_intra_sync=host "${sync_mixed[@]}" &&
     { logs sync-mixed-np3 | grep -q "coll_gpu_intra_sync device: host barriers" ||
       fail "sync-mixed-np3: the ranks asking for device barriers were not told"; }
-# a rank with another scratch size (a parameter every rank must set alike): the setup sees
-# it before any rank touches a peer's scratch at the wrong places (a segfault before), staged
-run "params-differ-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 1 "${below[@]}" 1 \
-    OMPI_MCA_coll_gpu_scratch_size=262144 "$check" --mem device --counts 1,1000 --large 200003 --no-derived &&
-    { logs params-differ-np3 | grep -q "must set alike .* differ between ranks" ||
-      fail "params-differ-np3: the ranks' different settings were not reported"; }
-# buffers that are not aligned (an odd byte, a word into an array): the kernel copies of the
-# copy variants (pool memory) and of zero copy, by words where the buffers allow
-run "offset-odd-np4" 4 "${dev_mca[@]}" --mca coll_gpu_copy_method kernel \
-    "$check" --mem device --offset 1 --counts 0,1,7,1000 --large 200003 --no-derived
-run "offset-word-pool-np3" 3 "${dev_mca[@]}" --mca coll_gpu_copy_method kernel \
-    "$check" --mem pool --offset 4 --counts 1,7,1000 --large 200003 --no-derived
-# no page-locked memory to stage through (the host layer refuses it above 64 KiB): the staged
-# calls (nonblocking, persistent, the other collectives) run through ordinary memory, exact
-run "staging-pageable-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_pinned_max 65536 \
-    --mca coll_gpu_verbose 1 "$check" --mem device --counts 1,1000 --large 200003 --no-derived &&
-    { logs staging-pageable-np3 | grep -q "staged collectives of this size use ordinary host memory" ||
-      fail "staging-pageable-np3: no staging went through ordinary memory"; }
+# inputs and settings out of the ordinary (tests/mpi/suite_inputs.sh)
+# shellcheck source=tests/mpi/suite_inputs.sh
+. "$(dirname "$0")/suite_inputs.sh"
 run "zero-copy-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 3 \
     "$check" --mem device --counts 0,1,7,1000 --large 200003 && proof zero-copy-np4 "$fast" &&
     { grep -q "two_shot: zero copy" "$logdir/zero-copy-np4.0.vlog" || fail "zero-copy-np4: no zero-copy call"; }
@@ -566,7 +551,7 @@ if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param 
              rules_file net_bw net_latency hier_chunk_size hier_lanes context_keep ucx_chunk_size ucx_depth ucx_staging \
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm debug_fail debug_host_buffer_ranks debug_host_lenient \
-             debug_host_time_sliced; do
+             debug_host_time_sliced debug_host_pinned_max; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
     done; then
     echo "PASS ompi_info"

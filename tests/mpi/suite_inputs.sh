@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The coll/gpu authors. See LICENSE.
+# Sourced by run_suite.sh (its run, fail, logs and variables): inputs and settings out of the
+# ordinary, which must give exact results or a correct fallback, never a crash.
+# shellcheck shell=bash disable=SC2154
+
+# a rank with another scratch size (a parameter every rank must set alike): the setup sees
+# it before any rank touches a peer's scratch at the wrong places (a segfault before), staged
+run "params-differ-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 1 "${below[@]}" 1 \
+    OMPI_MCA_coll_gpu_scratch_size=262144 "$check" --mem device --counts 1,1000 --large 200003 --no-derived &&
+    { logs params-differ-np3 | grep -q "must set alike .* differ between ranks" ||
+      fail "params-differ-np3: the ranks' different settings were not reported"; }
+# buffers that are not aligned (an odd byte, a word into an array): the kernel copies of the
+# copy variants (pool memory) and of zero copy, by words where the buffers allow
+run "offset-odd-np4" 4 "${dev_mca[@]}" --mca coll_gpu_copy_method kernel \
+    "$check" --mem device --offset 1 --counts 0,1,7,1000 --large 200003 --no-derived
+run "offset-word-pool-np3" 3 "${dev_mca[@]}" --mca coll_gpu_copy_method kernel \
+    "$check" --mem pool --offset 4 --counts 1,7,1000 --large 200003 --no-derived
+# no page-locked memory to stage through (the host layer refuses it above 64 KiB): the staged
+# calls (nonblocking, persistent, the other collectives) run through ordinary memory, exact
+if [ "$device" = host ]; then
+    run "staging-pageable-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_pinned_max 65536 \
+        --mca coll_gpu_verbose 1 "$check" --mem device --counts 1,1000 --large 200003 --no-derived &&
+        { logs staging-pageable-np3 | grep -q "staged collectives of this size use ordinary host memory" ||
+          fail "staging-pageable-np3: no staging went through ordinary memory"; }
+fi
