@@ -136,7 +136,12 @@ cg_status_t cg_rules_load(const char *path, cg_rules_t **rules_out, char *error,
         int        kind;
 
         lineno++;
-        kind = cg_rules_line(line, &r, why, sizeof(why));
+        if (strchr(line, '\n') == NULL && !feof(f)) { /* the rest would read as a line */
+            snprintf(why, sizeof(why), "longer than %zu characters", sizeof(line) - 2);
+            kind = -1;
+        } else {
+            kind = cg_rules_line(line, &r, why, sizeof(why));
+        }
         if (kind < 0) {
             snprintf(error, error_len, "%s:%d: %s", path, lineno, why);
             fclose(f);

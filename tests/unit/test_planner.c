@@ -178,6 +178,18 @@ START_TEST(test_rules_errors)
         unlink(path);
     }
     ck_assert_int_eq(cg_rules_load("/nonexistent/rules", &rules, error, sizeof(error)), CG_ERR_IO);
+    { /* a line longer than the reader's buffer: an error at its own line, never its tail
+       * read as a rule (a commented-out rule coming alive) */
+        char        text[1400];
+        const char *path;
+        int         n = snprintf(text, sizeof(text), "bcast * * 2 * staged\n#");
+        memset(text + n, ' ', 1100);
+        snprintf(text + n + 1100, sizeof(text) - (size_t)n - 1100, "allreduce 0 * 1 * one_shot\n");
+        path = write_rules(text);
+        ck_assert_int_eq(cg_rules_load(path, &rules, error, sizeof(error)), CG_ERR_PARSE);
+        ck_assert_msg(strstr(error, ":2: longer than") != NULL, "%s", error);
+        unlink(path);
+    }
 }
 END_TEST
 
