@@ -164,13 +164,25 @@ static int cg_topo_nic_better(const cg_topo_t *topo, int g, int n, int b, const 
     return load[n] < load[b];
 }
 
-/* Each GPU gets the best of its NICs; ranks sharing a GPU share its NIC. */
+/* Each GPU gets the best of its NICs; ranks sharing a GPU share its NIC. Every GPU of the
+ * node gets its NIC first, in GPU order, whichever ranks the communicator holds: a
+ * process's rail is its GPU's, the same in every communicator (the process's UCX devices
+ * are fixed by the first communicator that spans nodes: one rank per node there must not
+ * leave every GPU on the lowest NIC of its switch). Ranks without a GPU share the rest. */
 static void cg_topo_rails(const cg_topo_t *topo, cg_topo_summary_t *s)
 {
     int load[CG_TOPO_MAX_NICS] = {0}, nic_of_gpu[CG_TOPO_MAX_GPUS];
 
     for (int g = 0; g < CG_TOPO_MAX_GPUS; g++) {
         nic_of_gpu[g] = -1;
+    }
+    for (int g = 0; topo != NULL && topo->num_nics > 0 && g < CG_MIN(topo->num_gpus, CG_TOPO_MAX_GPUS); g++) {
+        int best = 0;
+        for (int n = 1; n < topo->num_nics; n++) {
+            best = cg_topo_nic_better(topo, g, n, best, load) ? n : best;
+        }
+        load[best]++;
+        nic_of_gpu[g] = best;
     }
     for (int r = 0; r < s->local_size; r++) {
         int g = s->gpu_of[r], best = 0;

@@ -92,6 +92,13 @@ START_TEST(test_dgx_h100)
     summarize(t, far, 2, &s);
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_NVSWITCH);
     ck_assert_str_eq(s.rail[1], "mlx5_4");
+    for (int g = 0; g < 8; g++) { /* one rank of the node (a communicator of one rank per
+                                   * node): its GPU's NIC, as in the whole node */
+        char want[16];
+        snprintf(want, sizeof(want), "mlx5_%d", g);
+        summarize(t, &one_each[g], 1, &s);
+        ck_assert_str_eq(s.rail[0], want);
+    }
     cg_topo_free(t);
 }
 END_TEST
