@@ -61,6 +61,21 @@ static const cg_topo_t *cg_topo_process(const char *topo_file)
     return cg_process_topo;
 }
 
+/* Is NIC name an RDMA (OpenFabrics) device in this process's topology? Without one, the
+ * names of Mellanox's driver. */
+static int cg_process_nic_rdma(const char *name)
+{
+    if (cg_process_topo == NULL) {
+        return strncmp(name, "mlx", 3) == 0;
+    }
+    for (int n = 0; n < cg_process_topo->num_nics; n++) {
+        if (strcmp(cg_process_topo->nic[n].name, name) == 0) {
+            return cg_process_topo->nic[n].rdma;
+        }
+    }
+    return 0;
+}
+
 /* UCX for this process, on the rank's rail NIC (the first communicator that spans nodes
  * decides it; the rail follows the GPU, which does not change). */
 static cg_ucx_t *cg_ucx_process(const cg_comm_config_t *config, const char *rail)
@@ -72,8 +87,8 @@ static cg_ucx_t *cg_ucx_process(const cg_comm_config_t *config, const char *rail
         cg_ucx_config_t ucx_config = {config->thread_multi, devices};
         cg_process_ucx_tried = 1;
         if (rail != NULL && rail[0] != '\0') {
-            /* RDMA devices are named device:port for UCX */
-            snprintf(devices, sizeof(devices), strncmp(rail, "mlx", 3) ? "%s" : "%s:1", rail);
+            /* RDMA devices (mlx5_0, irdma0, bnxt_re0, ...) are named device:port for UCX */
+            snprintf(devices, sizeof(devices), cg_process_nic_rdma(rail) ? "%s:1" : "%s", rail);
         }
         if (cg_ucx_create(&ucx_config, &cg_process_ucx) != CG_OK) {
             cg_process_ucx = NULL;
