@@ -340,18 +340,18 @@ CG_COST_FN(hier_ring)
     return best;
 }
 
-/* hier_leader's small messages (as the component's default one_shot_max): one_shot in the
- * node, recursive doubling between the leaders; larger: two_shot and a ring */
+/* The small messages of hier_rd and hier_leader (the component's default one_shot_max):
+ * their node's allreduce is one_shot, two_shot above; hier_leader's leaders also switch
+ * from recursive doubling to a ring there */
 #define CG_COST_LEADER_SMALL 65536
 
 /* The copy algorithm of the node's phase of a hierarchical algorithm that may run it as one
  * LL call instead (CG_ALG_AUTO: none may): the node's allreduce of hier_rd and hier_leader
- * (two_shot where hier_leader's model takes it, above the inbox anyway), hier_tree's bcast. */
+ * (one_shot for small messages, two_shot above, as both run it), hier_tree's bcast. */
 static cg_alg_t cg_cost_node_copy(cg_alg_t alg, cg_coll_t coll, double S)
 {
     if (coll == CG_COLL_ALLREDUCE && (alg == CG_ALG_HIER_RD || alg == CG_ALG_HIER_LEADER)) {
-        return alg == CG_ALG_HIER_LEADER && S > CG_COST_LEADER_SMALL ? CG_ALG_TWO_SHOT
-                                                                      : CG_ALG_ONE_SHOT;
+        return S > CG_COST_LEADER_SMALL ? CG_ALG_TWO_SHOT : CG_ALG_ONE_SHOT;
     }
     return coll == CG_COLL_BCAST && alg == CG_ALG_HIER_TREE ? CG_ALG_DIRECT : CG_ALG_AUTO;
 }

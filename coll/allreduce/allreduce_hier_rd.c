@@ -37,12 +37,11 @@ cg_status_t cg_allreduce_hier_rd_run(cg_comm_t *comm, const cg_plan_t *plan, con
     if (status == CG_OK) {
         status = cg_hier_rail(comm, comm->local_rank, &rail);
     }
-    if (status == CG_OK) {
-        status = call->bytes <= comm->config.one_shot_max
-                     ? cg_inter_allreduce_rd(comm->inter, &rail, call->rbuf, call->count, call->dtype,
-                                             call->op)
-                     : cg_inter_allreduce_ring(comm->inter, &rail, call->rbuf, call->count,
-                                               call->dtype, call->op);
+    if (status == CG_OK) { /* recursive doubling at every size, as the model prices it
+                            * (the planner takes hier_ring or hier_leader where a ring is
+                            * faster) */
+        status = cg_inter_allreduce_rd(comm->inter, &rail, call->rbuf, call->count, call->dtype,
+                                       call->op);
     }
     free(rail.ranks);
     return status;
