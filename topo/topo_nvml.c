@@ -34,9 +34,11 @@ typedef struct {
     cg_nvml_return_t (*link_version)(cg_nvml_device_t device, unsigned link, unsigned *version);
 } cg_nvml_t;
 
+/* Per link and direction, by nvmlNvlinkVersion_t: 1 NVLink 1.0 (20 GB/s); 2 to 6 NVLink
+ * 2.0, 2.2, 3.0, 3.1, 4.0 (25 GB/s: H100's 18 links carry 450); 7 NVLink 5.0 (50 GB/s). */
 static uint64_t cg_nvml_link_mbps(unsigned version)
 {
-    return version == 1 ? 20000 : version <= 4 ? 25000 : 50000;
+    return version == 1 ? 20000 : version <= 6 ? 25000 : 50000;
 }
 
 /* Objects of the matrix: the GPUs first, then every other remote end, by PCI bus id. */
