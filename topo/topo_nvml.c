@@ -35,7 +35,9 @@ typedef struct {
 } cg_nvml_t;
 
 /* Per link and direction, by nvmlNvlinkVersion_t: 1 NVLink 1.0 (20 GB/s); 2 to 6 NVLink
- * 2.0, 2.2, 3.0, 3.1, 4.0 (25 GB/s: H100's 18 links carry 450); 7 NVLink 5.0 (50 GB/s). */
+ * 2.0, 2.2, 3.0, 3.1, 4.0 (25 GB/s: H100's 18 links carry 450); 7 NVLink 5.0 (50 GB/s).
+ * Some drivers report 7 for H100: its links then show twice their bandwidth (shown by
+ * coll_gpu_info only: the class and the model test for links, not their speed). */
 static uint64_t cg_nvml_link_mbps(unsigned version)
 {
     return version == 1 ? 20000 : version <= 6 ? 25000 : 50000;
