@@ -254,7 +254,7 @@ static cg_status_t cg_comm_prepare_lane(cg_comm_t *comm, cg_ucx_t *ucx, const in
         return CG_ERR_NO_MEMORY;
     }
     return cg_inter_create(ucx, comm->dev, comm->config.rank, comm->config.size,
-                           (uint16_t)comm->config.comm_id, addrs, CG_UCX_ADDR_MAX + sizeof(uint64_t),
+                           comm->config.comm_id, addrs, CG_UCX_ADDR_MAX + sizeof(uint64_t),
                            &config, lane);
 }
 

@@ -131,7 +131,7 @@ typedef struct cg_inter {
     cg_dev_t        *dev;
     cg_dev_stream_t *stream;
     int              rank, size;
-    uint16_t         comm_id;
+    uint32_t         tag_id;      /* the communicator's id in the tags (cg_inter_tag_id) */
     uint16_t         seq;         /* inter-node calls so far (the same on every rank) */
     cg_ucx_ep_t    **eps;         /* by comm rank, created at first use */
     int             *pids;        /* by comm rank: on this host, its pid; elsewhere 0 */
@@ -154,7 +154,7 @@ typedef struct cg_inter {
 /* addrs: room for size addresses of addr_stride bytes (each slot: 8-byte length, then the
  * address), owned by the transport from now on and filled by the caller before the first
  * exchange. */
-cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
+cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint32_t comm_id,
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
                             cg_inter_t **inter_out);
 /* Send device data through page-locked host chunks from now on (a transport made direct,
@@ -169,7 +169,10 @@ void        cg_inter_destroy(cg_inter_t *inter);
  * never received). A new communicator's setup does it for its id before the exchange
  * that lets any rank start a call, so that nothing older reaches its calls (Open MPI gives
  * a freed communicator's id to the next one). Returns how many were removed. */
-int         cg_inter_forget(cg_ucx_t *ucx, uint16_t comm_id);
+int         cg_inter_forget(cg_ucx_t *ucx, uint32_t comm_id);
+/* A communicator's id (mca_coll_gpu_comm_id: 32 bits) as the 24 bits of the tags: ids below
+ * 2^23 (agreed context ids) as they are, the others mixed into the upper half. */
+uint32_t    cg_inter_tag_id(uint32_t comm_id);
 /* At the end of the process: free what destroyed transports left for their successors. */
 void        cg_inter_release_kept(void);
 /* Start an inter-node phase of a new call (advances the sequence number of the tags). */

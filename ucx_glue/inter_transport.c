@@ -85,23 +85,43 @@ void cg_inter_release_kept(void)
     pthread_mutex_unlock(&cg_inter_kept_lock);
 }
 
-/* Tags: communicator (16 bits), call sequence (16), step (12), source rank (20). Step 0xfff
+/* Tags: communicator (24 bits), call sequence (8), step (12), source rank (20). Step 0xfff
  * is reserved for aborts: a rank whose collective failed tells the ranks that may wait for
- * it, whatever the call and the step they are at. */
+ * it, whatever the call and the step they are at. The sequence keeps a sender's messages
+ * of one call apart from its next calls' of the same step; where it wraps (a sender 256
+ * calls ahead, a bcast root) two calls' messages share a tag, and UCX matches one sender's
+ * messages of one tag in the order they were sent: still each to its call. */
 #define CG_INTER_ABORT_STEP 0xfffu
+#define CG_INTER_ID_SHIFT   40
+#define CG_INTER_ID_MASK    (0xffffffull << CG_INTER_ID_SHIFT)
+
+uint32_t cg_inter_tag_id(uint32_t comm_id)
+{
+    uint32_t h = comm_id;
+
+    if (comm_id < (1u << 23)) { /* agreed ids (Open MPI's context ids) as they are */
+        return comm_id;
+    }
+    h ^= h >> 16; /* a 32-bit mix of the rest (Open MPI 5's ids hashed from PMIx) */
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    h ^= h >> 16;
+    return (1u << 23) | (h & ((1u << 23) - 1));
+}
 
 static uint64_t cg_inter_tag(const cg_inter_t *inter, unsigned step, int src)
 {
-    return ((uint64_t)inter->comm_id << 48) | ((uint64_t)inter->seq << 32) |
+    return ((uint64_t)inter->tag_id << CG_INTER_ID_SHIFT) | ((uint64_t)(inter->seq & 0xffu) << 32) |
            ((uint64_t)(step % CG_INTER_ABORT_STEP) << 20) | (uint64_t)(src & 0xfffff);
 }
 
 static uint64_t cg_inter_abort_tag(const cg_inter_t *inter)
 {
-    return ((uint64_t)inter->comm_id << 48) | ((uint64_t)CG_INTER_ABORT_STEP << 20);
+    return ((uint64_t)inter->tag_id << CG_INTER_ID_SHIFT) | ((uint64_t)CG_INTER_ABORT_STEP << 20);
 }
 
-#define CG_INTER_ABORT_MASK ((0xffffull << 48) | (0xfffull << 20))
+#define CG_INTER_ABORT_MASK (CG_INTER_ID_MASK | (0xfffull << 20))
 
 /* The page-locked chunks and their events (kept from a freed transport when one fits). */
 cg_status_t cg_inter_stage(cg_inter_t *inter)
@@ -129,12 +149,12 @@ cg_status_t cg_inter_stage(cg_inter_t *inter)
     return status;
 }
 
-int cg_inter_forget(cg_ucx_t *ucx, uint16_t comm_id)
+int cg_inter_forget(cg_ucx_t *ucx, uint32_t comm_id)
 {
-    int removed = 0;
+    const uint64_t id      = (uint64_t)cg_inter_tag_id(comm_id) << CG_INTER_ID_SHIFT;
+    int            removed = 0;
 
-    while (ucx != NULL && removed < 1 << 16 &&
-           cg_ucx_probe(ucx, (uint64_t)comm_id << 48, 0xffffull << 48, 1)) {
+    while (ucx != NULL && removed < 1 << 16 && cg_ucx_probe(ucx, id, CG_INTER_ID_MASK, 1)) {
         removed++;
     }
     if (removed > 0) {
@@ -144,7 +164,7 @@ int cg_inter_forget(cg_ucx_t *ucx, uint16_t comm_id)
     return removed;
 }
 
-cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint16_t comm_id,
+cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint32_t comm_id,
                             const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
                             cg_inter_t **inter_out)
 {
@@ -159,7 +179,7 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
     inter->dev          = dev;
     inter->rank         = rank;
     inter->size         = size;
-    inter->comm_id      = comm_id;
+    inter->tag_id       = cg_inter_tag_id(comm_id);
     inter->config       = *config;
     inter->config.depth = CG_MAX(1, CG_MIN(config->depth, CG_INTER_MAX_DEPTH));
     inter->config.chunk_bytes = CG_MAX(config->chunk_bytes, (size_t)4096);

@@ -4,6 +4,7 @@
  * algorithm names and validity, and the staged fallback of the planner. */
 #include "base/cg_base.h"
 #include "coll/cg_coll.h"
+#include "ucx_glue/cg_ucx.h"
 
 #include "tests/unit/unit.h"
 
@@ -272,6 +273,24 @@ START_TEST(test_pace_spin)
 }
 END_TEST
 
+/* Communicator ids in the inter-node tags (24 bits): agreed context ids as they are, ids that
+ * differ only above 16 bits apart (they shared a tag at 16 bits), Open MPI 5's hashed ids
+ * (top bit set) never equal to an agreed one. */
+START_TEST(test_inter_tag_ids)
+{
+    ck_assert_uint_eq(cg_inter_tag_id(0), 0);
+    ck_assert_uint_eq(cg_inter_tag_id(5), 5);
+    ck_assert_uint_eq(cg_inter_tag_id(0x10005), 0x10005);
+    ck_assert_uint_ne(cg_inter_tag_id(0x10005), cg_inter_tag_id(5));
+    for (uint32_t id = 0x80000000u; id < 0x80000000u + 4096; id++) {
+        const uint32_t tag = cg_inter_tag_id(id);
+        ck_assert_uint_lt(tag, 1u << 24);
+        ck_assert_uint_ge(tag, 1u << 23);
+        ck_assert_uint_ne(tag, cg_inter_tag_id(id + 1));
+    }
+}
+END_TEST
+
 CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_pace_spin)
+             test_pace_spin, test_inter_tag_ids)
