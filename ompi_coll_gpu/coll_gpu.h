@@ -214,6 +214,13 @@ static inline int mca_coll_gpu_under_returned(mca_coll_gpu_module_t *m, int rc)
 }
 
 /* component / module */
+/* The device layer once opened (NULL before): published by mca_coll_gpu_device_open with a
+ * release store after its fields are set, read with an acquire load by every thread that
+ * does not hold the open lock. */
+static inline cg_dev_t *mca_coll_gpu_dev(void)
+{
+    return __atomic_load_n(&mca_coll_gpu_component.dev, __ATOMIC_ACQUIRE);
+}
 int mca_coll_gpu_register_params(void);
 /* The values of the parameters that every rank must set alike (scope ALL_EQ, less those
  * the setup resolves: scratch size, node size, chunk sizes, forced algorithms, the model's

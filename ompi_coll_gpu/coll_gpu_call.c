@@ -22,7 +22,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
     cg_status_t status;
 
     pthread_mutex_lock(&mca_coll_gpu_dev_lock);
-    if (mca_coll_gpu_component.dev == NULL && !mca_coll_gpu_component.dev_failed) {
+    if (mca_coll_gpu_dev() == NULL && !mca_coll_gpu_component.dev_failed) {
         if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
             cg_dev_host_config_t config = {
                 .host_buffer_ranks     = mca_coll_gpu_component.host_buffer_ranks,
@@ -56,20 +56,20 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             dev->app_launch = (mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH ||
                                mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_AUTO) &&
                               mca_coll_gpu_component.thread_single;
-            mca_coll_gpu_component.dev = dev;
+            __atomic_store_n(&mca_coll_gpu_component.dev, dev, __ATOMIC_RELEASE);
         } else {
             mca_coll_gpu_component.dev_failed = 1;
             mca_coll_gpu_show_help("device open failed", cg_status_string(status));
         }
     }
-    dev = mca_coll_gpu_component.dev;
+    dev = mca_coll_gpu_dev();
     pthread_mutex_unlock(&mca_coll_gpu_dev_lock);
     return dev;
 }
 
 cg_dev_t *mca_coll_gpu_device(void)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
 
     return dev != NULL ? dev : mca_coll_gpu_device_open(-1);
 }
@@ -151,7 +151,7 @@ int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
         mca_coll_gpu_host_cache_start();
     }
     ticket = cg_host_cache_ticket(); /* before the query: a release during it wins */
-    dev = mca_coll_gpu_component.dev;
+    dev = mca_coll_gpu_dev();
     if (dev == NULL && mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
         dev = mca_coll_gpu_device_open(-1); /* cheap, and it knows the memory kinds */
         if (dev == NULL) {

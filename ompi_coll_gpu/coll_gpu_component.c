@@ -133,8 +133,8 @@ static int mca_coll_gpu_close(void)
     cg_comm_process_cleanup();
     cg_rules_free(mca_coll_gpu_component.rules);
     mca_coll_gpu_component.rules = NULL;
-    if (mca_coll_gpu_component.dev != NULL) {
-        cg_dev_close(mca_coll_gpu_component.dev);
+    if (mca_coll_gpu_dev() != NULL) {
+        cg_dev_close(mca_coll_gpu_dev());
         mca_coll_gpu_component.dev = NULL;
     }
     free(mca_coll_gpu_component.host_buffer_ranks);

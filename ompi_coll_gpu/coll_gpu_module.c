@@ -33,7 +33,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
 
     cg_comm_release(m->core, mca_coll_gpu_component.context_keep);
     cg_board_destroy(m->board);

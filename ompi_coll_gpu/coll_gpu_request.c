@@ -138,7 +138,7 @@ int mca_coll_gpu_request_stage(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
 /* Everything the request holds goes back; the request goes to the cache. */
 static void mca_coll_gpu_request_destroy(mca_coll_gpu_request_t *req)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
 
     if (req->under != NULL && req->under != MPI_REQUEST_NULL) {
         (void)ompi_request_free(&req->under);
@@ -192,7 +192,7 @@ static int mca_coll_gpu_request_free(ompi_request_t **rptr)
  * request has nothing more to wait for. */
 static int mca_coll_gpu_request_copy_back(mca_coll_gpu_request_t *req)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
     int       rc;
 
     req->error = req->under->req_status.MPI_ERROR;
@@ -226,7 +226,7 @@ static int mca_coll_gpu_request_copy_back(mca_coll_gpu_request_t *req)
 /* Is the request done? Advances it by one step when it can. */
 static int mca_coll_gpu_request_step(mca_coll_gpu_request_t *req)
 {
-    cg_dev_t *dev  = mca_coll_gpu_component.dev;
+    cg_dev_t *dev  = mca_coll_gpu_dev();
     int       done = 0;
 
     if (req->phase == MCA_COLL_GPU_REQUEST_UNDER) {

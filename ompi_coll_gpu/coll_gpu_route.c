@@ -54,7 +54,7 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
     if (m->core != NULL || m->core_failed) {
         return m->core;
     }
-    status = cg_comm_acquire(mca_coll_gpu_component.dev, &oob, &config, &m->core);
+    status = cg_comm_acquire(mca_coll_gpu_dev(), &oob, &config, &m->core);
     if (status != CG_OK) {
         m->core        = NULL;
         m->core_failed = 1;
@@ -116,7 +116,7 @@ int mca_coll_gpu_fast_run(mca_coll_gpu_module_t *m, struct ompi_communicator_t *
 static void mca_coll_gpu_route_app_wait(mca_coll_gpu_module_t *m, const mca_coll_gpu_route_t *route,
                                         const cg_call_t *call)
 {
-    cg_dev_t            *dev  = mca_coll_gpu_component.dev;
+    cg_dev_t            *dev  = mca_coll_gpu_dev();
     const cg_alg_info_t *info = cg_alg_info(call->coll, route->plan.alg);
 
     if (route->path == MCA_COLL_GPU_PATH_FAST && info != NULL &&
@@ -270,13 +270,13 @@ static void mca_coll_gpu_route_debug_fail(const mca_coll_gpu_route_t *route)
     long n;
 
     if (route->path != MCA_COLL_GPU_PATH_FAST || mca_coll_gpu_component.debug_fail_rank < 0 ||
-        mca_coll_gpu_component.dev == NULL) {
+        mca_coll_gpu_dev() == NULL) {
         return;
     }
     n = __atomic_add_fetch(&mca_coll_gpu_component.fast_calls, 1, __ATOMIC_RELAXED);
     if (n == mca_coll_gpu_component.debug_fail_call &&
         ompi_comm_rank(MPI_COMM_WORLD) == mca_coll_gpu_component.debug_fail_rank) {
-        __atomic_store_n(&mca_coll_gpu_component.dev->fail_countdown, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&mca_coll_gpu_dev()->fail_countdown, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -463,7 +463,7 @@ const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)
 
 int mca_coll_gpu_local_copy(mca_coll_gpu_module_t *m, void *dst, const void *src, size_t bytes)
 {
-    cg_dev_t   *dev = mca_coll_gpu_component.dev;
+    cg_dev_t   *dev = mca_coll_gpu_dev();
     cg_status_t status;
 
     if (bytes == 0 || dst == src || src == MPI_IN_PLACE) {

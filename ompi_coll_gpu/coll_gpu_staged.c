@@ -78,7 +78,7 @@ static cg_dev_stream_t *mca_coll_gpu_blocking_stream(mca_coll_gpu_module_t *m, c
 
 void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
 
     if (dev != NULL) { /* a failure shows in the copies that follow */
         (void)cg_dev_app_wait(dev, mca_coll_gpu_module_stream(m, dev));
@@ -88,7 +88,7 @@ void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m)
 int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
                                size_t total_bytes, int blocking)
 {
-    cg_dev_t                    *dev = mca_coll_gpu_component.dev;
+    cg_dev_t                    *dev = mca_coll_gpu_dev();
     mca_coll_gpu_staging_buf_t **pp, **best = NULL;
     void                        *ptr;
 
@@ -192,7 +192,7 @@ int mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *
 
 int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
 
     if (!b->staged || st->broken) {
         return OMPI_SUCCESS; /* zeros when broken */
@@ -207,7 +207,7 @@ int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t 
 
 int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
 
     if (!b->staged || st->broken) {
         return OMPI_SUCCESS;
@@ -222,7 +222,7 @@ int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 
 int mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
 
     if (st->broken) {
         return OMPI_SUCCESS;
@@ -232,7 +232,7 @@ int mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st)
 
 int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
 {
-    cg_dev_t                   *dev = mca_coll_gpu_component.dev;
+    cg_dev_t                   *dev = mca_coll_gpu_dev();
     mca_coll_gpu_staging_buf_t *b;
 
     if (st->broken) {
@@ -271,7 +271,7 @@ int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
 
 void mca_coll_gpu_staging_cache_release(void)
 {
-    cg_dev_t *dev = mca_coll_gpu_component.dev;
+    cg_dev_t *dev = mca_coll_gpu_dev();
 
     pthread_mutex_lock(&mca_coll_gpu_staging_lock);
     while (mca_coll_gpu_staging_free != NULL) {
