@@ -21,6 +21,8 @@
 #include "opal/runtime/opal_progress.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <string.h>
 
 enum {
@@ -94,7 +96,7 @@ mca_coll_gpu_request_t *mca_coll_gpu_request_new(mca_coll_gpu_module_t *m,
     req->module                       = m;
     req->under                        = NULL;
     req->copied                       = NULL;
-    req->free_when_done               = 0;
+    req->freeing                      = MCA_COLL_GPU_FREE_NONE;
     memset(&req->st, 0, sizeof(req->st));
     OBJ_RETAIN(m);
     return req;
@@ -173,14 +175,22 @@ int mca_coll_gpu_request_abandon(mca_coll_gpu_request_t *req, int rc)
     return rc;
 }
 
+/* MPI_Request_free, also of a request still in flight (the thread that completes it then
+ * destroys it), and the free after MPI_Wait or MPI_Test, maybe on another thread than the
+ * one completing it: that one no longer touches the request once it is complete. */
 static int mca_coll_gpu_request_free(ompi_request_t **rptr)
 {
-    mca_coll_gpu_request_t *req = (mca_coll_gpu_request_t *)*rptr;
+    mca_coll_gpu_request_t *req      = (mca_coll_gpu_request_t *)*rptr;
+    int                     in_round = MCA_COLL_GPU_FREE_NONE;
 
     *rptr = MPI_REQUEST_NULL;
-    if (!REQUEST_COMPLETE(&req->super.super)) {
-        req->free_when_done = 1; /* still in flight: freed when it completes */
-        return OMPI_SUCCESS;
+    if (!REQUEST_COMPLETE(&req->super.super) &&
+        __atomic_compare_exchange_n(&req->freeing, &in_round, MCA_COLL_GPU_FREE_ASKED, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        return OMPI_SUCCESS; /* still in flight: destroyed when it completes */
+    }
+    while (!REQUEST_COMPLETE(&req->super.super)) { /* completing on another thread now */
+        sched_yield();
     }
     mca_coll_gpu_request_destroy(req);
     return OMPI_SUCCESS;
@@ -265,10 +275,14 @@ static void mca_coll_gpu_request_finish(mca_coll_gpu_request_t *req)
     r->req_status.MPI_ERROR  = rc;
     r->req_status._ucount    = 0;
     r->req_status._cancelled = 0;
-    ompi_request_complete(r, true); /* also releases what the bindings retained */
-    if (req->free_when_done) {
-        mca_coll_gpu_request_destroy(req);
+    /* decided before the request is complete: once it is, another thread may free it */
+    if (__atomic_exchange_n(&req->freeing, MCA_COLL_GPU_FREE_DONE, __ATOMIC_ACQ_REL) ==
+        MCA_COLL_GPU_FREE_ASKED) {
+        ompi_request_complete(r, true);
+        mca_coll_gpu_request_destroy(req); /* the application freed it in flight */
+        return;
     }
+    ompi_request_complete(r, true); /* also releases what the bindings retained */
 }
 
 static int mca_coll_gpu_progress(void)
@@ -303,6 +317,7 @@ static int mca_coll_gpu_progress(void)
 
 void mca_coll_gpu_request_submit(mca_coll_gpu_request_t *req)
 {
+    req->freeing                          = MCA_COLL_GPU_FREE_NONE; /* a new round */
     req->phase                            = MCA_COLL_GPU_REQUEST_UNDER;
     req->error                            = OMPI_SUCCESS;
     req->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;

@@ -104,8 +104,18 @@ typedef struct mca_coll_gpu_request_t {
     cg_dev_event_t                 *copied;  /* recorded after the copy back */
     int                             phase;   /* MCA_COLL_GPU_REQUEST_* */
     int                             error;   /* OMPI error of the round in flight */
-    int                             free_when_done;
+    int                             freeing; /* MCA_COLL_GPU_FREE_*: who destroys it, decided
+                                                by one atomic change between the thread that
+                                                completes it and the one that frees it */
 } mca_coll_gpu_request_t;
+
+enum {
+    MCA_COLL_GPU_FREE_NONE = 0, /* in flight, not freed */
+    MCA_COLL_GPU_FREE_ASKED = 1, /* freed by the application while in flight: completion
+                                   destroys it */
+    MCA_COLL_GPU_FREE_DONE = 2   /* its round completes (or completed): the application's
+                                   free destroys it */
+};
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_request_t);
 
