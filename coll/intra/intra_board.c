@@ -42,6 +42,10 @@ struct cg_board {
     int              pids[CG_INTRA_MAX];
     char             name[64];    /* this rank's page while peers attach */
     cg_board_page_t *own;         /* this rank's page until it has its place in pages */
+    uint64_t         peers_past;  /* every peer is known to have announced this call, or
+                                     (until then) the board's first: every rank makes it
+                                     at the same call, and no slot was read before */
+    int              started;
 };
 
 /* The node key of rank r: the virtual node (coll_gpu_node_size), or the host name. */
@@ -171,16 +175,56 @@ int cg_board_single_node(const cg_board_t *board)
     return board->single_node;
 }
 
-void cg_board_announce(cg_board_t *board, uint64_t seq, int kinds)
-{
-    __atomic_store_n(&board->pages[board->local_rank]->slot[seq % CG_BOARD_SLOTS],
-                     (seq << 8) | (uint64_t)(kinds & 0xff), __ATOMIC_RELEASE);
-}
-
 /* The word in rank i's slot for seq: (its seq << 8) | kinds. */
 static uint64_t cg_board_word(const cg_board_t *board, int i, uint64_t seq)
 {
     return __atomic_load_n(&board->pages[i]->slot[seq % CG_BOARD_SLOTS], __ATOMIC_ACQUIRE);
+}
+
+/* Before this rank writes call seq into the slot that call seq - CG_BOARD_SLOTS had: every
+ * peer must have announced seq - CG_BOARD_SLOTS + 1, so be done with that call, which read
+ * this slot. Without it a rank that runs far ahead (calls that do not need the others, as
+ * an eager bcast's root) would overwrite what a slow peer still reads for its call, which
+ * would then take it for a rank that was not on it. A rank can only be held here by a peer
+ * that has not entered a call it entered 63 calls before: MPI lets collectives synchronise,
+ * so a correct program does not depend on its not waiting. Peers known far enough
+ * (peers_past) cost nothing; a refresh reads each peer's last slot once every 63 calls. */
+static void cg_board_wait_slot(cg_board_t *board, uint64_t seq)
+{
+    const uint64_t need  = seq >= CG_BOARD_SLOTS - 1 ? seq - (CG_BOARD_SLOTS - 1) : 0;
+    uint64_t       least = seq > 0 ? seq - 1 : 0;
+
+    if (need <= board->peers_past) {
+        return;
+    }
+    for (int i = 0; i < board->local_size; i++) {
+        cg_pace_t pace = {0};
+        if (i == board->local_rank) {
+            continue;
+        }
+        while ((cg_board_word(board, i, need) >> 8) < need) {
+            if (cg_pace(&pace) && board->pids[i] != 0 && !cg_process_alive(board->pids[i])) {
+                break; /* a dead peer reads nothing */
+            }
+        }
+        if ((cg_board_word(board, i, seq - 1) >> 8) < seq - 1) {
+            least = need; /* not at the previous call yet: as far as known */
+        }
+    }
+    if (seq >= 1) {
+        board->peers_past = least;
+    }
+}
+
+void cg_board_announce(cg_board_t *board, uint64_t seq, int kinds)
+{
+    if (!board->started) {
+        board->started    = 1;
+        board->peers_past = seq;
+    }
+    cg_board_wait_slot(board, seq);
+    __atomic_store_n(&board->pages[board->local_rank]->slot[seq % CG_BOARD_SLOTS],
+                     (seq << 8) | (uint64_t)(kinds & 0xff), __ATOMIC_RELEASE);
 }
 
 int cg_board_peer(const cg_board_t *board, int i, uint64_t seq, int *kinds)

@@ -291,6 +291,99 @@ START_TEST(test_inter_tag_ids)
 }
 END_TEST
 
+/* Two processes' allgather for the board test: a shared page with a slot per rank and a
+ * round counter per rank (each round waits until both wrote theirs). */
+typedef struct {
+    volatile int  round[2];
+    unsigned char data[2][512];
+} test_oob_page_t;
+
+typedef struct {
+    test_oob_page_t *page;
+    int              rank, done;
+} test_oob_t;
+
+static cg_status_t test_oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
+{
+    test_oob_t *oob = ctx;
+
+    ck_assert_uint_le(bytes, sizeof(oob->page->data[0]));
+    memcpy(oob->page->data[oob->rank], send, bytes);
+    __atomic_store_n(&oob->page->round[oob->rank], ++oob->done, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&oob->page->round[1 - oob->rank], __ATOMIC_ACQUIRE) < oob->done) {
+        usleep(100);
+    }
+    memcpy(recv, oob->page->data[0], bytes);
+    memcpy((char *)recv + bytes, oob->page->data[1], bytes);
+    /* both read before either writes the next round's data */
+    __atomic_store_n(&oob->page->round[oob->rank], ++oob->done, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&oob->page->round[1 - oob->rank], __ATOMIC_ACQUIRE) < oob->done) {
+        usleep(100);
+    }
+    return CG_OK;
+}
+
+/* A rank that runs more than a board's slots ahead (calls that do not need the others) waits
+ * before it overwrites a slot that a slow peer may still read for its call: the peer finds
+ * the runner's kinds for that call, not a later call's (which it would take for a rank that
+ * was not on it). The runner is told to go as far as 70 calls past the peer; the peer checks
+ * its slot of the first call after the runner has had time to overwrite it (a runner too
+ * slow to get there only lets the test pass: no false failure). */
+START_TEST(test_board_runner_waits)
+{
+    test_oob_page_t *page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    volatile int    *go   = (volatile int *)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    const uint64_t   first = 1000;
+    pid_t            child;
+    int              status = 0;
+
+    ck_assert(page != MAP_FAILED && go != MAP_FAILED);
+    memset(page, 0, sizeof(*page));
+    *go   = 0;
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    {
+        test_oob_t  oob = {page, child == 0 ? 1 : 0, 0};
+        cg_oob_t    ops = {test_oob_allgather, &oob};
+        cg_board_t *board = NULL;
+        int         kinds = 0;
+
+        ck_assert_int_eq(cg_board_create(&ops, oob.rank, 2, 0, &board), CG_OK);
+        cg_board_announce(board, first, 2);
+        if (oob.rank == 0) { /* the runner */
+            __atomic_store_n(go, 1, __ATOMIC_RELEASE);
+            for (uint64_t seq = first + 1; seq <= first + 70; seq++) {
+                cg_board_announce(board, seq, CG_BOARD_KIND_HOST);
+            }
+            while (__atomic_load_n(go, __ATOMIC_ACQUIRE) != 2) {
+                usleep(100);
+            }
+        } else { /* the slow peer, still at its first call */
+            while (__atomic_load_n(go, __ATOMIC_ACQUIRE) != 1) {
+                usleep(100);
+            }
+            usleep(200000);
+            status = !(cg_board_peer(board, 0, first, &kinds) && kinds == 2);
+            cg_board_announce(board, first + 1, 2); /* lets the runner go on */
+            for (uint64_t seq = first + 2; seq <= first + 70; seq++) {
+                cg_board_announce(board, seq, CG_BOARD_KIND_HOST);
+            }
+            __atomic_store_n(go, 2, __ATOMIC_RELEASE);
+        }
+        cg_board_destroy(board);
+        if (oob.rank == 1) {
+            _exit(status);
+        }
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the runner overwrote the slow peer's slot of its call");
+    munmap(page, sizeof(*page)), munmap((void *)go, 4096);
+}
+END_TEST
+
 CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_pace_spin, test_inter_tag_ids)
+             test_pace_spin, test_inter_tag_ids, test_board_runner_waits)
