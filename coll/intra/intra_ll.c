@@ -120,7 +120,9 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
         }
         if (status == CG_OK && (cg_intra_peer_failed(group) || (status = cg_intra_watch(group, &t0)) != CG_OK)) {
             cg_intra_ll_end_kernel(group, args);
-            group->failed = 1;
+            /* told to the peers too (a timeout, a dead peer): their later calls see the
+             * group retired instead of starting LL calls that this rank cancels */
+            cg_intra_report(group, 0);
             return status != CG_OK ? status : CG_ERR_PEER;
         }
     }
