@@ -303,6 +303,8 @@ struct cg_dev {
     void               *impl;         /* implementation state */
     int                 fail_countdown; /* testing: the n-th copy or reduction from now fails
                                            (0: none); see cg_dev_fail_injected */
+    int                 fail_sticky;  /* testing: from that failure on, every copy and
+                                         reduction fails (a GPU's sticky error) */
     int                 app_ready;    /* the application makes its buffers ready before each
                                          call (coll_gpu_app_wait none): no app_wait */
     int                 app_launch;   /* LL calls and blocking staged copies are queued on
@@ -340,12 +342,19 @@ static inline int cg_dev_ll_after_app(const cg_dev_t *dev)
 }
 
 /* Testing (coll_gpu_debug_fail): does this copy or reduction fail as if the device had
- * failed? Every layer asks before it queues one. */
+ * failed? Every layer asks before it queues one. A sticky failure (fail_sticky 1 when it
+ * fires, 2 from then on) fails every later one too, as a GPU's context after a fault. */
 static inline int cg_dev_fail_injected(cg_dev_t *dev)
 {
+    if (__atomic_load_n(&dev->fail_sticky, __ATOMIC_RELAXED) == 2) {
+        return 1;
+    }
     if (__atomic_load_n(&dev->fail_countdown, __ATOMIC_RELAXED) <= 0 ||
         __atomic_sub_fetch(&dev->fail_countdown, 1, __ATOMIC_RELAXED) != 0) {
         return 0;
+    }
+    if (__atomic_load_n(&dev->fail_sticky, __ATOMIC_RELAXED) == 1) {
+        __atomic_store_n(&dev->fail_sticky, 2, __ATOMIC_RELAXED);
     }
     cg_error(CG_SUB_DEV, "injected device failure (coll_gpu_debug_fail)");
     return 1;

@@ -94,6 +94,7 @@ typedef struct mca_coll_gpu_component_t {
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
     int   debug_fail_rank;
     long  debug_fail_call;
+    int   debug_fail_sticky; /* RANK:CALL:sticky */
     long  fast_calls;       /* fast-path calls of this process (for debug_fail) */
     size_t staging_cache_max;
     size_t scratch_size;
@@ -317,6 +318,10 @@ typedef struct {
                                       call runs with zeros and returns an error */
     int                    pageable; /* the arena is ordinary host memory (page-locked
                                         memory ran out): slower copies, same results */
+    int                    lost;   /* a device copy or wait of this staging failed (after
+                                      a GPU fault every one does): the call still takes part
+                                      in the collective underneath, with zeros for this
+                                      rank's data, and returns this error */
     cg_dev_stream_t       *stream; /* where its copies go and what staging_sync waits for */
 } mca_coll_gpu_staging_t;
 

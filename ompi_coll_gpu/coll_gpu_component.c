@@ -238,6 +238,8 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
                 mca_coll_gpu_component.debug_fail);
         mca_coll_gpu_component.debug_fail_rank = -1;
     }
+    mca_coll_gpu_component.debug_fail_sticky =
+        mca_coll_gpu_component.debug_fail != NULL && strstr(mca_coll_gpu_component.debug_fail, ":sticky") != NULL;
     if (mca_coll_gpu_component.debug_ll_flag_period != 0 &&
         mca_coll_gpu_component.debug_ll_flag_period < 3) {
         cg_warn(CG_SUB_INIT, "coll_gpu_debug_ll_flag_period %d is below 3: the flags repeat every "

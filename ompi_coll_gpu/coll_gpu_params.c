@@ -170,7 +170,8 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "never"},
     {"debug_fail", STR, NULL, &CG_C->debug_fail, OPAL_INFO_LVL_9, 0, RO,
      "Testing failure handling: RANK:CALL makes the first device operation of the CALL-th "
-     "fast-path call of MPI_COMM_WORLD rank RANK fail, as a device error would"},
+     "fast-path call of MPI_COMM_WORLD rank RANK fail, as a device error would; "
+     "RANK:CALL:sticky makes every later one fail too, as after a GPU fault"},
     {"debug_host_buffer_ranks", STR, NULL, &CG_C->debug_host_buffer_ranks, OPAL_INFO_LVL_9, 0,
      RO, "Testing with coll_gpu_device=host in lenient mode: comma list of MPI_COMM_WORLD "
      "ranks whose buffers count as host memory, to exercise ranks that mix memory kinds"},

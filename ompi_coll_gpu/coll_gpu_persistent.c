@@ -22,6 +22,7 @@ static int mca_coll_gpu_persistent_start(size_t count, ompi_request_t **requests
     for (size_t i = 0; i < count; i++) {
         mca_coll_gpu_request_t *req = (mca_coll_gpu_request_t *)requests[i];
 
+        req->st.lost = 0; /* a new round: its copies are tried again */
         mca_coll_gpu_app_wait(req->st.module); /* on the stream its copies take */
         if ((req->send_copy_in &&
              OMPI_SUCCESS != (rc = mca_coll_gpu_stage_copy_in(&req->st, &req->send))) ||

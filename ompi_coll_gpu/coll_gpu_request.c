@@ -265,6 +265,8 @@ static void mca_coll_gpu_request_finish(mca_coll_gpu_request_t *req)
         req->st.arena = NULL;
     } else if (req->st.broken && OMPI_SUCCESS == rc) {
         rc = OMPI_ERR_NOT_AVAILABLE; /* no device layer: the data could not be copied */
+    } else if (req->st.lost && OMPI_SUCCESS == rc) {
+        rc = OMPI_ERROR; /* a device copy failed: zeros went in for this rank's data */
     }
     if (OMPI_SUCCESS != rc) {
         cg_error(CG_SUB_COLL, "a nonblocking or persistent collective on %s failed: error %d",

@@ -276,6 +276,8 @@ static void mca_coll_gpu_route_debug_fail(const mca_coll_gpu_route_t *route)
     n = __atomic_add_fetch(&mca_coll_gpu_component.fast_calls, 1, __ATOMIC_RELAXED);
     if (n == mca_coll_gpu_component.debug_fail_call &&
         ompi_comm_rank(MPI_COMM_WORLD) == mca_coll_gpu_component.debug_fail_rank) {
+        __atomic_store_n(&mca_coll_gpu_dev()->fail_sticky, mca_coll_gpu_component.debug_fail_sticky,
+                         __ATOMIC_RELAXED);
         __atomic_store_n(&mca_coll_gpu_dev()->fail_countdown, 1, __ATOMIC_RELAXED);
     }
 }

@@ -190,17 +190,35 @@ int mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *
     return copy_in ? mca_coll_gpu_stage_copy_in(st, b) : OMPI_SUCCESS;
 }
 
+/* A device copy or wait failed: from now on the staging copies nothing, its arena holds
+ * zeros (its place for this rank's data in the collective underneath, which the call still
+ * joins: its peers wait in it), and staging_end returns the error. */
+static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
+{
+    if (!st->lost) {
+        cg_error(CG_SUB_COLL, "a device copy of a staged collective failed: this rank takes "
+                 "part with zeros and the call returns an error");
+    }
+    st->lost = 1;
+    if (st->arena != NULL) {
+        memset(st->arena, 0, st->arena_used);
+    }
+}
+
 int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
     cg_dev_t *dev = mca_coll_gpu_dev();
 
-    if (!b->staged || st->broken) {
-        return OMPI_SUCCESS; /* zeros when broken */
+    if (b->staged && st->lost) { /* a region placed after the loss: zeros too */
+        memset(b->host_span, 0, b->span);
+    }
+    if (!b->staged || st->broken || st->lost) {
+        return OMPI_SUCCESS; /* zeros when broken or lost */
     }
     cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, b->host_span, (char *)b->user + b->gap, b->span,
                        st->stream) != CG_OK) {
-        return OMPI_ERROR;
+        mca_coll_gpu_staging_lose(st);
     }
     return OMPI_SUCCESS;
 }
@@ -209,13 +227,13 @@ int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
     cg_dev_t *dev = mca_coll_gpu_dev();
 
-    if (!b->staged || st->broken) {
+    if (!b->staged || st->broken || st->lost) {
         return OMPI_SUCCESS;
     }
     cg_count(CG_CNT_STAGED_BYTES, b->span);
     if (dev->ops->copy(dev, (char *)b->user + b->gap, b->host_span, b->span,
                        st->stream) != CG_OK) {
-        return OMPI_ERROR;
+        mca_coll_gpu_staging_lose(st);
     }
     return OMPI_SUCCESS;
 }
@@ -224,10 +242,13 @@ int mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st)
 {
     cg_dev_t *dev = mca_coll_gpu_dev();
 
-    if (st->broken) {
+    if (st->broken || st->lost) {
         return OMPI_SUCCESS;
     }
-    return dev->ops->stream_sync(dev, st->stream) == CG_OK ? OMPI_SUCCESS : OMPI_ERROR;
+    if (dev->ops->stream_sync(dev, st->stream) != CG_OK) {
+        mca_coll_gpu_staging_lose(st); /* the copies may not have landed: zeros instead */
+    }
+    return OMPI_SUCCESS;
 }
 
 int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
@@ -239,6 +260,12 @@ int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
         free(st->arena);
         st->arena = NULL;
         return OMPI_SUCCESS != rc ? rc : OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (st->lost && OMPI_SUCCESS == rc) {
+        rc = OMPI_ERROR;
+    }
+    if (st->lost && st->stream != NULL) { /* a copy queued before the failure may still run */
+        (void)dev->ops->stream_sync(dev, st->stream);
     }
     if (st->arena == NULL) {
         return rc;

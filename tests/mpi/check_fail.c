@@ -14,8 +14,13 @@
  * communicator (which Open MPI may give the freed one's id) must not see what the failed
  * call left behind (late abort messages, a context kept by the ranks that did not fail).
  *
+ * With --sticky (run with coll_gpu_debug_fail=RANK:CALL:sticky, a GPU's fault: every later
+ * device operation of that rank fails), allreduce only: the failing rank's later calls
+ * (staged) must each return an error, and take part in the collective with zeros for its
+ * input, so that its peers neither hang nor get anything but the sum without it.
+ *
  * usage: coll_fail [--mem MODE] [--coll allreduce|bcast|allgather] [--calls N] [--count N]
- *                  [--again 1] --fail-rank R --fail-call K
+ *                  [--again 1] [--sticky 1] --fail-rank R --fail-call K
  * (bcast: from rank 0, on the second communicator from the last rank, whose input every
  * rank must then hold; allgather: count elements from every rank)
  */
@@ -31,7 +36,7 @@
 int main(int argc, char **argv)
 {
     const char *mem = "auto", *coll = "allreduce";
-    int         calls = 12, fail_call = 4, fail_rank = 0, rank, size, bad = 0, again = 0;
+    int         calls = 12, fail_call = 4, fail_rank = 0, rank, size, bad = 0, again = 0, sticky = 0;
     MPI_Comm    comm = MPI_COMM_WORLD;
     size_t      count = 70001;
     /* errors at the failing call, wrong results, errors at other calls, failing rank
@@ -50,6 +55,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--fail-call") == 0) fail_call = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--fail-rank") == 0) fail_rank = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--again") == 0) again = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--sticky") == 0) sticky = atoi(argv[i + 1]);
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -95,16 +101,19 @@ int main(int argc, char **argv)
             int  len = 0;
             MPI_Error_string(rc, text, &len);
             printf("coll_fail: rank %d: call %d returned an error: %s\n", rank, call, text);
-            local[call == fail_call ? 0 : 2]++;
+            /* sticky: the failing rank's later calls are errors, as they must be */
+            local[call == fail_call ? 0 : 2] += !(sticky && rank == fail_rank && call > fail_call);
             continue;
         }
-        local[3] += (call == fail_call && rank == fail_rank);
+        local[3] += (call == fail_call || (sticky && call > fail_call)) && rank == fail_rank;
         em_to_host(got, rbuf, out * sizeof(int32_t), kind);
         for (size_t j = 0; j < out; j++) {
             size_t  i    = j % count;
             int32_t base = (int32_t)((i * 7 + (size_t)call * 13) % 1001);
             if (strcmp(coll, "allgather") == 0) { /* block j / count: that rank's input */
                 wrong += got[j] != base + (int32_t)(j / count);
+            } else if (sticky && call > fail_call) { /* zeros for the failing rank's input */
+                wrong += got[j] != base * (size - 1) + size * (size - 1) / 2 - fail_rank;
             } else {
                 wrong += got[j] != (strcmp(coll, "bcast") == 0 ? base + root
                                                                : base * size + size * (size - 1) / 2);

@@ -13,17 +13,23 @@
 fail_check=$builddir/tests/mpi/coll_fail
 fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call,
               # fail_coll: allreduce (default), bcast or allgather; fail_again=1: the calls
-              # again on a new communicator (coll_fail --again)
+              # again on a new communicator (coll_fail --again); fail_sticky=1: every later
+              # device operation of the failing rank fails too (a GPU fault)
     local name=$1 np=$2 rank=$3 call=$4
     shift 4
-    run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call" "$@" \
+    run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call${fail_sticky:+:sticky}" "$@" \
         "$fail_check" --mem "$mem" --coll "${fail_coll:-allreduce}" --fail-rank "$rank" --fail-call "$call" \
-        --count "${fail_count:-70001}" ${fail_again:+--again "$fail_again"} &&
+        --count "${fail_count:-70001}" ${fail_again:+--again "$fail_again"} \
+        ${fail_sticky:+--sticky "$fail_sticky"} &&
         { logs "$name" | grep -q "injected device failure" || fail "$name: no failure injected"; } &&
         { ! logs "$name" | grep -q "waited [0-9]* s for a peer: giving up" ||
             fail "$name: a wait for the failed rank ran into the host layer's time limit"; }
 }
 fail_run fail-one-node-np4 4 1 4
+# a GPU fault: the failing rank's device stays failed, so its later (staged) calls cannot
+# copy its data; each still takes part in the collective underneath with zeros and returns
+# an error (it left the collective before, and its peers waited in it for ever)
+fail_sticky=1 fail_run fail-sticky-np4 4 1 4
 # device-side barriers: the failing rank's peers release their flag waits and drain
 fail_run fail-device-sync-np4 4 1 4 --mca coll_gpu_intra_sync device
 # LL calls queued on the default stream (coll_gpu_app_wait launch): the peers' kernels wait
