@@ -14,7 +14,13 @@ AC_DEFUN([CG_CHECK_PKG], [
         [no], [cg_$1_reason="--without-$1"],
         [check|yes], [PKG_CHECK_EXISTS([$2],
                         [CG_UP[]_CPPFLAGS=`$PKG_CONFIG --cflags $2`
-                         CG_UP[]_LIBS=`$PKG_CONFIG --libs $2`],
+                         CG_UP[]_LIBS=`$PKG_CONFIG --libs $2`
+                         dnl a library outside the system's paths (a site module's
+                         dnl PKG_CONFIG_PATH) is found at run time without that module too
+                         cg_libdir=`$PKG_CONFIG --variable=libdir $2`
+                         AS_CASE([$cg_libdir],
+                             [""|/usr/lib|/usr/lib64|/usr/lib/*-linux-gnu|/lib|/lib64], [],
+                             [CG_UP[]_LIBS="$CG_UP[]_LIBS -Wl,-rpath,$cg_libdir"])],
                         [CG_UP[]_LIBS="$4"])],
         [CG_UP[]_CPPFLAGS="-I$with_$1/include"
          cg_libdir="$with_$1/lib"

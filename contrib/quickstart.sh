@@ -15,7 +15,12 @@ export OMPI_MCA_mca_base_component_path="SYSTEM_DEFAULT:$prefix/lib/openmpi"
 export PMIX_MCA_mca_base_component_path=
 export OMPI_MCA_rmaps_base_oversubscribe=1
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
+    ! grep -q -- '-DCG_HAVE_CUDA=1' "$top/_build/Makefile"; then
+    device=host
+    echo "quickstart: GPU found, but this build has no CUDA device layer (no usable toolkit at" \
+        "configure time: see _build/config.log): running on the host device layer"
+elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     device=auto
     echo "quickstart: GPU found: running on device memory"
 else

@@ -195,5 +195,21 @@ module load openmpi/4.1.4 coll-gpu
 expect linked COLL_GPU_ROOT "$prefix" && ok linked
 reset
 
+# 10. an installation with another libdir (configure --libdir=PREFIX/lib64): the module made
+#     for it finds the component there (the installed module names its own libdir)
+reset
+if grep -q 'local libsub = "lib/openmpi"' "$modfile"; then
+    mkdir -p "$work/p64/lib64/openmpi" "$work/p64/share/modulefiles/coll-gpu"
+    cp "$prefix/lib/openmpi/mca_coll_gpu.so" "$work/p64/lib64/openmpi/"
+    sed 's|local libsub = "lib/openmpi"|local libsub = "lib64/openmpi"|' "$modfile" \
+        >"$work/p64/share/modulefiles/coll-gpu/$version.lua"
+    export MODULEPATH="$work/mf:$work/p64/share/modulefiles"
+    module load openmpi/4.1.4 coll-gpu
+    expect lib64 OMPI_MCA_mca_base_component_path "SYSTEM_DEFAULT:$work/p64/lib64/openmpi" && ok lib64
+else
+    bad lib64 "the installed module does not name lib/openmpi as its component directory"
+fi
+reset
+
 echo "lmod-test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
