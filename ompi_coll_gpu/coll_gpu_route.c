@@ -24,10 +24,10 @@ static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void 
     return MCA_COLL_GPU_UNDER(m, allgather, send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm) == OMPI_SUCCESS ? CG_OK : CG_ERR_TRANSPORT;
 }
 
-cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
+/* The settings of a new context of comm (the digests too: read only when one is made). */
+static void mca_coll_gpu_context_config(struct ompi_communicator_t *comm, cg_comm_config_t *config)
 {
-    cg_oob_t         oob     = {mca_coll_gpu_oob_allgather, m};
-    cg_comm_config_t config  = {
+    *config = (cg_comm_config_t){
         .rank          = ompi_comm_rank(comm),
         .size          = ompi_comm_size(comm),
         .node_size     = mca_coll_gpu_component.node_size,
@@ -49,11 +49,18 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         .params_digest = mca_coll_gpu_params_digest(),
         .ll_flag_period = (uint32_t)CG_MAX(mca_coll_gpu_component.debug_ll_flag_period, 0),
     };
-    cg_status_t status;
+}
+
+cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
+{
+    cg_oob_t         oob = {mca_coll_gpu_oob_allgather, m};
+    cg_comm_config_t config;
+    cg_status_t      status;
 
     if (m->core != NULL || m->core_failed) {
         return m->core;
     }
+    mca_coll_gpu_context_config(comm, &config);
     status = cg_comm_acquire(mca_coll_gpu_dev(), &oob, &config, &m->core);
     if (status != CG_OK) {
         m->core        = NULL;
