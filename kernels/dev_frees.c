@@ -35,8 +35,8 @@ static void cg_dev_free_now(cg_dev_t *dev, void *ptr, int host)
     }
 }
 
-/* Under frees->lock with no waiting work in flight: free what was held. */
-/* What was held goes (after cg_dev_abandon: stays allocated, only the records go). */
+/* Under frees->lock with no waiting work in flight: free what was held (after
+ * cg_dev_abandon it stays allocated: only the records go). */
 static void cg_dev_frees_flush(cg_dev_t *dev)
 {
     const int      abandoned = cg_dev_abandoned(dev);

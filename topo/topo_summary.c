@@ -192,14 +192,11 @@ static void cg_topo_rails(const cg_topo_t *topo, cg_topo_summary_t *s)
         }
         if (g >= 0 && nic_of_gpu[g] >= 0) {
             best = nic_of_gpu[g];
-        } else {
+        } else { /* no GPU: the least loaded of the nearest */
             for (int n = 1; n < topo->num_nics; n++) {
                 best = cg_topo_nic_better(topo, g, n, best, load) ? n : best;
             }
             load[best]++;
-            if (g >= 0) {
-                nic_of_gpu[g] = best;
-            }
         }
         snprintf(s->rail[r], sizeof(s->rail[r]), "%s", topo->nic[best].name);
     }

@@ -191,11 +191,10 @@ static uint64_t cg_board_word(const cg_board_t *board, int i, uint64_t seq)
  * (peers_past) cost nothing; a refresh reads each peer's last slot once every 63 calls. */
 static void cg_board_wait_slot(cg_board_t *board, uint64_t seq)
 {
-    const uint64_t need  = seq >= CG_BOARD_SLOTS - 1 ? seq - (CG_BOARD_SLOTS - 1) : 0;
-    uint64_t       least = seq > 0 ? seq - 1 : 0;
+    uint64_t need, least = seq - 1;
 
-    if (need <= board->peers_past) {
-        return;
+    if (seq < CG_BOARD_SLOTS || (need = seq - (CG_BOARD_SLOTS - 1)) <= board->peers_past) {
+        return; /* a slot no call used yet, or peers known past its last reader */
     }
     for (int i = 0; i < board->local_size; i++) {
         cg_pace_t pace = {0};
@@ -211,9 +210,7 @@ static void cg_board_wait_slot(cg_board_t *board, uint64_t seq)
             least = need; /* not at the previous call yet: as far as known */
         }
     }
-    if (seq >= 1) {
-        board->peers_past = least;
-    }
+    board->peers_past = least;
 }
 
 void cg_board_announce(cg_board_t *board, uint64_t seq, int kinds)
