@@ -137,8 +137,9 @@ typedef enum {
     CG_CNT_APP_WAITS,      /* orderings after the application's default-stream work by an
                               event (cg_dev_app_wait) */
     CG_CNT_FREES_HELD,     /* frees held back while device work waited for peers */
-    CG_CNT_FREE_STALLS,    /* frees that waited for another thread's device work that waits
-                              for peers (seen by the host layer's simulated GPU only) */
+    CG_CNT_FREE_STALLS,    /* frees that waited for device work that waits for peers
+                              (another thread's, or a flag wait queued on a stream; seen by
+                              the host layer's simulated GPU only) */
     CG_CNT_COUNT
 } cg_counter_t;
 

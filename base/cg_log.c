@@ -262,8 +262,9 @@ static const struct {
     [CG_CNT_FREES_HELD] = {"frees_held", "Frees of device or page-locked memory held back "
                                          "while device work waited for peers (under "
                                          "MPI_THREAD_MULTIPLE; done once none waits)"},
-    [CG_CNT_FREE_STALLS] = {"free_stalls", "Frees that waited for another thread's device work "
-                                           "that waits for peers: on a GPU a possible deadlock "
+    [CG_CNT_FREE_STALLS] = {"free_stalls", "Frees that waited for device work that waits for "
+                                           "peers (another thread's, or a queued flag wait): "
+                                           "on a GPU a possible deadlock "
                                            "(counted by the host layer's simulated GPU)"},
 };
 

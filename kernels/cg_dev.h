@@ -371,6 +371,10 @@ typedef struct {
     int        time_sliced; /* testing: play a GPU shared without MPS (caps.time_sliced) */
     size_t     pinned_max;  /* testing: page-locked allocations larger than this fail, as
                                on a node short of memory it can lock (0: no limit) */
+    int        blocking_waits; /* testing: flag waits block the calling thread (the stream
+                                  watch runs), instead of staying queued as on a GPU */
+    double     op_delay_s;  /* testing: each queued copy, fill and reduction takes this
+                               long (a long kernel), while the host goes on */
 } cg_dev_host_config_t;
 
 /* Open the host layer (never fails for lack of hardware): strict when the process has

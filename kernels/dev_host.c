@@ -15,9 +15,12 @@
  *            buffers cannot be shared (the copy variants run). For applications that know
  *            nothing of the simulator.
  *
- * Copies and reductions run on the CPU and complete before returning; the LL collective
- * (host_ll.c) leaves its wait pending on the stream, done when the stream is polled.
- * Memory and IPC: dev_host_memory.c.
+ * Copies, reductions and flag operations run on the CPU (host_queue.c): at once when
+ * nothing queued is before them, else in stream order behind a flag wait whose flag has not
+ * come, which stays queued while the calling thread goes on, as on a GPU (the layer's
+ * progress thread runs queued work; coll_gpu_debug_host_blocking_waits 1 makes flag waits
+ * block the calling thread instead). The LL collective (host_ll.c) leaves its wait pending
+ * on the stream, done when the stream is polled. Memory and IPC: dev_host_memory.c.
  */
 #include "kernels/dev_host_int.h"
 
@@ -26,10 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A stream: its work runs at once, but an LL collective's wait is left pending, done when
- * the stream is polled (event_query) or synchronised, as a GPU would run it meanwhile.
- * Any other work on the stream finishes the pending wait first (stream order). */
+/* A stream: its work runs at once or queued (host_queue.c); an LL collective's wait is left
+ * pending, done when the stream is polled (event_query) or synchronised, as a GPU would run
+ * it meanwhile. Any other work on the stream finishes the pending wait first (stream
+ * order), and an LL call the queued work. */
 struct cg_dev_stream {
+    cg_host_queue_t queue;
     int          on_app;  /* the application's default stream (app_stream_create): its
                              queued work runs before anything on this stream */
     int          pending; /* an LL collective waits for its peers' lines */
@@ -45,9 +50,11 @@ struct cg_dev_stream {
     void        *watch_arg;
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
-/* An event: the stream it was recorded on (NULL: complete). */
+/* An event: the stream it was recorded on (NULL: complete), and the ops submitted there
+ * before it. */
 struct cg_dev_event {
     cg_dev_stream_t *stream;
+    uint64_t         mark;
 };
 
 /* The stream's LL wait is pending (1) or over (0). */
@@ -63,13 +70,22 @@ static void cg_host_pending_set(cg_dev_t *dev, cg_dev_stream_t *stream, int pend
     }
 }
 
-/* One look at the stream's pending work; *done when it has none left. */
-static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
+/* One look at the stream's pending work: *done when the LL wait is over and the queued ops
+ * before mark have run (UINT64_MAX: all). */
+static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t mark,
+                                       int *done)
 {
     cg_status_t status;
 
     *done = 1;
-    if (stream == NULL || !stream->pending) {
+    if (stream == NULL) {
+        return CG_OK;
+    }
+    if (!stream->pending) { /* never both: an LL call waits for the queue to empty first */
+        status = cg_host_queue_poll(dev, &stream->queue, mark, done);
+        if (status != CG_OK && stream->failed == CG_OK) {
+            stream->failed = status;
+        }
         return CG_OK;
     }
     status = cg_host_ll_poll(dev, &stream->ll, &stream->ll_wait, done);
@@ -86,8 +102,9 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, i
 
 static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
 
-/* Finish the stream's pending work (bounded: a peer that never sends must not hang); on
- * the application's stream, its queued work first (strict: nothing else runs it). */
+/* Finish the stream's pending work (bounded: a peer that never sends must not hang, and a
+ * queued flag wait gives up on its own); on the application's stream, its queued work first
+ * (strict: nothing else runs it). */
 static cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     double    t0   = 0;
@@ -100,10 +117,13 @@ static cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
             return status;
         }
     }
-    while (cg_host_stream_poll(dev, stream, &done) == CG_OK && !done) {
+    while (cg_host_stream_poll(dev, stream, UINT64_MAX, &done) == CG_OK && !done) {
         if (cg_pace(&pace)) {
             t0 = t0 ? t0 : cg_time_now();
             if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
+                if (!stream->pending) {
+                    continue; /* queued work: its flag waits give up on their own */
+                }
                 cg_error(CG_SUB_DEV, "an LL collective waited %d s for a peer: giving up",
                          CG_HOST_FLAG_TIMEOUT);
                 cg_host_pending_set(dev, stream, 0);
@@ -129,7 +149,11 @@ static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream
 {
     (void)dev;
     *stream = calloc(1, sizeof(**stream));
-    return *stream ? CG_OK : CG_ERR_NO_MEMORY;
+    if (*stream == NULL) {
+        return CG_ERR_NO_MEMORY;
+    }
+    cg_host_queue_init(&(*stream)->queue);
+    return CG_OK;
 }
 
 static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
@@ -150,6 +174,7 @@ static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
         (void)cg_host_stream_drain(dev, stream);
     }
     cg_host_pending_set(dev, stream, 0);
+    cg_host_queue_fini(dev, &stream->queue);
     cg_dev_host_release(dev, stream->ll_word);
     free(stream->ll_wait.taken);
     free(stream);
@@ -183,14 +208,16 @@ static cg_status_t cg_host_event_record(cg_dev_t *dev, cg_dev_event_t *event,
 {
     (void)dev;
     event->stream = stream;
+    event->mark   = stream != NULL ? cg_host_queue_mark(&stream->queue) : 0;
     return CG_OK;
 }
 
-/* One look at the stream (an event recorded on it, an LL call queued last on it): when
- * its work is done, the status that work reports. */
-static cg_status_t cg_host_stream_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
+/* One look at the stream (an event recorded on it after mark ops, an LL call queued last on
+ * it): when that work is done, the status the stream's work reports. */
+static cg_status_t cg_host_stream_test(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t mark,
+                                       int *done)
 {
-    cg_status_t status = cg_host_stream_poll(dev, stream, done);
+    cg_status_t status = cg_host_stream_poll(dev, stream, mark, done);
 
     return status == CG_OK && *done ? cg_host_stream_status(stream) : status;
 }
@@ -198,7 +225,7 @@ static cg_status_t cg_host_stream_test(cg_dev_t *dev, cg_dev_stream_t *stream, i
 /* As a GPU's completion word: 2 when the last LL call ended given up. */
 static cg_status_t cg_host_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
-    cg_status_t status = cg_host_stream_test(dev, stream, done);
+    cg_status_t status = cg_host_stream_test(dev, stream, UINT64_MAX, done);
 
     if (*done && stream->ll_given_up) {
         *done = 2;
@@ -208,7 +235,7 @@ static cg_status_t cg_host_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *
 
 static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int *done)
 {
-    cg_status_t status = cg_host_stream_test(dev, event->stream, done);
+    cg_status_t status = cg_host_stream_test(dev, event->stream, event->mark, done);
 
     if (*done) {
         event->stream = NULL;
@@ -275,154 +302,129 @@ static cg_status_t cg_host_ll_peek(cg_dev_t *dev, cg_dev_stream_t *stream, const
     int         ended;
     cg_status_t status = cg_host_resolve(dev, word, sizeof(*word), (void **)&at);
 
-    (void)cg_host_stream_poll(dev, stream, &ended); /* its error: at the next test */
+    (void)cg_host_stream_poll(dev, stream, UINT64_MAX, &ended); /* its error: at the next test */
     *value = status == CG_OK ? __atomic_load_n(at, __ATOMIC_ACQUIRE) : 0;
     return status;
+}
+
+/* ---- copies and reductions ----------------------------------------------------------------- */
+/* Before new work on the stream: the pending LL wait ends (stream order), and on the
+ * application's stream its queued work runs (strict: nothing else runs it). */
+static cg_status_t cg_host_stream_ready(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    cg_status_t status = CG_OK;
+
+    if (stream != NULL && stream->on_app) {
+        status = cg_host_app_wait(dev, stream);
+    }
+    if (status == CG_OK && stream != NULL && stream->pending) {
+        status = cg_host_stream_drain(dev, stream);
+    }
+    return status;
+}
+
+/* A blocking flag wait (coll_gpu_debug_host_blocking_waits 1): on the calling thread, with
+ * the stream's watch between polls (what the host does meanwhile on a GPU). Gives up as a
+ * queued one does. */
+static cg_status_t cg_host_flag_wait_here(cg_dev_t *dev, cg_host_op_t *op, cg_dev_stream_t *stream)
+{
+    unsigned   *owner = cg_host_peer_wait_start(cg_host_impl(dev));
+    cg_pace_t   pace  = {0};
+    int         unmet = 1;
+    cg_status_t status = CG_OK;
+
+    while (status == CG_OK && unmet) {
+        status = cg_host_op_run(dev, op, &unmet);
+        if (status == CG_OK && unmet && cg_pace(&pace) && stream->watch != NULL) {
+            stream->watch(stream->watch_arg, op->dst);
+        }
+    }
+    cg_host_peer_wait_stop(cg_host_impl(dev), owner);
+    return status;
+}
+
+/* New work on stream (counted as a device operation): run now or queued. */
+static cg_status_t cg_host_submit(cg_dev_t *dev, cg_dev_stream_t *stream, cg_host_op_t *op)
+{
+    cg_status_t status = cg_host_stream_ready(dev, stream);
+
+    if (status != CG_OK) {
+        return status;
+    }
+    if (op->kind != CG_HOST_OP_FLAG_WRITE && op->kind != CG_HOST_OP_FLAG_WAIT &&
+        cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1);
+    if (stream == NULL) {
+        int unmet;
+        return cg_host_op_run(dev, op, &unmet); /* not a flag wait: never unmet */
+    }
+    if (cg_host_impl(dev)->blocking_waits) {
+        if (op->kind == CG_HOST_OP_FLAG_WAIT) {
+            return cg_host_flag_wait_here(dev, op, stream);
+        }
+        int unmet;
+        return cg_host_op_run(dev, op, &unmet);
+    }
+    return cg_host_queue_submit(dev, &stream->queue, op);
 }
 
 /* ---- copies and reductions ----------------------------------------------------------------- */
 static cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes,
                                 cg_dev_stream_t *stream)
 {
-    void       *d;
-    cg_status_t status;
+    cg_host_op_t op = {.kind = CG_HOST_OP_FILL, .dst = dst, .byte = byte, .bytes = bytes};
 
-    if (cg_host_stream_drain(dev, stream) != CG_OK) {
-        return CG_ERR_TIMEOUT;
-    }
-    if (cg_dev_fail_injected(dev)) {
-        return CG_ERR_DEVICE;
-    }
     if (bytes == 0) {
-        return CG_OK;
+        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_OK;
     }
-    cg_count(CG_CNT_DEV_OPS, 1);
-    status = cg_host_resolve(dev, dst, bytes, &d);
-    if (status == CG_OK) {
-        memset(d, byte, bytes);
-    }
-    return status;
+    return cg_host_submit(dev, stream, &op);
 }
 
 static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                                 cg_dev_stream_t *stream)
 {
-    void       *d;
-    void       *s;
-    cg_status_t status;
+    cg_host_op_t op = {.kind = CG_HOST_OP_COPY, .dst = dst, .src = src, .bytes = bytes};
 
-    if (cg_host_stream_drain(dev, stream) != CG_OK) {
-        return CG_ERR_TIMEOUT;
-    }
-    if (cg_dev_fail_injected(dev)) {
-        return CG_ERR_DEVICE;
-    }
     if (bytes == 0 || dst == src) {
-        return CG_OK;
+        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_OK;
     }
-    cg_count(CG_CNT_DEV_OPS, 1);
-    status = cg_host_resolve(dev, dst, bytes, &d);
-    if (status == CG_OK) {
-        status = cg_host_resolve(dev, src, bytes, &s);
-    }
-    if (status == CG_OK && (char *)d < (char *)s + bytes && (char *)s < (char *)d + bytes) {
-        /* cudaMemcpyAsync's result is undefined there: no caller may ask for it */
-        cg_error(CG_SUB_DEV, "copy of %zu bytes between overlapping ranges %p and %p "
-                 "(undefined on a GPU)", bytes, dst, src);
-        status = CG_ERR_INTERNAL;
-    }
-    if (status == CG_OK) {
-        memcpy(d, s, bytes);
-    }
-    return status;
+    return cg_host_submit(dev, stream, &op);
 }
 
 static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
                                   cg_dev_stream_t *stream)
 {
-    cg_reduce_args_t resolved;
-    size_t           bytes;
-    cg_status_t      status = CG_OK;
+    cg_host_op_t op = {.kind = CG_HOST_OP_REDUCE, .reduce = *args};
 
-    if (cg_host_stream_drain(dev, stream) != CG_OK) {
-        return CG_ERR_TIMEOUT;
-    }
-    if (cg_dev_fail_injected(dev)) {
-        return CG_ERR_DEVICE;
-    }
     if (!cg_reduce_supported(args->dtype, args->op) || args->nsrc < 1 ||
         args->nsrc > CG_DEV_MAX_FANIN || args->ndst > CG_DEV_MAX_FANIN) {
-        return CG_ERR_UNSUPPORTED;
+        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_ERR_UNSUPPORTED;
     }
     if (args->count == 0 || args->ndst == 0) {
-        return CG_OK;
+        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_OK;
     }
-    cg_count(CG_CNT_DEV_OPS, 1);
-    resolved = *args;
-    bytes    = args->count * cg_dtype_size(args->dtype);
-    for (int i = 0; i < args->nsrc && status == CG_OK; i++) {
-        status = cg_host_resolve(dev, args->srcs[i], bytes, (void **)&resolved.srcs[i]);
-    }
-    for (int i = 0; i < args->ndst && status == CG_OK; i++) {
-        status = cg_host_resolve(dev, args->dsts[i], bytes, &resolved.dsts[i]);
-    }
-    if (status == CG_OK) {
-        cg_reduce_host(&resolved);
-    }
-    return status;
+    return cg_host_submit(dev, stream, &op);
 }
 
 /* ---- flags ---------------------------------------------------------------------------------- */
+/* A stream memory operation on a GPU; stream NULL: a release from the host, now. */
 static cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                       cg_dev_stream_t *stream)
 {
-    void       *view;
-    cg_status_t status = cg_host_resolve(dev, flag, sizeof(*flag), &view);
+    cg_host_op_t op = {.kind = CG_HOST_OP_FLAG_WRITE, .dst = flag, .value = value};
+    int          unmet;
 
-    if (stream != NULL) { /* a stream memory operation on a GPU; NULL: a release from the host */
-        cg_count(CG_CNT_DEV_OPS, 1);
-        if (cg_host_stream_drain(dev, stream) != CG_OK) {
-            return CG_ERR_TIMEOUT;
-        }
-    }
-    if (status == CG_OK) {
-        __atomic_store_n((uint64_t *)view, value, __ATOMIC_RELEASE);
-    }
-    return status;
+    return stream != NULL ? cg_host_submit(dev, stream, &op) : cg_host_op_run(dev, &op, &unmet);
 }
 
 static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                      cg_dev_stream_t *stream)
 {
-    unsigned   *owner;
-    cg_pace_t   pace = {0};
-    double      t0   = 0;
-    void       *view;
-    cg_status_t status = cg_host_resolve(dev, flag, sizeof(*flag), &view);
+    cg_host_op_t op = {.kind = CG_HOST_OP_FLAG_WAIT, .dst = flag, .value = value};
 
-    if (status != CG_OK || (status = cg_host_stream_drain(dev, stream)) != CG_OK) {
-        return status;
-    }
-    cg_count(CG_CNT_DEV_OPS, 1); /* a stream wait on a GPU: the host does not block there */
-    /* The host layer waits on the calling thread; a peer that never writes (it died) must
-     * not hang the process for ever: give up after CG_HOST_FLAG_TIMEOUT seconds. */
-    owner = cg_host_peer_wait_start(cg_host_impl(dev));
-    while (status == CG_OK && __atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) < value) {
-        if (cg_pace(&pace)) {
-            double now = cg_time_now();
-            if (stream->watch != NULL) { /* what the host does meanwhile on a GPU */
-                stream->watch(stream->watch_arg, flag);
-            }
-            t0 = t0 ? t0 : now;
-            if (now - t0 > CG_HOST_FLAG_TIMEOUT) {
-                cg_error(CG_SUB_DEV, "a device-side barrier waited %d s for a peer: giving up",
-                         CG_HOST_FLAG_TIMEOUT);
-                status = CG_ERR_TIMEOUT;
-            }
-        }
-    }
-    cg_host_peer_wait_stop(cg_host_impl(dev), owner);
-    return status;
+    return cg_host_submit(dev, stream, &op);
 }
 
 static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
@@ -465,7 +467,10 @@ static void cg_host_close(cg_dev_t *dev)
 {
     cg_dev_host_t *host = cg_host_impl(dev);
 
+    cg_host_progress_stop(host);
     cg_host_regions_free(host);
+    pthread_mutex_destroy(&host->busy_lock);
+    pthread_cond_destroy(&host->busy_cond);
     pthread_mutex_destroy(&host->lock);
     free(host);
     free(dev);
@@ -506,6 +511,16 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .app_wait       = cg_host_app_wait,
 };
 
+/* Queued streams: as a GPU's table, no flag_watch (the host does not block in flag waits). */
+static cg_dev_ops_t   cg_dev_host_queued_ops;
+static pthread_once_t cg_dev_host_queued_once = PTHREAD_ONCE_INIT;
+
+static void cg_dev_host_queued_init(void)
+{
+    cg_dev_host_queued_ops            = cg_dev_host_ops;
+    cg_dev_host_queued_ops.flag_watch = NULL;
+}
+
 /* The simulated GPU, when the application loaded it (never loads it itself). */
 static const cg_sim_api_t *cg_host_find_sim(void)
 {
@@ -539,8 +554,14 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
         return CG_ERR_NO_MEMORY;
     }
     pthread_mutex_init(&host->lock, NULL);
-    host->sim        = (config != NULL && config->lenient) ? NULL : cg_host_find_sim();
-    host->pinned_max = config != NULL ? config->pinned_max : 0;
+    pthread_mutex_init(&host->busy_lock, NULL);
+    pthread_cond_init(&host->busy_cond, NULL);
+    host->dev            = dev;
+    host->sim            = (config != NULL && config->lenient) ? NULL : cg_host_find_sim();
+    host->pinned_max     = config != NULL ? config->pinned_max : 0;
+    host->blocking_waits = config != NULL && config->blocking_waits;
+    host->op_delay_s     = config != NULL && !host->blocking_waits ? config->op_delay_s : 0;
+    pthread_once(&cg_dev_host_queued_once, cg_dev_host_queued_init);
     if (config != NULL && host->sim == NULL) {
         for (int i = 0; i < config->num_host_buffer_ranks; i++) {
             if (config->host_buffer_ranks[i] == config->world_rank) {
@@ -548,18 +569,21 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
             }
         }
     }
-    dev->ops                   = &cg_dev_host_ops;
+    dev->ops                   = host->blocking_waits ? &cg_dev_host_ops : &cg_dev_host_queued_ops;
     dev->kind                  = CG_DEV_KIND_HOST;
     dev->ordinal               = 0;
     dev->caps.ipc_user_buffers = host->sim != NULL;
-    dev->caps.device_flags     = 1; /* synchronous, but the device-barrier code runs */
+    dev->caps.device_flags     = 1;
+    dev->caps.async            = !host->blocking_waits; /* flag waits stay queued */
     dev->caps.host_access      = host->sim == NULL;
     dev->caps.time_sliced      = config != NULL && config->time_sliced;
     dev->impl                  = host;
     snprintf(dev->pci_bus_id, sizeof(dev->pci_bus_id), "host");
-    cg_detail(CG_SUB_DEV, "host device layer, %s", host->sim != NULL
+    cg_detail(CG_SUB_DEV, "host device layer, %s, %s", host->sim != NULL
               ? "strict: simulated device memory that the CPU cannot touch"
-              : "lenient: host memory plays device memory");
+              : "lenient: host memory plays device memory",
+              host->blocking_waits ? "flag waits block the calling thread"
+                                   : "flag waits queued on their streams");
     *dev_out = dev;
     return CG_OK;
 }

@@ -27,14 +27,29 @@ typedef struct {
     char name[64];
 } cg_host_ipc_opaque_t;
 
+typedef struct cg_host_queue cg_host_queue_t;
+
 typedef struct {
     pthread_mutex_t     lock;
+    cg_dev_t           *dev;
     cg_host_region_t   *regions;          /* lenient: allocations and imports */
     int                 classify_as_host; /* lenient: this rank's buffers are host memory */
     const cg_sim_api_t *sim;              /* strict: the simulated GPU; NULL: lenient */
     unsigned            peer_waits;       /* device work now waiting for peers: pending LL
                                              waits, flag waits under way (all threads) */
     size_t              pinned_max;       /* testing: host_alloc above it fails (0: none) */
+    int                 blocking_waits;   /* testing: flag waits block the calling thread */
+    double              op_delay_s;       /* testing: seconds each copy, fill and reduction
+                                             takes (queued, never run at once) */
+    unsigned            queued_waits;     /* of peer_waits, the flag waits queued on streams
+                                             (no thread's: every free waits for them) */
+    /* queued streams (host_queue.c): the queues with work, and the thread that runs them */
+    pthread_mutex_t     busy_lock;
+    pthread_cond_t      busy_cond;
+    cg_host_queue_t    *busy;
+    pthread_t           progress;
+    int                 progress_started;
+    int                 progress_stop;
 } cg_dev_host_t;
 
 /* Every wait of this layer for peers gives up after this many seconds. */
@@ -49,6 +64,8 @@ typedef struct {
  * calling thread's own cannot progress while it frees on this layer, where a GPU would
  * run it: not waited for. Bounded, as every wait of this layer (dev_host_memory.c). */
 unsigned *cg_host_peer_wait_start(cg_dev_host_t *host);
+/* The same, counted for owner rather than for the calling thread. */
+unsigned *cg_host_peer_wait_start_for(cg_dev_host_t *host, unsigned *owner);
 void      cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner);
 
 static inline cg_dev_host_t *cg_host_impl(cg_dev_t *dev)
@@ -97,5 +114,54 @@ cg_status_t cg_host_ll_wait_start(const cg_ll_args_t *args, cg_host_ll_wait_t *w
 cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_wait_t *wait,
                             int *done);
 cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);
+
+/* ---- stream work (host_queue.c) -------------------------------------------------------- */
+typedef enum {
+    CG_HOST_OP_COPY,
+    CG_HOST_OP_FILL,
+    CG_HOST_OP_REDUCE,
+    CG_HOST_OP_FLAG_WRITE,
+    CG_HOST_OP_FLAG_WAIT
+} cg_host_op_kind_t;
+
+typedef struct cg_host_op {
+    cg_host_op_kind_t  kind;
+    void              *dst;    /* copy, fill; the flag of a flag operation */
+    const void        *src;    /* copy */
+    size_t             bytes;  /* copy, fill */
+    int                byte;   /* fill */
+    uint64_t           value;  /* flag operations */
+    double             since;  /* flag wait: when it was first found unmet */
+    cg_reduce_args_t   reduce;
+    struct cg_host_op *next;
+} cg_host_op_t;
+
+/* Run op now, through the device's view of memory: a flag wait whose flag is below its
+ * value sets *unmet (run it again later) until CG_HOST_FLAG_TIMEOUT seconds have passed. */
+cg_status_t cg_host_op_run(cg_dev_t *dev, cg_host_op_t *op, int *unmet);
+
+/* A stream's queued work: ops that wait, in stream order, behind a flag wait not met yet. */
+struct cg_host_queue {
+    pthread_mutex_t  lock;
+    cg_host_op_t    *head, **tail;
+    uint64_t         queued, ran;  /* ops submitted, and of them run (or dropped) */
+    cg_status_t      failed;       /* the first error of queued work, until polled */
+    int              busy;         /* on the layer's list of queues with work */
+    cg_host_queue_t *busy_next;
+};
+
+void        cg_host_queue_init(cg_host_queue_t *queue);
+/* Run op now if nothing queued is before it and it can run; else queue a copy of it, which
+ * the progress thread or a poll runs in order. An error of an op run now is returned. */
+cg_status_t cg_host_queue_submit(cg_dev_t *dev, cg_host_queue_t *queue, const cg_host_op_t *op);
+/* The count of ops submitted so far (an event's place on the stream). */
+uint64_t    cg_host_queue_mark(cg_host_queue_t *queue);
+/* Run what can run; *reached when the ops before mark have run (UINT64_MAX: all). Returns,
+ * and forgets, the first error of queued work. */
+cg_status_t cg_host_queue_poll(cg_dev_t *dev, cg_host_queue_t *queue, uint64_t mark, int *reached);
+/* The stream goes: off the progress thread's list; work still queued never runs. */
+void        cg_host_queue_fini(cg_dev_t *dev, cg_host_queue_t *queue);
+/* At the layer's close. */
+void        cg_host_progress_stop(cg_dev_host_t *host);
 
 #endif

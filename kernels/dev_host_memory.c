@@ -184,11 +184,14 @@ static unsigned *cg_host_own_count(void)
 
 unsigned *cg_host_peer_wait_start(cg_dev_host_t *host)
 {
-    unsigned *own = cg_host_own_count();
+    return cg_host_peer_wait_start_for(host, cg_host_own_count());
+}
 
+unsigned *cg_host_peer_wait_start_for(cg_dev_host_t *host, unsigned *owner)
+{
     __atomic_add_fetch(&host->peer_waits, 1, __ATOMIC_ACQ_REL);
-    __atomic_add_fetch(own, 1, __ATOMIC_RELAXED);
-    return own;
+    __atomic_add_fetch(owner, 1, __ATOMIC_RELAXED);
+    return owner;
 }
 
 void cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner)
@@ -197,7 +200,10 @@ void cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner)
     __atomic_sub_fetch(&host->peer_waits, 1, __ATOMIC_ACQ_REL);
 }
 
-/* cudaFree and cudaFreeHost wait for all of the device's work (cg_dev_host_t peer_waits). */
+/* cudaFree and cudaFreeHost wait for all of the device's work (cg_dev_host_t peer_waits):
+ * here for what another thread waits for and for flag waits queued on any stream (which
+ * the progress thread runs), not for an LL wait of the calling thread (only its polls run
+ * it). */
 static void cg_host_free_wait(cg_dev_host_t *host)
 {
     const unsigned *own;
@@ -213,8 +219,9 @@ static void cg_host_free_wait(cg_dev_host_t *host)
         return;
     }
     cg_count(CG_CNT_FREE_STALLS, 1);
-    cg_error(CG_SUB_DEV, "a free waits for another thread's device work that waits for peers "
-             "(on a GPU, cudaFree would wait for it too, maybe for ever)");
+    cg_error(CG_SUB_DEV, "a free waits for device work that waits for peers (another "
+             "thread's, or a queued flag wait; on a GPU cudaFree would wait for it too, maybe "
+             "for ever)");
     while (__atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) >
            __atomic_load_n(own, __ATOMIC_RELAXED)) {
         if (cg_pace(&pace)) {

@@ -89,6 +89,10 @@ typedef struct mca_coll_gpu_component_t {
     char *debug_host_buffer_ranks;
     int   debug_host_lenient;
     size_t debug_host_pinned_max;
+    int    debug_host_blocking_waits;
+    char  *debug_host_slow;      /* "RANK:MS": that world rank's device work takes MS each */
+    int    debug_host_slow_rank; /* -1: none */
+    double debug_host_slow_ms;
     int   debug_host_time_sliced;
     int   debug_ll_flag_period; /* testing: LL calls before the flags repeat (0: all) */
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */

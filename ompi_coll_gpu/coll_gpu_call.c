@@ -31,6 +31,10 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                 .lenient               = mca_coll_gpu_component.debug_host_lenient,
                 .time_sliced           = mca_coll_gpu_component.debug_host_time_sliced,
                 .pinned_max            = mca_coll_gpu_component.debug_host_pinned_max,
+                .blocking_waits        = mca_coll_gpu_component.debug_host_blocking_waits,
+                .op_delay_s            = ompi_comm_rank(MPI_COMM_WORLD) ==
+                                                 mca_coll_gpu_component.debug_host_slow_rank
+                                             ? mca_coll_gpu_component.debug_host_slow_ms / 1e3 : 0,
             };
             status = cg_dev_host_open(&config, &dev);
         } else {

@@ -57,6 +57,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .debug_host_buffer_ranks = "",
     .debug_fail              = "",
     .debug_fail_rank         = -1,
+    .debug_host_slow         = "",
+    .debug_host_slow_rank    = -1,
     .verbose           = 0,
     .device_mode       = MCA_COLL_GPU_DEVICE_AUTO,
     .node_size         = 0,
@@ -254,6 +256,16 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
         if (mca_coll_gpu_parse_rank_list(mca_coll_gpu_component.debug_host_buffer_ranks) !=
             OMPI_SUCCESS) {
             return OMPI_ERROR;
+        }
+        if (mca_coll_gpu_component.debug_host_slow != NULL &&
+            mca_coll_gpu_component.debug_host_slow[0] != '\0' &&
+            (sscanf(mca_coll_gpu_component.debug_host_slow, "%d:%lf",
+                    &mca_coll_gpu_component.debug_host_slow_rank,
+                    &mca_coll_gpu_component.debug_host_slow_ms) != 2 ||
+             mca_coll_gpu_component.debug_host_slow_ms < 0)) {
+            cg_warn(CG_SUB_INIT, "coll_gpu_debug_host_slow \"%s\" is not RANK:MS: ignored",
+                    mca_coll_gpu_component.debug_host_slow);
+            mca_coll_gpu_component.debug_host_slow_rank = -1;
         }
         mca_coll_gpu_component.active_kind = CG_DEV_KIND_HOST;
         mca_coll_gpu_banner("host device layer");

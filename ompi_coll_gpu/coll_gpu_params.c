@@ -184,6 +184,13 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"debug_host_pinned_max", SIZE, NULL, &CG_C->debug_host_pinned_max, OPAL_INFO_LVL_9, 0, RO,
      "Testing with coll_gpu_device=host: page-locked allocations of more bytes than this "
      "fail, as on a node short of memory it can lock (0: no limit)"},
+    {"debug_host_blocking_waits", INT, NULL, &CG_C->debug_host_blocking_waits, OPAL_INFO_LVL_9, 0,
+     RO, "Testing with coll_gpu_device=host: 1 makes device-side flag waits block the calling "
+     "thread (0: they stay queued on their streams while the thread goes on, as on a GPU)"},
+    {"debug_host_slow", STR, NULL, &CG_C->debug_host_slow, OPAL_INFO_LVL_9, 0, RO,
+     "Testing with coll_gpu_device=host: RANK:MS makes each copy, fill and reduction of "
+     "MPI_COMM_WORLD rank RANK's device take MS milliseconds, as a long kernel would, while "
+     "its host goes on (queued flag waits only)"},
     {"debug_ll_flag_period", INT, NULL, &CG_C->debug_ll_flag_period, OPAL_INFO_LVL_9, 0, RO,
      "Testing the LL flags' wrap: LL calls of a local group after which its flags repeat "
      "(0: 2^31 - 1, as many as a line carries; 3 at least; every rank must set the same)"},

@@ -15,7 +15,8 @@ run "threads-device-sync-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 \
     --mca coll_gpu_intra_sync device --mca coll_gpu_allreduce_algorithm one_shot "$threads" --cycles 20
 run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-held 0 --cycles 10
 
-# No free waited for another thread's device work in any run, and no bracket of such work
+# No free waited for device work that waits for peers (another thread's, or a queued flag
+# wait) in any run, and no bracket of such work
 # was left open at the end (the host layer's simulated GPU and the holding log an error of
 # each: in the process's own log file, or in the run's output after the log file closed).
 # The logs of this suite's runs only: an older run's in the same folder do not count.
@@ -24,10 +25,10 @@ ran_logs=()
 for name in ${ran[@]+"${ran[@]}"}; do
     ran_logs+=("$logdir/$name".*.vlog "$logdir/$name.log")
 done
-stalled=$(grep -l -e "a free waits for another thread's device work" \
+stalled=$(grep -l -e "a free waits for device work that waits for peers" \
     -e "brackets of device work that waits for peers still open" "${ran_logs[@]}" /dev/null </dev/null 2>/dev/null | head -5)
 if [ -n "$stalled" ]; then
-    fail "frees waited for another thread's device work (a deadlock on a GPU), or brackets were left open: $(echo $stalled)"
+    fail "frees waited for device work that waits for peers (a deadlock on a GPU), or brackets were left open: $(echo $stalled)"
 else
-    echo "PASS no free waited for another thread's device work"
+    echo "PASS no free waited for device work that waits for peers"
 fi
