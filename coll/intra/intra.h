@@ -40,7 +40,10 @@ typedef struct {
     volatile uint64_t failed_epoch; /* barrier at which this rank reported an error; 0: none */
     volatile uint64_t closing;      /* teardown started */
     volatile uint64_t meta_epoch;   /* host epoch at which in/out below were published */
-    uint8_t           pad[32];
+    volatile uint64_t dev_done;     /* device barriers (dev_epoch) that this rank's stream
+                                       has run to the end of a call: its flag writes up to
+                                       there all done */
+    uint8_t           pad[24];
     cg_ipc_handle_t   in;  /* buffer_id 0: not provided or not exportable */
     cg_ipc_handle_t   out;
     volatile uint32_t meta_ok; /* every buffer asked of this rank is exportable */

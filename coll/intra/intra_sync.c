@@ -47,6 +47,34 @@ int cg_intra_peer_dead(const cg_intra_t *group, int p)
     return group->pids[p] != 0 && !cg_process_alive(group->pids[p]);
 }
 
+/* Has a peer that this call's device work may still wait for reported a failure? A peer
+ * whose stream ran to the end of a call at this rank's last device barrier or later (it
+ * wrote every flag this call waits for) and then failed a later call does not fail this
+ * one: this rank's stream completes without it. */
+static int cg_intra_peer_failed_waited(const cg_intra_t *group)
+{
+    for (int p = 0; p < group->size; p++) {
+        if (p != group->rank && cg_intra_peer_reported(group, p) &&
+            __atomic_load_n(&group->ctl[p]->dev_done, __ATOMIC_ACQUIRE) < group->dev_epoch) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Has a peer reported a failure at host barrier epoch or before? One that reported later
+ * passed that barrier first. */
+static int cg_intra_peer_failed_by(const cg_intra_t *group, uint64_t epoch)
+{
+    for (int p = 0; p < group->size; p++) {
+        if (p != group->rank && cg_intra_peer_reported(group, p) &&
+            __atomic_load_n(&group->ctl[p]->failed_epoch, __ATOMIC_ACQUIRE) <= epoch) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int cg_intra_peer_failed(const cg_intra_t *group)
 {
     for (int p = 0; p < group->size; p++) {
@@ -209,7 +237,8 @@ cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine)
     if (mine != CG_OK) {
         return mine;
     }
-    if (cg_intra_peer_failed(group)) {
+    /* every peer arrived: one that failed since, at a later barrier, failed after it */
+    if (cg_intra_peer_failed_by(group, epoch)) {
         group->failed = 1;
         return CG_ERR_PEER;
     }
@@ -381,6 +410,8 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
         } else if (group->watch_released) { /* a flag wait ended by a peer's failure */
             group->failed = 1;
             status        = CG_ERR_PEER;
+        } else {
+            __atomic_store_n(&group->ctl[group->rank]->dev_done, group->dev_epoch, __ATOMIC_RELEASE);
         }
         return status;
     }
@@ -393,7 +424,7 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
         if (done || status != CG_OK || !cg_pace(&pace)) {
             continue;
         }
-        if (cg_intra_peer_failed(group)) {
+        if (cg_intra_peer_failed_waited(group)) {
             group->failed = 1;
             cg_intra_release_waits(group);
             /* the released stream runs what it queued, which may read and write peers'
@@ -408,6 +439,8 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
     if (status != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
         *drained = cg_intra_drain(group);
+    } else { /* this call's flags all written: a failure of this rank from now on is later */
+        __atomic_store_n(&group->ctl[group->rank]->dev_done, group->dev_epoch, __ATOMIC_RELEASE);
     }
     return status;
 }

@@ -32,6 +32,18 @@ fail_run fail-one-node-np4 4 1 4
 fail_sticky=1 fail_run fail-sticky-np4 4 1 4
 # device-side barriers: the failing rank's peers release their flag waits and drain
 fail_run fail-device-sync-np4 4 1 4 --mca coll_gpu_intra_sync device
+# the same with flag waits that block the calling thread (the host layer's older mode: the
+# stream's watch releases them)
+fail_run fail-device-sync-blocking-np4 4 1 4 --mca coll_gpu_intra_sync device \
+    --mca coll_gpu_debug_host_blocking_waits 1
+# a peer whose device is slow (rank 2's copies and reductions end 200 ms after they start):
+# the failing rank finishes call 3, and its call 4 fails while rank 2 still waits for its
+# own reduction of call 3, which completed everywhere and must not fail there (before the
+# fix rank 2 failed call 3 alone, and its later calls met its peers' next ones: wrong
+# results). buffer_check local: no agreement at the call's start waits for rank 2.
+fail_run fail-device-sync-slow-np4 4 1 4 --mca coll_gpu_intra_sync device \
+    --mca coll_gpu_allreduce_algorithm one_shot --mca coll_gpu_debug_host_slow 2:200 \
+    --mca coll_gpu_buffer_check local
 # LL calls queued on the default stream (coll_gpu_app_wait launch): the peers' kernels wait
 # there for lines that never come; their abort lines must not queue behind them (on a GPU)
 fail_count=1 fail_run fail-ll-app-launch-np4 4 1 4 --mca coll_gpu_app_wait launch
