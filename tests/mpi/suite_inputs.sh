@@ -16,6 +16,17 @@ run "offset-odd-np4" 4 "${dev_mca[@]}" --mca coll_gpu_copy_method kernel \
     "$check" --mem device --offset 1 --counts 0,1,7,1000 --large 200003 --no-derived
 run "offset-word-pool-np3" 3 "${dev_mca[@]}" --mca coll_gpu_copy_method kernel \
     "$check" --mem pool --offset 4 --counts 1,7,1000 --large 200003 --no-derived
+# one rank's device slow (each of its copies and reductions ends 3 ms after it starts, a
+# long kernel): every result must still be exact, so no path reads what a stream writes
+# before waiting for it, and no rank runs ahead into memory a slow peer still uses; with
+# device-side barriers (queued flag waits behind slow work) and across virtual nodes
+if [ "$device" = host ]; then
+    run "slow-rank-sync-device-np4" 4 "${dev_mca[@]}" --mca coll_gpu_intra_sync device \
+        --mca coll_gpu_debug_host_slow 3:3 "$check" --mem device --counts 1,1000 --large 200003 --no-derived
+    run "slow-rank-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
+        --mca coll_gpu_debug_host_slow 1:3 "$check" --mem device --counts 1000 --large 200003 \
+        --no-derived --colls allreduce,bcast,allgather
+fi
 # no page-locked memory to stage through (the host layer refuses it above 64 KiB): the staged
 # calls (nonblocking, persistent, the other collectives) run through ordinary memory, exact
 if [ "$device" = host ]; then
