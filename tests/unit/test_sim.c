@@ -208,6 +208,117 @@ START_TEST(test_strict_layer)
 }
 END_TEST
 
+/* Flag waits stay queued on their stream, as on a GPU: the call returns at once, the work
+ * queued after the wait runs only once its flag comes (by the layer's progress thread, or
+ * by a poll), another stream is not held back, and an event recorded before the wait is
+ * complete while the wait is not. With blocking waits (testing knob) the layer says so. */
+START_TEST(test_queued_flag_wait)
+{
+    cg_dev_t            *dev;
+    cg_dev_stream_t     *stream, *other;
+    cg_dev_event_t      *before, *after;
+    cg_dev_host_config_t blocking = {.blocking_waits = 1};
+    int                  host_in[4] = {1, 2, 3, 4}, host_out[4] = {0}, done = 0;
+    uint64_t            *flag = NULL;
+    void                *data = NULL;
+
+    ck_assert_int_eq(cg_dev_host_open(NULL, &dev), CG_OK);
+    ck_assert(dev->caps.async);
+    ck_assert(dev->ops->flag_watch == NULL); /* the host never blocks in a flag wait */
+    ck_assert_int_eq(dev->ops->stream_create(dev, &stream), CG_OK);
+    ck_assert_int_eq(dev->ops->stream_create(dev, &other), CG_OK);
+    ck_assert_int_eq(dev->ops->event_create(dev, &before), CG_OK);
+    ck_assert_int_eq(dev->ops->event_create(dev, &after), CG_OK);
+    ck_assert_int_eq(dev->ops->mem_alloc(dev, 64, (void **)&flag), CG_OK);
+    ck_assert_int_eq(dev->ops->mem_alloc(dev, sizeof(host_in), &data), CG_OK);
+    ck_assert_int_eq(dev->ops->fill(dev, flag, 0, 64, other), CG_OK);
+    ck_assert_int_eq(dev->ops->fill(dev, data, 0, sizeof(host_in), other), CG_OK);
+
+    ck_assert_int_eq(dev->ops->event_record(dev, before, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->flag_wait(dev, flag, 7, stream), CG_OK); /* returns at once */
+    ck_assert_int_eq(dev->ops->copy(dev, data, host_in, sizeof(host_in), stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_record(dev, after, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_query(dev, before, &done), CG_OK);
+    ck_assert_int_eq(done, 1);
+    for (int look = 0; look < 3; look++) {
+        ck_assert_int_eq(dev->ops->event_query(dev, after, &done), CG_OK);
+        ck_assert_int_eq(done, 0);
+        usleep(2000); /* the progress thread runs: the flag has not come */
+    }
+    /* the copy behind the wait has not run; another stream is not held back */
+    ck_assert_int_eq(dev->ops->copy(dev, host_out, data, sizeof(host_out), other), CG_OK);
+    ck_assert_int_eq(host_out[3], 0);
+    /* the flag comes, lower than waited for first: still waiting; then high enough, with
+     * no one polling the stream: the progress thread runs the copy */
+    ck_assert_int_eq(dev->ops->flag_release(dev, flag, 6), CG_OK);
+    usleep(2000);
+    ck_assert_int_eq(dev->ops->copy(dev, host_out, data, sizeof(host_out), other), CG_OK);
+    ck_assert_int_eq(host_out[3], 0);
+    ck_assert_int_eq(dev->ops->flag_release(dev, flag, 7), CG_OK);
+    for (int look = 0; look < 5000 && host_out[3] == 0; look++) {
+        usleep(1000);
+        ck_assert_int_eq(dev->ops->copy(dev, host_out, data, sizeof(host_out), other), CG_OK);
+    }
+    ck_assert_int_eq(host_out[3], 4);
+    ck_assert_int_eq(dev->ops->event_query(dev, after, &done), CG_OK);
+    ck_assert_int_eq(done, 1);
+    /* a queued wait met at once runs at once, and so does what follows */
+    ck_assert_int_eq(dev->ops->flag_wait(dev, flag, 7, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_record(dev, after, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_query(dev, after, &done), CG_OK);
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_OK);
+    dev->ops->event_destroy(dev, before);
+    dev->ops->event_destroy(dev, after);
+    dev->ops->mem_free(dev, flag);
+    dev->ops->mem_free(dev, data);
+    dev->ops->stream_destroy(dev, stream);
+    dev->ops->stream_destroy(dev, other);
+    cg_dev_close(dev);
+
+    ck_assert_int_eq(cg_dev_host_open(&blocking, &dev), CG_OK);
+    ck_assert(!dev->caps.async);
+    ck_assert(dev->ops->flag_watch != NULL);
+    cg_dev_close(dev);
+}
+END_TEST
+
+/* coll_gpu_debug_host_slow: a copy ends op_delay_s after it starts, while the host goes on;
+ * a synchronisation waits for it. */
+START_TEST(test_slow_device)
+{
+    cg_dev_t            *dev;
+    cg_dev_stream_t     *stream;
+    cg_dev_event_t      *event;
+    cg_dev_host_config_t slow = {.op_delay_s = 0.05};
+    int                  host_in[4] = {5, 6, 7, 8}, host_out[4] = {0}, done = 0;
+    void                *data = NULL;
+    double               t0;
+
+    ck_assert_int_eq(cg_dev_host_open(&slow, &dev), CG_OK);
+    ck_assert_int_eq(dev->ops->stream_create(dev, &stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_create(dev, &event), CG_OK);
+    ck_assert_int_eq(dev->ops->mem_alloc(dev, sizeof(host_in), &data), CG_OK);
+    t0 = cg_time_now();
+    ck_assert_int_eq(dev->ops->copy(dev, data, host_in, sizeof(host_in), stream), CG_OK);
+    ck_assert_int_eq(dev->ops->copy(dev, host_out, data, sizeof(host_out), stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_record(dev, event, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_query(dev, event, &done), CG_OK);
+    if (cg_time_now() - t0 < 0.05) { /* a loaded machine may take longer to get here */
+        ck_assert_int_eq(done, 0);
+        ck_assert_int_eq(host_out[0], 0); /* read before the wait: the bytes from before */
+    }
+    ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_OK);
+    ck_assert(cg_time_now() - t0 >= 0.1); /* two copies, each 50 ms at least */
+    ck_assert_int_eq(host_out[0], 5);
+    ck_assert_int_eq(host_out[3], 8);
+    dev->ops->event_destroy(dev, event);
+    dev->ops->mem_free(dev, data);
+    dev->ops->stream_destroy(dev, stream);
+    cg_dev_close(dev);
+}
+END_TEST
+
 /* The per-thread hints of recent regions never outlive a region: after a free the address
  * resolves to nothing, or to the allocation that took the address since, and a lookup
  * that overruns a hinted region is refused as before. */
@@ -383,5 +494,5 @@ START_TEST(test_frees_abandoned)
 END_TEST
 
 CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
-             test_strict_layer, test_hints_follow_frees, test_default_stream, test_ll_given_up,
+             test_strict_layer, test_queued_flag_wait, test_slow_device, test_hints_follow_frees, test_default_stream, test_ll_given_up,
              test_frees_held, test_frees_abandoned)
