@@ -34,8 +34,10 @@ fail_sticky=1 fail_run fail-sticky-np4 4 1 4
 fail_run fail-device-sync-np4 4 1 4 --mca coll_gpu_intra_sync device
 # the same with flag waits that block the calling thread (the host layer's older mode: the
 # stream's watch releases them)
-fail_run fail-device-sync-blocking-np4 4 1 4 --mca coll_gpu_intra_sync device \
-    --mca coll_gpu_debug_host_blocking_waits 1
+if [ "$device" = host ]; then
+    fail_run fail-device-sync-blocking-np4 4 1 4 --mca coll_gpu_intra_sync device \
+        --mca coll_gpu_debug_host_blocking_waits 1
+fi
 # a peer whose device is slow (rank 2's copies and reductions end 200 ms after they start):
 # the failing rank finishes call 3, and its call 4 fails while rank 2 still waits for its
 # own reduction of call 3, which completed everywhere and must not fail there (before the
