@@ -24,8 +24,11 @@
 #include <string.h>
 #include <time.h>
 
-/* Microseconds the progress thread sleeps between looks at the queues that hold work. */
-#define CG_HOST_PROGRESS_US 100
+/* Microseconds the progress thread sleeps between looks at the queues that hold work: the
+ * least after a look that ran something, doubled after each that ran nothing, up to the
+ * most (a peer that is late costs the machine little). */
+#define CG_HOST_PROGRESS_US     50
+#define CG_HOST_PROGRESS_MAX_US 1000
 
 static cg_status_t cg_host_run_copy(cg_dev_t *dev, const cg_host_op_t *op)
 {
@@ -162,23 +165,27 @@ static int cg_host_op_delayed(const cg_dev_host_t *host, cg_host_op_t *op)
 }
 
 /* Run the queue's ops in order until one cannot run yet (lock held). After an error the
- * rest is dropped, as work behind a GPU fault never runs; the error waits to be taken. */
-static void cg_host_queue_run(cg_dev_t *dev, cg_host_queue_t *queue)
+ * rest is dropped, as work behind a GPU fault never runs; the error waits to be taken.
+ * Returns how many ops ran (or were dropped). */
+static unsigned cg_host_queue_run(cg_dev_t *dev, cg_host_queue_t *queue)
 {
     cg_dev_host_t *host = cg_host_impl(dev);
+    unsigned       ran  = 0;
 
     while (queue->head != NULL) {
         int         unmet  = queue->failed == CG_OK && cg_host_op_delayed(host, queue->head);
         cg_status_t status = queue->failed == CG_OK && !unmet
                                ? cg_host_op_run(dev, queue->head, &unmet) : CG_OK;
         if (unmet) {
-            return;
+            return ran;
         }
         if (status != CG_OK && queue->failed == CG_OK) {
             queue->failed = status;
         }
         cg_host_queue_pop(host, queue);
+        ran++;
     }
+    return ran;
 }
 
 static void *cg_host_progress_main(void *arg);
@@ -292,20 +299,21 @@ void cg_host_queue_fini(cg_dev_t *dev, cg_host_queue_t *queue)
 
 static void *cg_host_progress_main(void *arg)
 {
-    cg_dev_t       *dev  = arg;
-    cg_dev_host_t  *host = cg_host_impl(dev);
-    struct timespec nap  = {0, CG_HOST_PROGRESS_US * 1000};
+    cg_dev_t       *dev    = arg;
+    cg_dev_host_t  *host   = cg_host_impl(dev);
+    long            nap_us = CG_HOST_PROGRESS_US;
 
     pthread_mutex_lock(&host->busy_lock);
     while (!host->progress_stop) {
-        cg_host_queue_t **at = &host->busy;
+        cg_host_queue_t **at  = &host->busy;
+        unsigned          ran = 0;
         while (*at != NULL) {
             cg_host_queue_t *queue = *at;
             if (pthread_mutex_trylock(&queue->lock) != 0) { /* its host looks at it now */
                 at = &queue->busy_next;
                 continue;
             }
-            cg_host_queue_run(dev, queue);
+            ran += cg_host_queue_run(dev, queue);
             if (queue->head == NULL) {
                 queue->busy = 0;
                 *at         = queue->busy_next;
@@ -314,9 +322,12 @@ static void *cg_host_progress_main(void *arg)
             }
             pthread_mutex_unlock(&queue->lock);
         }
+        nap_us = ran > 0 ? CG_HOST_PROGRESS_US : CG_MIN(2 * nap_us, CG_HOST_PROGRESS_MAX_US);
         if (host->busy == NULL) {
+            nap_us = CG_HOST_PROGRESS_US;
             pthread_cond_wait(&host->busy_cond, &host->busy_lock);
         } else {
+            struct timespec nap = {0, nap_us * 1000};
             pthread_mutex_unlock(&host->busy_lock);
             nanosleep(&nap, NULL);
             pthread_mutex_lock(&host->busy_lock);
