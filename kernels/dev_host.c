@@ -15,7 +15,7 @@
  *            buffers cannot be shared (the copy variants run). For applications that know
  *            nothing of the simulator.
  *
- * Copies, reductions and flag operations run on the CPU (host_queue.c): at once when
+ * Copies, reductions and flag operations (host_ops.c) run on the CPU (host_queue.c): at once when
  * nothing queued is before them, else in stream order behind a flag wait whose flag has not
  * come, which stays queued while the calling thread goes on, as on a GPU (the layer's
  * progress thread runs queued work; coll_gpu_debug_host_blocking_waits 1 makes flag waits
@@ -29,27 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A stream: its work runs at once or queued (host_queue.c); an LL collective's wait is left
- * pending, done when the stream is polled (event_query) or synchronised, as a GPU would run
- * it meanwhile. Any other work on the stream finishes the pending wait first (stream
- * order), and an LL call the queued work. */
-struct cg_dev_stream {
-    cg_host_queue_t queue;
-    int          on_app;  /* the application's default stream (app_stream_create): its
-                             queued work runs before anything on this stream */
-    int          pending; /* an LL collective waits for its peers' lines */
-    unsigned    *pending_owner; /* the count of the thread that queued it */
-    int          ll_given_up; /* the last LL call ended without a result (cancelled) */
-    cg_ll_args_t ll;
-    cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
-    void        *ll_word; /* never written: page-locked memory allocated at the first LL
-                             call and freed with the stream, as the CUDA layer's completion
-                             word is (cg_dev_host_release), so that its free is tested */
-    size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
-    void       (*watch)(void *arg, const uint64_t *flag); /* flag_watch: between polls */
-    void        *watch_arg;
-    cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
-};
 /* An event: the stream it was recorded on (NULL: complete), and the ops submitted there
  * before it. */
 struct cg_dev_event {
@@ -88,6 +67,11 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, u
         }
         return CG_OK;
     }
+    if (cg_host_impl(dev)->op_delay_s > 0 &&
+        cg_time_now() - stream->ll_started < cg_host_impl(dev)->op_delay_s) {
+        *done = 0; /* the kernel is slow: its lines, sent at once, wait in the inbox */
+        return CG_OK;
+    }
     status = cg_host_ll_poll(dev, &stream->ll, &stream->ll_wait, done);
     if (*done) {
         cg_host_pending_set(dev, stream, 0);
@@ -100,12 +84,11 @@ static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, u
     return CG_OK;
 }
 
-static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
 
 /* Finish the stream's pending work (bounded: a peer that never sends must not hang, and a
  * queued flag wait gives up on its own); on the application's stream, its queued work first
  * (strict: nothing else runs it). */
-static cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
+cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     double    t0   = 0;
     cg_pace_t pace = {0};
@@ -169,9 +152,16 @@ static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **st
 static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     /* on the application's stream a handle only, as on a GPU: its work stays queued (an LL
-     * wait left pending no longer counts as work that waits for peers) */
+     * wait left pending no longer counts as work that waits for peers), and what the handle
+     * queued behind a flag wait or slow work runs to its end here (the handle's queue goes) */
     if (!stream->on_app) {
         (void)cg_host_stream_drain(dev, stream);
+    } else if (!stream->pending) {
+        int         done = 0;
+        cg_pace_t   pace = {0};
+        while (cg_host_queue_poll(dev, &stream->queue, UINT64_MAX, &done) == CG_OK && !done) {
+            (void)cg_pace(&pace); /* a queued flag wait gives up on its own */
+        }
     }
     cg_host_pending_set(dev, stream, 0);
     cg_host_queue_fini(dev, &stream->queue);
@@ -277,6 +267,7 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
         return status;
     }
     stream->ll          = *args;
+    stream->ll_started  = cg_time_now();
     cg_host_pending_set(dev, stream, 1);
     stream->ll_given_up = 0;
     if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
@@ -307,139 +298,6 @@ static cg_status_t cg_host_ll_peek(cg_dev_t *dev, cg_dev_stream_t *stream, const
     return status;
 }
 
-/* ---- copies and reductions ----------------------------------------------------------------- */
-/* Before new work on the stream: the pending LL wait ends (stream order), and on the
- * application's stream its queued work runs (strict: nothing else runs it). */
-static cg_status_t cg_host_stream_ready(cg_dev_t *dev, cg_dev_stream_t *stream)
-{
-    cg_status_t status = CG_OK;
-
-    if (stream != NULL && stream->on_app) {
-        status = cg_host_app_wait(dev, stream);
-    }
-    if (status == CG_OK && stream != NULL && stream->pending) {
-        status = cg_host_stream_drain(dev, stream);
-    }
-    return status;
-}
-
-/* A blocking flag wait (coll_gpu_debug_host_blocking_waits 1): on the calling thread, with
- * the stream's watch between polls (what the host does meanwhile on a GPU). Gives up as a
- * queued one does. */
-static cg_status_t cg_host_flag_wait_here(cg_dev_t *dev, cg_host_op_t *op, cg_dev_stream_t *stream)
-{
-    unsigned   *owner = cg_host_peer_wait_start(cg_host_impl(dev));
-    cg_pace_t   pace  = {0};
-    int         unmet = 1;
-    cg_status_t status = CG_OK;
-
-    while (status == CG_OK && unmet) {
-        status = cg_host_op_run(dev, op, &unmet);
-        if (status == CG_OK && unmet && cg_pace(&pace) && stream->watch != NULL) {
-            stream->watch(stream->watch_arg, op->dst);
-        }
-    }
-    cg_host_peer_wait_stop(cg_host_impl(dev), owner);
-    return status;
-}
-
-/* New work on stream (counted as a device operation): run now or queued. */
-static cg_status_t cg_host_submit(cg_dev_t *dev, cg_dev_stream_t *stream, cg_host_op_t *op)
-{
-    cg_status_t status = cg_host_stream_ready(dev, stream);
-
-    if (status != CG_OK) {
-        return status;
-    }
-    if (op->kind != CG_HOST_OP_FLAG_WRITE && op->kind != CG_HOST_OP_FLAG_WAIT &&
-        cg_dev_fail_injected(dev)) {
-        return CG_ERR_DEVICE;
-    }
-    cg_count(CG_CNT_DEV_OPS, 1);
-    if (stream == NULL) {
-        int unmet;
-        return cg_host_op_run(dev, op, &unmet); /* not a flag wait: never unmet */
-    }
-    if (cg_host_impl(dev)->blocking_waits) {
-        if (op->kind == CG_HOST_OP_FLAG_WAIT) {
-            return cg_host_flag_wait_here(dev, op, stream);
-        }
-        int unmet;
-        return cg_host_op_run(dev, op, &unmet);
-    }
-    return cg_host_queue_submit(dev, &stream->queue, op);
-}
-
-/* ---- copies and reductions ----------------------------------------------------------------- */
-static cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes,
-                                cg_dev_stream_t *stream)
-{
-    cg_host_op_t op = {.kind = CG_HOST_OP_FILL, .dst = dst, .byte = byte, .bytes = bytes};
-
-    if (bytes == 0) {
-        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_OK;
-    }
-    return cg_host_submit(dev, stream, &op);
-}
-
-static cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
-                                cg_dev_stream_t *stream)
-{
-    cg_host_op_t op = {.kind = CG_HOST_OP_COPY, .dst = dst, .src = src, .bytes = bytes};
-
-    if (bytes == 0 || dst == src) {
-        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_OK;
-    }
-    return cg_host_submit(dev, stream, &op);
-}
-
-static cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
-                                  cg_dev_stream_t *stream)
-{
-    cg_host_op_t op = {.kind = CG_HOST_OP_REDUCE, .reduce = *args};
-
-    if (!cg_reduce_supported(args->dtype, args->op) || args->nsrc < 1 ||
-        args->nsrc > CG_DEV_MAX_FANIN || args->ndst > CG_DEV_MAX_FANIN) {
-        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_ERR_UNSUPPORTED;
-    }
-    if (args->count == 0 || args->ndst == 0) {
-        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_OK;
-    }
-    return cg_host_submit(dev, stream, &op);
-}
-
-/* ---- flags ---------------------------------------------------------------------------------- */
-/* A stream memory operation on a GPU; stream NULL: a release from the host, now. */
-static cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
-                                      cg_dev_stream_t *stream)
-{
-    cg_host_op_t op = {.kind = CG_HOST_OP_FLAG_WRITE, .dst = flag, .value = value};
-    int          unmet;
-
-    return stream != NULL ? cg_host_submit(dev, stream, &op) : cg_host_op_run(dev, &op, &unmet);
-}
-
-static cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
-                                     cg_dev_stream_t *stream)
-{
-    cg_host_op_t op = {.kind = CG_HOST_OP_FLAG_WAIT, .dst = flag, .value = value};
-
-    return cg_host_submit(dev, stream, &op);
-}
-
-static cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
-{
-    return cg_host_flag_write(dev, flag, value, NULL);
-}
-
-static void cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream,
-                               void (*watch)(void *arg, const uint64_t *flag), void *arg)
-{
-    (void)dev;
-    stream->watch     = watch;
-    stream->watch_arg = arg;
-}
-
 static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
 {
     (void)dev;
@@ -449,7 +307,7 @@ static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
 /* Strict: what the application queued on the simulated GPU's default stream runs now
  * (nothing else runs it: a path that skips this wait reads the bytes from before, as on a
  * GPU). Stream-ordered or not, the work after it here runs later. */
-static cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
+cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
 

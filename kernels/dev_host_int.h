@@ -43,12 +43,13 @@ typedef struct {
                                              takes (queued, never run at once) */
     unsigned            queued_waits;     /* of peer_waits, the flag waits queued on streams
                                              (no thread's: every free waits for them) */
+    unsigned            queued_ops;       /* ops queued on any stream (frees wait for them) */
     /* queued streams (host_queue.c): the queues with work, and the thread that runs them */
     pthread_mutex_t     busy_lock;
     pthread_cond_t      busy_cond;
     cg_host_queue_t    *busy;
     pthread_t           progress;
-    int                 progress_started;
+    int                 progress_started; /* 1 running, -1 could not start, 0 not yet */
     int                 progress_stop;
 } cg_dev_host_t;
 
@@ -145,7 +146,9 @@ struct cg_host_queue {
     pthread_mutex_t  lock;
     cg_host_op_t    *head, **tail;
     uint64_t         queued, ran;  /* ops submitted, and of them run (or dropped) */
-    cg_status_t      failed;       /* the first error of queued work, until polled */
+    cg_status_t      failed;       /* the first error of queued work, until a poll of the
+                                      whole stream has reported it */
+    uint64_t         failed_at;    /* the op that failed (its place among the submitted) */
     int              busy;         /* on the layer's list of queues with work */
     cg_host_queue_t *busy_next;
 };
@@ -156,12 +159,55 @@ void        cg_host_queue_init(cg_host_queue_t *queue);
 cg_status_t cg_host_queue_submit(cg_dev_t *dev, cg_host_queue_t *queue, const cg_host_op_t *op);
 /* The count of ops submitted so far (an event's place on the stream). */
 uint64_t    cg_host_queue_mark(cg_host_queue_t *queue);
-/* Run what can run; *reached when the ops before mark have run (UINT64_MAX: all). Returns,
- * and forgets, the first error of queued work. */
+/* Run what can run; *reached when the ops before mark have run (UINT64_MAX: all). Returns
+ * the error of a queued op before mark (forgotten once a poll of all has returned it). */
 cg_status_t cg_host_queue_poll(cg_dev_t *dev, cg_host_queue_t *queue, uint64_t mark, int *reached);
 /* The stream goes: off the progress thread's list; work still queued never runs. */
 void        cg_host_queue_fini(cg_dev_t *dev, cg_host_queue_t *queue);
 /* At the layer's close. */
 void        cg_host_progress_stop(cg_dev_host_t *host);
+
+/* ---- streams (dev_host.c) --------------------------------------------------------------- */
+/* A stream: its work runs at once or queued (host_queue.c); an LL collective's wait is left
+ * pending, done when the stream is polled (event_query) or synchronised, as a GPU would run
+ * it meanwhile. Any other work on the stream finishes the pending wait first (stream
+ * order), and an LL call the queued work. */
+struct cg_dev_stream {
+    cg_host_queue_t queue;
+    int          on_app;  /* the application's default stream (app_stream_create): its
+                             queued work runs before anything on this stream */
+    int          pending; /* an LL collective waits for its peers' lines */
+    unsigned    *pending_owner; /* the count of the thread that queued it */
+    int          ll_given_up; /* the last LL call ended without a result (cancelled) */
+    double       ll_started;  /* when it was queued (coll_gpu_debug_host_slow: it ends
+                                 op_delay_s later at the earliest, a slow kernel) */
+    cg_ll_args_t ll;
+    cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
+    void        *ll_word; /* never written: page-locked memory allocated at the first LL
+                             call and freed with the stream, as the CUDA layer's completion
+                             word is (cg_dev_host_release), so that its free is tested */
+    size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
+    void       (*watch)(void *arg, const uint64_t *flag); /* flag_watch: between polls */
+    void        *watch_arg;
+    cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
+};
+
+/* Finish the stream's pending work (the LL wait, the queue; on the application's stream its
+ * queued work first); the application's default-stream work (strict: nothing else runs it). */
+cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream);
+cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
+
+/* ---- the ops table's stream work (host_ops.c) ------------------------------------------- */
+cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes, cg_dev_stream_t *stream);
+cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
+                         cg_dev_stream_t *stream);
+cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args, cg_dev_stream_t *stream);
+cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
+                               cg_dev_stream_t *stream);
+cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
+                              cg_dev_stream_t *stream);
+cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value);
+void        cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream,
+                               void (*watch)(void *arg, const uint64_t *flag), void *arg);
 
 #endif

@@ -200,39 +200,42 @@ void cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner)
     __atomic_sub_fetch(&host->peer_waits, 1, __ATOMIC_ACQ_REL);
 }
 
-/* cudaFree and cudaFreeHost wait for all of the device's work (cg_dev_host_t peer_waits):
- * here for what another thread waits for and for flag waits queued on any stream (which
- * the progress thread runs), not for an LL wait of the calling thread (only its polls run
- * it). */
-static void cg_host_free_wait(cg_dev_host_t *host)
+/* Wait, bounded, while *count is above floor. */
+static void cg_host_wait_below(const unsigned *count, const unsigned *floor, const char *what)
 {
-    const unsigned *own;
-    cg_pace_t       pace = {0};
-    double          t0   = 0;
+    cg_pace_t pace = {0};
+    double    t0   = 0;
 
-    if (host->sim == NULL) {
-        return;
-    }
-    own = cg_host_own_count();
-    if (__atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) <=
-        __atomic_load_n(own, __ATOMIC_RELAXED)) {
-        return;
-    }
-    cg_count(CG_CNT_FREE_STALLS, 1);
-    cg_error(CG_SUB_DEV, "a free waits for device work that waits for peers (another "
-             "thread's, or a queued flag wait; on a GPU cudaFree would wait for it too, maybe "
-             "for ever)");
-    while (__atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) >
-           __atomic_load_n(own, __ATOMIC_RELAXED)) {
+    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) > (floor ? __atomic_load_n(floor, __ATOMIC_RELAXED) : 0)) {
         if (cg_pace(&pace)) {
             t0 = t0 ? t0 : cg_time_now();
             if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
-                cg_error(CG_SUB_DEV, "a free waited %d s for device work of another thread: "
-                         "freeing", CG_HOST_FLAG_TIMEOUT);
+                cg_error(CG_SUB_DEV, "a free waited %d s for %s: freeing", CG_HOST_FLAG_TIMEOUT, what);
                 return;
             }
         }
     }
+}
+
+/* cudaFree and cudaFreeHost wait for all of the device's work: here, in strict mode, for
+ * what waits for peers (cg_dev_host_t peer_waits: another thread's, and flag waits queued
+ * on any stream, which the progress thread runs; not an LL wait of the calling thread,
+ * which only its polls run), an error and a stall; then, in both modes, for the rest of the
+ * work queued on streams (behind a wait, or slow: coll_gpu_debug_host_slow), which ends on
+ * its own. */
+static void cg_host_free_wait(cg_dev_host_t *host)
+{
+    const unsigned *own = cg_host_own_count();
+
+    if (host->sim != NULL && __atomic_load_n(&host->peer_waits, __ATOMIC_ACQUIRE) >
+                                 __atomic_load_n(own, __ATOMIC_RELAXED)) {
+        cg_count(CG_CNT_FREE_STALLS, 1);
+        cg_error(CG_SUB_DEV, "a free waits for device work that waits for peers (another "
+                 "thread's, or a queued flag wait; on a GPU cudaFree would wait for it too, "
+                 "maybe for ever)");
+        cg_host_wait_below(&host->peer_waits, own, "device work that waits for peers");
+    }
+    cg_host_wait_below(&host->queued_ops, NULL, "work queued on streams");
 }
 
 void cg_host_mem_free(cg_dev_t *dev, void *ptr)
@@ -240,8 +243,8 @@ void cg_host_mem_free(cg_dev_t *dev, void *ptr)
     cg_dev_host_t    *host = cg_host_impl(dev);
     cg_host_region_t *r;
 
+    cg_host_free_wait(host);
     if (host->sim != NULL) {
-        cg_host_free_wait(host);
         if (ptr != NULL && host->sim->free_fn(ptr) != CG_SIM_OK) {
             cg_error(CG_SUB_DEV, "freeing simulated device memory %p failed", ptr);
         }

@@ -140,6 +140,7 @@ static void cg_host_queue_pop(cg_dev_host_t *host, cg_host_queue_t *queue)
     if (op->kind == CG_HOST_OP_FLAG_WAIT) {
         cg_host_peer_wait_stop(host, &host->queued_waits);
     }
+    __atomic_sub_fetch(&host->queued_ops, 1, __ATOMIC_RELEASE);
     queue->ran++;
     free(op);
 }
@@ -165,7 +166,8 @@ static int cg_host_op_delayed(const cg_dev_host_t *host, cg_host_op_t *op)
 }
 
 /* Run the queue's ops in order until one cannot run yet (lock held). After an error the
- * rest is dropped, as work behind a GPU fault never runs; the error waits to be taken.
+ * rest is dropped, as work behind a GPU fault never runs; every look at the stream past the
+ * failed op reports the error, until a look at the whole stream (a synchronisation).
  * Returns how many ops ran (or were dropped). */
 static unsigned cg_host_queue_run(cg_dev_t *dev, cg_host_queue_t *queue)
 {
@@ -180,7 +182,8 @@ static unsigned cg_host_queue_run(cg_dev_t *dev, cg_host_queue_t *queue)
             return ran;
         }
         if (status != CG_OK && queue->failed == CG_OK) {
-            queue->failed = status;
+            queue->failed    = status;
+            queue->failed_at = queue->ran;
         }
         cg_host_queue_pop(host, queue);
         ran++;
@@ -200,10 +203,10 @@ static void cg_host_queue_mark_busy(cg_dev_host_t *host, cg_host_queue_t *queue)
     queue->busy_next = host->busy;
     host->busy       = queue;
     queue->busy      = 1;
-    if (!host->progress_started) {
+    if (host->progress_started == 0) { /* tried once: 1 running, -1 could not start */
         host->progress_started = pthread_create(&host->progress, NULL, cg_host_progress_main,
-                                                host->dev) == 0;
-        if (host->progress_started) {
+                                                host->dev) == 0 ? 1 : -1;
+        if (host->progress_started > 0) {
             cg_detail(CG_SUB_DEV, "stream work queued behind a flag wait: the host layer's "
                       "progress thread runs it");
         } else {
@@ -221,29 +224,29 @@ cg_status_t cg_host_queue_submit(cg_dev_t *dev, cg_host_queue_t *queue, const cg
     cg_host_op_t  *queued = NULL;
     cg_host_op_t   now    = *op;
     cg_status_t    status = CG_OK;
-    int            unmet  = 0;
+    int            unmet  = 1;
 
     pthread_mutex_lock(&queue->lock);
     cg_host_queue_run(dev, queue);
     if (queue->head == NULL && queue->failed == CG_OK &&
         !(host->op_delay_s > 0 && cg_host_op_is_work(op))) { /* nothing before it: runs now */
         status = cg_host_op_run(dev, &now, &unmet);
-        queue->queued++;
-        queue->ran += !unmet;
-    } else {
-        queue->queued++;
-        unmet = 1;
+        if (!unmet) {
+            queue->queued++;
+            queue->ran++;
+        }
     }
     if (unmet) {
         queued = malloc(sizeof(*queued));
-        if (queued == NULL) {
-            queue->ran++; /* never runs: the stream reports the failure */
-            queue->failed = queue->failed == CG_OK ? CG_ERR_NO_MEMORY : queue->failed;
+        if (queued == NULL) { /* not queued: the caller has the error, the stream goes on */
+            status = CG_ERR_NO_MEMORY;
         } else {
             *queued      = now;
             queued->next = NULL;
             *queue->tail = queued;
             queue->tail  = &queued->next;
+            queue->queued++;
+            __atomic_add_fetch(&host->queued_ops, 1, __ATOMIC_ACQ_REL);
             if (queued->kind == CG_HOST_OP_FLAG_WAIT) { /* what frees wait for, as on a GPU */
                 (void)cg_host_peer_wait_start_for(host, &host->queued_waits);
             }
@@ -260,9 +263,11 @@ cg_status_t cg_host_queue_poll(cg_dev_t *dev, cg_host_queue_t *queue, uint64_t m
 
     pthread_mutex_lock(&queue->lock);
     cg_host_queue_run(dev, queue);
-    *reached      = queue->head == NULL || queue->ran >= mark;
-    status        = queue->failed;
-    queue->failed = CG_OK;
+    *reached = queue->head == NULL || queue->ran >= mark;
+    status   = queue->failed_at < mark ? queue->failed : CG_OK;
+    if (queue->head == NULL && mark == UINT64_MAX) { /* the whole stream: reported */
+        queue->failed = CG_OK;
+    }
     pthread_mutex_unlock(&queue->lock);
     return status;
 }
@@ -339,12 +344,14 @@ static void *cg_host_progress_main(void *arg)
 
 void cg_host_progress_stop(cg_dev_host_t *host)
 {
+    int running;
+
     pthread_mutex_lock(&host->busy_lock);
     host->progress_stop = 1;
+    running             = host->progress_started > 0;
     pthread_cond_signal(&host->busy_cond);
     pthread_mutex_unlock(&host->busy_lock);
-    if (host->progress_started) {
+    if (running) {
         pthread_join(host->progress, NULL);
-        host->progress_started = 0;
     }
 }

@@ -26,6 +26,7 @@
 #include "coll/cg_coll.h"
 #include "kernels/cg_dev.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define CG_INTRA_MAX        CG_DEV_MAX_FANIN
@@ -43,12 +44,15 @@ typedef struct {
     volatile uint64_t dev_done;     /* device barriers (dev_epoch) that this rank's stream
                                        has run to the end of a call: its flag writes up to
                                        there all done */
-    uint8_t           pad[24];
+    volatile uint64_t ll_done;      /* ll_calls of the last LL call this rank completed: its
+                                       lines of the calls up to there all sent */
+    uint8_t           pad[16];
     cg_ipc_handle_t   in;  /* buffer_id 0: not provided or not exportable */
     cg_ipc_handle_t   out;
     volatile uint32_t meta_ok; /* every buffer asked of this rank is exportable */
     volatile uint32_t map_ok;  /* this rank mapped every peer buffer it needs */
 } cg_intra_ctl_t;
+_Static_assert(offsetof(cg_intra_ctl_t, in) == 64, "the control page's header is 64 bytes");
 
 typedef struct cg_ipc_mapping cg_ipc_mapping_t;
 
@@ -143,6 +147,8 @@ typedef struct cg_intra {
                                                waits until the call's end; an LL kernel
                                                that could not be ended until the release */
     int              ll_kernel_left;        /* the last LL call's kernel could not be ended */
+    int              told_later_failure;    /* the log said once that a peer failed a
+                                               later call (cg_intra_peer_failed_waited) */
     int              watch_released;        /* cg_intra_flag_watch released the flag waits
                                                (a peer failed): the call is an error */
     struct cg_intra *next_pending;          /* torn down, waiting for its peers to close */
@@ -198,6 +204,11 @@ void        cg_intra_flag_watch(void *arg, const uint64_t *flag);
 void        cg_intra_report(cg_intra_t *group, uint64_t epoch);
 /* Has a peer reported a failure? */
 int         cg_intra_peer_failed(const cg_intra_t *group);
+/* Has a peer reported a failure that this call may still depend on? Not one that completed
+ * the call first (its stream ran to this call's last device barrier: ctl dev_done; or its
+ * LL call: ctl ll_done) and failed a later one: this rank's call completes without it. */
+int         cg_intra_peer_failed_waited(cg_intra_t *group);
+int         cg_intra_peer_failed_ll(cg_intra_t *group);
 /* Is peer p's process gone? */
 int         cg_intra_peer_dead(const cg_intra_t *group, int p);
 /* Between polls of a wait: a peer that died, or the timeout since *t0 (set at the first

@@ -118,7 +118,7 @@ static cg_status_t cg_intra_ll_wait(cg_intra_t *group, const cg_ll_args_t *args,
                 return CG_ERR_PEER_NOT_FAST;
             }
         }
-        if (status == CG_OK && (cg_intra_peer_failed(group) || (status = cg_intra_watch(group, &t0)) != CG_OK)) {
+        if (status == CG_OK && (cg_intra_peer_failed_ll(group) || (status = cg_intra_watch(group, &t0)) != CG_OK)) {
             cg_intra_ll_end_kernel(group, args);
             /* told to the peers too (a timeout, a dead peer): their later calls see the
              * group retired instead of starting LL calls that this rank cancels */
@@ -211,6 +211,8 @@ static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args,
     }
     if (status == CG_OK) {
         group->ll_epoch++;
+        /* every line of this call sent: a failure of this rank from now on is later */
+        __atomic_store_n(&group->ctl[group->rank]->ll_done, group->ll_calls, __ATOMIC_RELEASE);
     } else if (status != CG_ERR_PEER_NOT_FAST && !group->failed) {
         cg_intra_report(group, 0);
     }

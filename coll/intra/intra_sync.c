@@ -47,15 +47,39 @@ int cg_intra_peer_dead(const cg_intra_t *group, int p)
     return group->pids[p] != 0 && !cg_process_alive(group->pids[p]);
 }
 
-/* Has a peer that this call's device work may still wait for reported a failure? A peer
- * whose stream ran to the end of a call at this rank's last device barrier or later (it
- * wrote every flag this call waits for) and then failed a later call does not fail this
- * one: this rank's stream completes without it. */
-static int cg_intra_peer_failed_waited(const cg_intra_t *group)
+/* A peer reported a failure after it completed this call (done: its stamp of the last call
+ * it completed, mine: this call's): said once per group at verbose level 3. */
+static int cg_intra_failure_later(cg_intra_t *group, int p, uint64_t done, uint64_t mine)
+{
+    if (done < mine) {
+        return 0;
+    }
+    if (!group->told_later_failure) {
+        group->told_later_failure = 1;
+        cg_detail(CG_SUB_IPC, "local rank %d failed a later call after it completed this one: "
+                  "this call goes on without it", p);
+    }
+    return 1;
+}
+
+int cg_intra_peer_failed_waited(cg_intra_t *group)
 {
     for (int p = 0; p < group->size; p++) {
         if (p != group->rank && cg_intra_peer_reported(group, p) &&
-            __atomic_load_n(&group->ctl[p]->dev_done, __ATOMIC_ACQUIRE) < group->dev_epoch) {
+            !cg_intra_failure_later(group, p, __atomic_load_n(&group->ctl[p]->dev_done,
+                                                              __ATOMIC_ACQUIRE), group->dev_epoch)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int cg_intra_peer_failed_ll(cg_intra_t *group)
+{
+    for (int p = 0; p < group->size; p++) {
+        if (p != group->rank && cg_intra_peer_reported(group, p) &&
+            !cg_intra_failure_later(group, p, __atomic_load_n(&group->ctl[p]->ll_done,
+                                                              __ATOMIC_ACQUIRE), group->ll_calls)) {
             return 1;
         }
     }

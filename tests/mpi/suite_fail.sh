@@ -43,9 +43,20 @@ fi
 # own reduction of call 3, which completed everywhere and must not fail there (before the
 # fix rank 2 failed call 3 alone, and its later calls met its peers' next ones: wrong
 # results). buffer_check local: no agreement at the call's start waits for rank 2.
-fail_run fail-device-sync-slow-np4 4 1 4 --mca coll_gpu_intra_sync device \
-    --mca coll_gpu_allreduce_algorithm one_shot --mca coll_gpu_debug_host_slow 2:200 \
-    --mca coll_gpu_buffer_check local
+# The log must say that rank 2 went on without the later failure (else the timing did not
+# reproduce the case). The same for an LL call (rank 2's kernel ends 200 ms after its lines
+# went out, and the others finish first).
+if [ "$device" = host ]; then
+    fail_run fail-device-sync-slow-np4 4 1 4 --mca coll_gpu_intra_sync device \
+        --mca coll_gpu_allreduce_algorithm one_shot --mca coll_gpu_debug_host_slow 2:200 \
+        --mca coll_gpu_buffer_check local --mca coll_gpu_verbose 3 &&
+        { logs fail-device-sync-slow-np4 | grep -q "failed a later call after it completed this one" ||
+          fail "fail-device-sync-slow-np4: the case was not reproduced (no later failure seen)"; }
+    fail_count=1 fail_run fail-ll-slow-np4 4 1 4 --mca coll_gpu_allreduce_algorithm ll \
+        --mca coll_gpu_debug_host_slow 2:200 --mca coll_gpu_buffer_check local --mca coll_gpu_verbose 3 &&
+        { logs fail-ll-slow-np4 | grep -q "failed a later call after it completed this one" ||
+          fail "fail-ll-slow-np4: the case was not reproduced (no later failure seen)"; }
+fi
 # LL calls queued on the default stream (coll_gpu_app_wait launch): the peers' kernels wait
 # there for lines that never come; their abort lines must not queue behind them (on a GPU)
 fail_count=1 fail_run fail-ll-app-launch-np4 4 1 4 --mca coll_gpu_app_wait launch

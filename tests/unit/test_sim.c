@@ -245,7 +245,9 @@ START_TEST(test_queued_flag_wait)
         ck_assert_int_eq(done, 0);
         usleep(2000); /* the progress thread runs: the flag has not come */
     }
-    /* the copy behind the wait has not run; another stream is not held back */
+    /* the copy behind the wait has not run; another stream is not held back (its copy
+     * overwrites the poison at once) */
+    memset(host_out, 0xff, sizeof(host_out));
     ck_assert_int_eq(dev->ops->copy(dev, host_out, data, sizeof(host_out), other), CG_OK);
     ck_assert_int_eq(host_out[3], 0);
     /* the flag comes, lower than waited for first: still waiting; then high enough, with
@@ -291,7 +293,7 @@ START_TEST(test_slow_device)
     cg_dev_stream_t     *stream;
     cg_dev_event_t      *event;
     cg_dev_host_config_t slow = {.op_delay_s = 0.05};
-    int                  host_in[4] = {5, 6, 7, 8}, host_out[4] = {0}, done = 0;
+    int                  host_in[4] = {5, 6, 7, 8}, host_out[4] = {0}, done = 0, seen;
     void                *data = NULL;
     double               t0;
 
@@ -304,14 +306,33 @@ START_TEST(test_slow_device)
     ck_assert_int_eq(dev->ops->copy(dev, host_out, data, sizeof(host_out), stream), CG_OK);
     ck_assert_int_eq(dev->ops->event_record(dev, event, stream), CG_OK);
     ck_assert_int_eq(dev->ops->event_query(dev, event, &done), CG_OK);
-    if (cg_time_now() - t0 < 0.05) { /* a loaded machine may take longer to get here */
+    seen = __atomic_load_n(&host_out[0], __ATOMIC_RELAXED); /* read before the wait: the bytes from before, if early enough */
+    if (cg_time_now() - t0 < 0.1) { /* a loaded machine may take longer to get here */
         ck_assert_int_eq(done, 0);
-        ck_assert_int_eq(host_out[0], 0); /* read before the wait: the bytes from before */
+        ck_assert_int_eq(seen, 0);
     }
     ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_OK);
     ck_assert(cg_time_now() - t0 >= 0.1); /* two copies, each 50 ms at least */
     ck_assert_int_eq(host_out[0], 5);
     ck_assert_int_eq(host_out[3], 8);
+    /* a free waits for the work queued on the memory, as cudaFree does (before, the
+     * progress thread then wrote into the freed allocation: a crash) */
+    ck_assert_int_eq(dev->ops->copy(dev, data, host_in, sizeof(host_in), stream), CG_OK);
+    dev->ops->mem_free(dev, data);
+    ck_assert_int_eq(dev->ops->mem_alloc(dev, sizeof(host_in), &data), CG_OK);
+    /* a queued op that fails: an event before it completes with no error, one after it
+     * with the error (and so does every look past it until the stream is synchronised);
+     * the work behind it is dropped, as behind a GPU fault */
+    ck_assert_int_eq(dev->ops->event_record(dev, event, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->copy(dev, host_out, (char *)data + 8, sizeof(host_in), stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_query(dev, event, &done), CG_OK);
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(dev->ops->copy(dev, data, host_in, sizeof(host_in), stream), CG_OK);
+    ck_assert_int_eq(dev->ops->event_record(dev, event, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_ERR_DEVICE);
+    ck_assert_int_eq(dev->ops->event_query(dev, event, &done), CG_OK); /* reported by the sync */
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_OK);
     dev->ops->event_destroy(dev, event);
     dev->ops->mem_free(dev, data);
     dev->ops->stream_destroy(dev, stream);
