@@ -36,87 +36,6 @@ struct cg_dev_event {
     uint64_t         mark;
 };
 
-/* The stream's LL wait is pending (1) or over (0). */
-static void cg_host_pending_set(cg_dev_t *dev, cg_dev_stream_t *stream, int pending)
-{
-    if (stream->pending != pending) {
-        stream->pending = pending;
-        if (pending) {
-            stream->pending_owner = cg_host_peer_wait_start(cg_host_impl(dev));
-        } else {
-            cg_host_peer_wait_stop(cg_host_impl(dev), stream->pending_owner);
-        }
-    }
-}
-
-/* One look at the stream's pending work: *done when the LL wait is over and the queued ops
- * before mark have run (UINT64_MAX: all). */
-static cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t mark,
-                                       int *done)
-{
-    cg_status_t status;
-
-    *done = 1;
-    if (stream == NULL) {
-        return CG_OK;
-    }
-    if (!stream->pending) { /* never both: an LL call waits for the queue to empty first */
-        status = cg_host_queue_poll(dev, &stream->queue, mark, done);
-        if (status != CG_OK && stream->failed == CG_OK) {
-            stream->failed = status;
-        }
-        return CG_OK;
-    }
-    if (cg_host_impl(dev)->op_delay_s > 0 &&
-        cg_time_now() - stream->ll_started < cg_host_impl(dev)->op_delay_s) {
-        *done = 0; /* the kernel is slow: its lines, sent at once, wait in the inbox */
-        return CG_OK;
-    }
-    status = cg_host_ll_poll(dev, &stream->ll, &stream->ll_wait, done);
-    if (*done) {
-        cg_host_pending_set(dev, stream, 0);
-        stream->ll_given_up = *done == 2;
-        *done               = 1;
-        if (status != CG_OK && stream->failed == CG_OK) {
-            stream->failed = status;
-        }
-    }
-    return CG_OK;
-}
-
-
-/* Finish the stream's pending work (bounded: a peer that never sends must not hang, and a
- * queued flag wait gives up on its own); on the application's stream, its queued work first
- * (strict: nothing else runs it). */
-cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
-{
-    double    t0   = 0;
-    cg_pace_t pace = {0};
-    int       done = 0;
-
-    if (stream != NULL && stream->on_app) {
-        cg_status_t status = cg_host_app_wait(dev, stream);
-        if (status != CG_OK) {
-            return status;
-        }
-    }
-    while (cg_host_stream_poll(dev, stream, UINT64_MAX, &done) == CG_OK && !done) {
-        if (cg_pace(&pace)) {
-            t0 = t0 ? t0 : cg_time_now();
-            if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
-                if (!stream->pending) {
-                    continue; /* queued work: its flag waits give up on their own */
-                }
-                cg_error(CG_SUB_DEV, "an LL collective waited %d s for a peer: giving up",
-                         CG_HOST_FLAG_TIMEOUT);
-                cg_host_pending_set(dev, stream, 0);
-                return CG_ERR_TIMEOUT;
-            }
-        }
-    }
-    return CG_OK;
-}
-
 /* The status the stream's work reports (and forgets). */
 static cg_status_t cg_host_stream_status(cg_dev_stream_t *stream)
 {
@@ -301,23 +220,6 @@ static cg_status_t cg_host_ll_peek(cg_dev_t *dev, cg_dev_stream_t *stream, const
 static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
 {
     (void)dev;
-    return CG_OK;
-}
-
-/* Strict: what the application queued on the simulated GPU's default stream runs now
- * (nothing else runs it: a path that skips this wait reads the bytes from before, as on a
- * GPU). Stream-ordered or not, the work after it here runs later. */
-cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
-{
-    const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
-
-    if (stream == NULL) {
-        cg_count(CG_CNT_HOST_WAITS, 1); /* a GPU makes the host wait here */
-    }
-    if (sim != NULL && sim->stream_sync() != CG_SIM_OK) {
-        cg_error(CG_SUB_DEV, "the application's work on the default stream failed");
-        return CG_ERR_DEVICE;
-    }
     return CG_OK;
 }
 

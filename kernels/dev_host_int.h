@@ -192,12 +192,16 @@ struct cg_dev_stream {
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
 };
 
+/* ---- the stream's pending work and the ops table's stream work (host_ops.c) ------------- */
+/* The stream's LL wait is pending (1) or over (0): counted as work that waits for peers. */
+void        cg_host_pending_set(cg_dev_t *dev, cg_dev_stream_t *stream, int pending);
+/* One look at the stream's pending work: *done when the LL wait is over and the queued ops
+ * before mark have run (UINT64_MAX: all); errors go to stream->failed. */
+cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t mark, int *done);
 /* Finish the stream's pending work (the LL wait, the queue; on the application's stream its
  * queued work first); the application's default-stream work (strict: nothing else runs it). */
 cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream);
 cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
-
-/* ---- the ops table's stream work (host_ops.c) ------------------------------------------- */
 cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes, cg_dev_stream_t *stream);
 cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                          cg_dev_stream_t *stream);

@@ -202,12 +202,9 @@ int         cg_intra_drain(cg_intra_t *group);
 void        cg_intra_flag_watch(void *arg, const uint64_t *flag);
 /* Record this rank's failure (at host barrier epoch, 0: the next) where its peers look. */
 void        cg_intra_report(cg_intra_t *group, uint64_t epoch);
-/* Has a peer reported a failure? */
-int         cg_intra_peer_failed(const cg_intra_t *group);
-/* Has a peer reported a failure that this call may still depend on? Not one that completed
- * the call first (its stream ran to this call's last device barrier: ctl dev_done; or its
- * LL call: ctl ll_done) and failed a later one: this rank's call completes without it. */
-int         cg_intra_peer_failed_waited(cg_intra_t *group);
+/* Has a peer reported a failure that this LL call may still depend on? Not one that
+ * completed the call first (its ctl ll_done) and failed a later one: this rank's call
+ * completes without it (the device barriers' rule, with dev_done, is intra_sync.c's). */
 int         cg_intra_peer_failed_ll(cg_intra_t *group);
 /* Is peer p's process gone? */
 int         cg_intra_peer_dead(const cg_intra_t *group, int p);

@@ -28,7 +28,10 @@ void cg_intra_release_waits(cg_intra_t *group)
 void cg_intra_report(cg_intra_t *group, uint64_t epoch)
 {
     if (group->ctl[group->rank]->failed_epoch == 0) {
-        __atomic_store_n(&group->ctl[group->rank]->failed_epoch, epoch ? epoch : 1, __ATOMIC_RELEASE);
+        /* 0: the next host barrier's (before, 1: a host barrier that every peer had passed
+         * then counted a failure of this rank's later call against its own call) */
+        __atomic_store_n(&group->ctl[group->rank]->failed_epoch, epoch ? epoch : group->host_epoch + 1,
+                         __ATOMIC_RELEASE);
     }
     group->failed = 1;
     if (group->sync == CG_SYNC_DEVICE) {
@@ -62,7 +65,11 @@ static int cg_intra_failure_later(cg_intra_t *group, int p, uint64_t done, uint6
     return 1;
 }
 
-int cg_intra_peer_failed_waited(cg_intra_t *group)
+/* Has a peer reported a failure that this call's device work may still wait for? Not one
+ * whose stream ran to this call's last device barrier or later (ctl dev_done: it wrote every
+ * flag this call waits for) and that failed a later call: this rank's stream completes
+ * without it. */
+static int cg_intra_peer_failed_waited(cg_intra_t *group)
 {
     for (int p = 0; p < group->size; p++) {
         if (p != group->rank && cg_intra_peer_reported(group, p) &&
@@ -99,7 +106,8 @@ static int cg_intra_peer_failed_by(const cg_intra_t *group, uint64_t epoch)
     return 0;
 }
 
-int cg_intra_peer_failed(const cg_intra_t *group)
+/* Has any peer reported a failure? */
+static int cg_intra_peer_failed(const cg_intra_t *group)
 {
     for (int p = 0; p < group->size; p++) {
         if (p != group->rank && cg_intra_peer_reported(group, p)) {
