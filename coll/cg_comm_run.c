@@ -121,8 +121,13 @@ static cg_status_t cg_comm_run_alg(cg_comm_t *comm, const cg_alg_info_t *info,
     if (comm->inter == NULL) {
         return CG_ERR_UNSUPPORTED;
     }
-    /* every rank advances the tag sequence, in or out of a rail */
+    /* every rank advances the tag sequence, in or out of a rail; every lane knows the call
+     * (what its aborts name) */
     cg_inter_begin(comm->inter);
+    cg_inter_set_call(comm->inter, comm->inter->seq);
+    for (int m = 1; m < comm->num_lanes; m++) {
+        cg_inter_set_call(comm->lane[m], comm->inter->seq);
+    }
     if (info->traits & CG_TRAIT_PIPELINED) {
         cg_hier_pipe_agree(comm, plan, call);
     }

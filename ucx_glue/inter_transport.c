@@ -87,7 +87,9 @@ void cg_inter_release_kept(void)
 
 /* Tags: communicator (24 bits), call sequence (8), step (12), source rank (20). Step 0xfff
  * is reserved for aborts: a rank whose collective failed tells the ranks that may wait for
- * it, whatever the call and the step they are at. The sequence keeps a sender's messages
+ * it, whatever the step they are at; its sequence is the communicator's call that failed
+ * (the same on every lane), so that a rank still in an earlier call, whose part of it the
+ * failed rank completed, does not give that call up. The sequence keeps a sender's messages
  * of one call apart from its next calls' of the same step; where it wraps (a sender 256
  * calls ahead, a bcast root) two calls' messages share a tag, and UCX matches one sender's
  * messages of one tag in the order they were sent: still each to its call. */
@@ -118,10 +120,35 @@ static uint64_t cg_inter_tag(const cg_inter_t *inter, unsigned step, int src)
 
 static uint64_t cg_inter_abort_tag(const cg_inter_t *inter)
 {
-    return ((uint64_t)inter->tag_id << CG_INTER_ID_SHIFT) | ((uint64_t)CG_INTER_ABORT_STEP << 20);
+    return ((uint64_t)inter->tag_id << CG_INTER_ID_SHIFT) | ((uint64_t)(inter->call & 0xffu) << 32) |
+           ((uint64_t)CG_INTER_ABORT_STEP << 20);
 }
 
-#define CG_INTER_ABORT_MASK (CG_INTER_ID_MASK | (0xfffull << 20))
+#define CG_INTER_ABORT_MASK (CG_INTER_ID_MASK | (0xfffull << 20)) /* an abort of any call */
+#define CG_INTER_CALL_MASK  (0xffull << 32)
+
+/* Is an abort waiting that this call must give up for: one of this call, or of an earlier
+ * one (a failure this rank has not seen yet)? One of a later call stays for that call. */
+static int cg_inter_aborted(const cg_inter_t *inter)
+{
+    const uint64_t mine = cg_inter_abort_tag(inter);
+    uint64_t       tag  = 0;
+    unsigned       ahead;
+
+    if (cg_ucx_probe(inter->ucx, mine, CG_INTER_ABORT_MASK | CG_INTER_CALL_MASK, 0, NULL)) {
+        return 1;
+    }
+    if (!cg_ucx_probe(inter->ucx, mine, CG_INTER_ABORT_MASK, 0, &tag)) {
+        return 0;
+    }
+    ahead = (unsigned)(((tag >> 32) - inter->call) & 0xffu);
+    return ahead == 0 || ahead >= 0x80u;
+}
+
+void cg_inter_set_call(cg_inter_t *inter, uint16_t call)
+{
+    inter->call = call;
+}
 
 /* The page-locked chunks and their events (kept from a freed transport when one fits). */
 cg_status_t cg_inter_stage(cg_inter_t *inter)
@@ -154,7 +181,7 @@ int cg_inter_forget(cg_ucx_t *ucx, uint32_t comm_id)
     const uint64_t id      = (uint64_t)cg_inter_tag_id(comm_id) << CG_INTER_ID_SHIFT;
     int            removed = 0;
 
-    while (ucx != NULL && removed < 1 << 16 && cg_ucx_probe(ucx, id, CG_INTER_ID_MASK, 1)) {
+    while (ucx != NULL && removed < 1 << 16 && cg_ucx_probe(ucx, id, CG_INTER_ID_MASK, 1, NULL)) {
         removed++;
     }
     if (removed > 0) {
@@ -354,7 +381,7 @@ static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0, int dst, int src
     if (cg_inter_peer_died(inter, dst, src)) {
         return CG_ERR_PEER_DEAD;
     }
-    if (cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), CG_INTER_ABORT_MASK, 0)) {
+    if (cg_inter_aborted(inter)) {
         cg_error(CG_SUB_UCX, "a rank on another node failed this collective: giving up");
         return CG_ERR_PEER;
     }

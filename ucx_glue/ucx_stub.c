@@ -99,12 +99,13 @@ void cg_ucx_release(cg_ucx_t *ucx, void *req)
     (void)req;
 }
 
-int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove)
+int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove, uint64_t *sender_tag)
 {
     (void)ucx;
     (void)tag;
     (void)mask;
     (void)remove;
+    (void)sender_tag;
     return 0;
 }
 

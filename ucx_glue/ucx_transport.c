@@ -434,7 +434,7 @@ void cg_ucx_release(cg_ucx_t *ucx, void *req)
     }
 }
 
-int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove)
+int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove, uint64_t *sender_tag)
 {
     ucp_request_param_t params = {0};
     ucp_tag_recv_info_t info;
@@ -445,6 +445,9 @@ int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove)
     msg = ucp_tag_probe_nb(ucx->worker, tag, mask, remove, &info);
     if (msg == NULL) {
         return 0;
+    }
+    if (sender_tag != NULL) {
+        *sender_tag = info.sender_tag;
     }
     if (remove) { /* a removed message must still be received */
         (void)cg_ucx_wait_bounded(

@@ -52,6 +52,12 @@ if [ "$device" = host ]; then
         --mca coll_gpu_buffer_check local --mca coll_gpu_verbose 3 &&
         { logs fail-device-sync-slow-np4 | grep -q "failed a later call after it completed this one" ||
           fail "fail-device-sync-slow-np4: the case was not reproduced (no later failure seen)"; }
+    # across nodes: rank 2's abort of its call 4 reached rank 0 (slow) still in call 3, which
+    # gave call 3 up alone (its node's other rank followed; a hang before the fix: aborts
+    # named no call). Aborts now name their call; a later call's waits for that call.
+    fail_run fail-nodes-ring-slow-np6 6 2 4 --mca coll_gpu_node_size 2 \
+        --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_hier_chunk_size 65536 \
+        --mca coll_gpu_debug_host_slow 0:20 --mca coll_gpu_buffer_check local
     fail_count=1 fail_run fail-ll-slow-np4 4 1 4 --mca coll_gpu_allreduce_algorithm ll \
         --mca coll_gpu_debug_host_slow 2:200 --mca coll_gpu_buffer_check local --mca coll_gpu_verbose 3 &&
         { logs fail-ll-slow-np4 | grep -q "failed a later call after it completed this one" ||
