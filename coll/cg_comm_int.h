@@ -27,6 +27,8 @@ struct cg_comm {
     cg_inter_t       *inter;        /* NULL on one node, or without UCX; lane 0 */
     cg_inter_t       *lane[CG_MAX_LANES]; /* inter-node lanes: own UCX worker each */
     int               num_lanes;    /* the same on every rank */
+    uint64_t          hier_calls;   /* hierarchical calls run (the same on every rank): the
+                                       call an abort names (cg_inter_set_call) */
     cg_topo_summary_t topo;         /* this node's, as its first rank computed it */
     cg_topo_class_t   model_class;  /* the slowest node's class (for the planner's model) */
     int               model_staged; /* some rank stages its network data through the host */

@@ -186,7 +186,7 @@ static cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t
     chosen->config.comm_id = config->comm_id;
     for (int m = 0; m < CG_MAX_LANES; m++) { /* lane 0 is chosen->inter */
         if (chosen->lane[m] != NULL) {
-            chosen->lane[m]->tag_id = cg_inter_tag_id(config->comm_id);
+            cg_inter_retag(chosen->lane[m], config->comm_id);
         }
     }
     cg_count(CG_CNT_CONTEXTS_KEPT, 1);

@@ -122,11 +122,11 @@ static cg_status_t cg_comm_run_alg(cg_comm_t *comm, const cg_alg_info_t *info,
         return CG_ERR_UNSUPPORTED;
     }
     /* every rank advances the tag sequence, in or out of a rail; every lane knows the call
-     * (what its aborts name) */
+     * (what its aborts name: counted once per call, chunks advance the sequence too) */
     cg_inter_begin(comm->inter);
-    cg_inter_set_call(comm->inter, comm->inter->seq);
-    for (int m = 1; m < comm->num_lanes; m++) {
-        cg_inter_set_call(comm->lane[m], comm->inter->seq);
+    comm->hier_calls++;
+    for (int m = 0; m < CG_MAX(comm->num_lanes, 1); m++) {
+        cg_inter_set_call(m == 0 ? comm->inter : comm->lane[m], comm->hier_calls);
     }
     if (info->traits & CG_TRAIT_PIPELINED) {
         cg_hier_pipe_agree(comm, plan, call);

@@ -74,9 +74,9 @@ void        cg_ucx_cancel(cg_ucx_t *ucx, void *req);
  * completes and frees it as the worker progresses. */
 void        cg_ucx_release(cg_ucx_t *ucx, void *req);
 /* Is a message whose tag matches (tag, mask) waiting, unreceived, in this worker? remove:
- * receive it (a zero-length message) so that it is gone. sender_tag (may be NULL): the
- * first such message's full tag. */
-int         cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove, uint64_t *sender_tag);
+ * receive it (up to 8 bytes) so that it is gone, its first 8 bytes into word (may be NULL;
+ * 0 for a shorter message). */
+int         cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove, uint64_t *word);
 /* What the process holds of UCX, for leak checks (MPI_T: coll_gpu_ucx_endpoints...). */
 typedef struct {
     unsigned long workers;           /* open now: the process's and its lanes' */
@@ -134,8 +134,10 @@ typedef struct cg_inter {
     int              rank, size;
     uint32_t         tag_id;      /* the communicator's id in the tags (cg_inter_tag_id) */
     uint16_t         seq;         /* inter-node calls so far (the same on every rank) */
-    uint16_t         call;        /* the communicator's hierarchical call under way, the same
+    uint64_t         call;        /* the communicator's hierarchical call under way, the same
                                      on every lane (cg_inter_set_call): what aborts name */
+    uint64_t         failed_call; /* the earliest call that an abort received here named
+                                     (UINT64_MAX: none) */
     cg_ucx_ep_t    **eps;         /* by comm rank, created at first use */
     int             *pids;        /* by comm rank: on this host, its pid; elsewhere 0 */
     char            *addrs;       /* every rank's worker address */
@@ -180,10 +182,13 @@ uint32_t    cg_inter_tag_id(uint32_t comm_id);
 void        cg_inter_release_kept(void);
 /* Start an inter-node phase of a new call (advances the sequence number of the tags). */
 void        cg_inter_begin(cg_inter_t *inter);
-/* The communicator's call under way (the main transport's sequence, set on every lane):
- * aborts carry it, and a wait gives up for an abort of this call or of an earlier one,
- * not for one of a later call (a rank that completed this call and failed its next). */
-void        cg_inter_set_call(cg_inter_t *inter, uint16_t call);
+/* The communicator's hierarchical call under way (counted once per call, the same on every
+ * rank and lane): aborts carry it, and a wait gives up for an abort of this call or of an
+ * earlier one, not for one of a later call (a rank that completed this call and failed its
+ * next). */
+void        cg_inter_set_call(cg_inter_t *inter, uint64_t call);
+/* A kept transport goes to a new communicator: its id in the tags, no abort recorded. */
+void        cg_inter_retag(cg_inter_t *inter, uint32_t comm_id);
 /* Send sbytes of sbuf to comm rank dst and receive rbytes into rbuf from comm rank src
  * (either may be -1: no send, no receive), both tagged with step. Device buffers. */
 cg_status_t cg_inter_sendrecv(cg_inter_t *inter, int dst, const void *sbuf, size_t sbytes, int src,

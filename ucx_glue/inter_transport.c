@@ -87,9 +87,10 @@ void cg_inter_release_kept(void)
 
 /* Tags: communicator (24 bits), call sequence (8), step (12), source rank (20). Step 0xfff
  * is reserved for aborts: a rank whose collective failed tells the ranks that may wait for
- * it, whatever the step they are at; its sequence is the communicator's call that failed
- * (the same on every lane), so that a rank still in an earlier call, whose part of it the
- * failed rank completed, does not give that call up. The sequence keeps a sender's messages
+ * it, whatever the call and the step they are at; the abort carries the communicator's call
+ * that failed (8 bytes: the count of hierarchical calls, the same on every rank and lane),
+ * so that a rank still in an earlier call, whose part of it the failed rank completed, does
+ * not give that call up. The sequence keeps a sender's messages
  * of one call apart from its next calls' of the same step; where it wraps (a sender 256
  * calls ahead, a bcast root) two calls' messages share a tag, and UCX matches one sender's
  * messages of one tag in the order they were sent: still each to its call. */
@@ -120,34 +121,33 @@ static uint64_t cg_inter_tag(const cg_inter_t *inter, unsigned step, int src)
 
 static uint64_t cg_inter_abort_tag(const cg_inter_t *inter)
 {
-    return ((uint64_t)inter->tag_id << CG_INTER_ID_SHIFT) | ((uint64_t)(inter->call & 0xffu) << 32) |
-           ((uint64_t)CG_INTER_ABORT_STEP << 20);
+    return ((uint64_t)inter->tag_id << CG_INTER_ID_SHIFT) | ((uint64_t)CG_INTER_ABORT_STEP << 20);
 }
 
-#define CG_INTER_ABORT_MASK (CG_INTER_ID_MASK | (0xfffull << 20)) /* an abort of any call */
-#define CG_INTER_CALL_MASK  (0xffull << 32)
+#define CG_INTER_ABORT_MASK (CG_INTER_ID_MASK | (0xfffull << 20))
 
-/* Is an abort waiting that this call must give up for: one of this call, or of an earlier
- * one (a failure this rank has not seen yet)? One of a later call stays for that call. */
-static int cg_inter_aborted(const cg_inter_t *inter)
+/* Must this call give up for an abort: one of this call, or of an earlier one (a failure
+ * this rank has not seen yet)? Every abort that came is received and its call recorded
+ * (the earliest), so that one of a later call, which waits for that call, hides none. */
+static int cg_inter_aborted(cg_inter_t *inter)
 {
-    const uint64_t mine = cg_inter_abort_tag(inter);
-    uint64_t       tag  = 0;
-    unsigned       ahead;
+    uint64_t call;
 
-    if (cg_ucx_probe(inter->ucx, mine, CG_INTER_ABORT_MASK | CG_INTER_CALL_MASK, 0, NULL)) {
-        return 1;
+    while (cg_ucx_probe(inter->ucx, cg_inter_abort_tag(inter), CG_INTER_ABORT_MASK, 1, &call)) {
+        inter->failed_call = CG_MIN(inter->failed_call, call);
     }
-    if (!cg_ucx_probe(inter->ucx, mine, CG_INTER_ABORT_MASK, 0, &tag)) {
-        return 0;
-    }
-    ahead = (unsigned)(((tag >> 32) - inter->call) & 0xffu);
-    return ahead == 0 || ahead >= 0x80u;
+    return inter->failed_call <= inter->call;
 }
 
-void cg_inter_set_call(cg_inter_t *inter, uint16_t call)
+void cg_inter_set_call(cg_inter_t *inter, uint64_t call)
 {
     inter->call = call;
+}
+
+void cg_inter_retag(cg_inter_t *inter, uint32_t comm_id)
+{
+    inter->tag_id      = cg_inter_tag_id(comm_id);
+    inter->failed_call = UINT64_MAX;
 }
 
 /* The page-locked chunks and their events (kept from a freed transport when one fits). */
@@ -207,6 +207,7 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
     inter->rank         = rank;
     inter->size         = size;
     inter->tag_id       = cg_inter_tag_id(comm_id);
+    inter->failed_call  = UINT64_MAX;
     inter->config       = *config;
     inter->config.depth = CG_MAX(1, CG_MIN(config->depth, CG_INTER_MAX_DEPTH));
     inter->config.chunk_bytes = CG_MAX(config->chunk_bytes, (size_t)4096);
@@ -396,18 +397,22 @@ static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0, int dst, int src
 void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
 {
     void      **reqs = calloc((size_t)CG_MAX(n, 1), sizeof(void *));
+    uint64_t   *call = malloc(sizeof(*call)); /* the call that failed: what every abort carries */
     double      t0   = cg_time_now();
-    int         pending;
+    int         pending, left = 0;
     cg_ucx_ep_t *ep;
 
     inter->failed = 1; /* no more exchanges here; endpoints close without waiting for peers */
-    if (reqs == NULL) {
+    if (reqs == NULL || call == NULL) {
+        free(reqs);
+        free(call);
         return;
     }
+    *call = inter->call;
     for (int i = 0; i < n; i++) {
         if (cg_inter_ep(inter, ranks[i], &ep) != CG_OK ||
-            cg_ucx_isend(inter->ucx, ep, NULL, 0, cg_inter_abort_tag(inter) | (uint64_t)(inter->rank & 0xfffff),
-                         0, &reqs[i]) != CG_OK) {
+            cg_ucx_isend(inter->ucx, ep, call, sizeof(*call),
+                         cg_inter_abort_tag(inter) | (uint64_t)(inter->rank & 0xfffff), 0, &reqs[i]) != CG_OK) {
             reqs[i] = NULL; /* that peer is gone or unreachable: it waits for nobody */
         }
     }
@@ -422,8 +427,12 @@ void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
             pending += !done;
         }
     } while (pending > 0 && cg_time_now() - t0 < seconds);
-    for (int i = 0; i < n; i++) { /* zero bytes: nothing to outlive; may still arrive */
+    for (int i = 0; i < n; i++) { /* may still arrive: their 8 bytes stay (never freed) */
+        left += reqs[i] != NULL;
         cg_ucx_release(inter->ucx, reqs[i]);
+    }
+    if (left == 0) {
+        free(call);
     }
     free(reqs);
 }

@@ -434,25 +434,25 @@ void cg_ucx_release(cg_ucx_t *ucx, void *req)
     }
 }
 
-int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove, uint64_t *sender_tag)
+int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove, uint64_t *word)
 {
     ucp_request_param_t params = {0};
     ucp_tag_recv_info_t info;
     ucp_tag_message_h   msg;
-    char                sink[8];
+    char                sink[8] = {0};
 
     ucp_worker_progress(ucx->worker);
     msg = ucp_tag_probe_nb(ucx->worker, tag, mask, remove, &info);
     if (msg == NULL) {
         return 0;
     }
-    if (sender_tag != NULL) {
-        *sender_tag = info.sender_tag;
-    }
     if (remove) { /* a removed message must still be received */
         (void)cg_ucx_wait_bounded(
             ucx, ucp_tag_msg_recv_nbx(ucx->worker, sink, CG_MIN(info.length, sizeof(sink)), msg, &params),
             1.0);
+    }
+    if (word != NULL) {
+        memcpy(word, sink, sizeof(*word));
     }
     return 1;
 }

@@ -106,17 +106,6 @@ static int cg_intra_peer_failed_by(const cg_intra_t *group, uint64_t epoch)
     return 0;
 }
 
-/* Has any peer reported a failure? */
-static int cg_intra_peer_failed(const cg_intra_t *group)
-{
-    for (int p = 0; p < group->size; p++) {
-        if (p != group->rank && cg_intra_peer_reported(group, p)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 void cg_intra_flag_watch(void *arg, const uint64_t *flag)
 {
     cg_intra_t     *group = arg;
@@ -259,8 +248,9 @@ cg_status_t cg_intra_host_barrier(cg_intra_t *group, cg_status_t mine)
                 cg_intra_report(group, epoch);
                 return status;
             }
-            /* a peer that failed may have left the call: never wait for it */
-            if (cg_intra_peer_failed(group)) {
+            /* a peer that failed may have left the call: never wait for it (one that
+             * failed after this barrier, at a later call, passed it: not this call's) */
+            if (cg_intra_peer_failed_by(group, epoch)) {
                 group->failed = 1;
                 return mine != CG_OK ? mine : CG_ERR_PEER;
             }
