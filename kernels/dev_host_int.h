@@ -137,6 +137,12 @@ typedef struct cg_host_op {
     struct cg_host_op *next;
 } cg_host_op_t;
 
+/* A copy, fill or reduction (not a flag operation)? */
+static inline int cg_host_op_is_work(const cg_host_op_t *op)
+{
+    return op->kind != CG_HOST_OP_FLAG_WRITE && op->kind != CG_HOST_OP_FLAG_WAIT;
+}
+
 /* Run op now, through the device's view of memory: a flag wait whose flag is below its
  * value sets *unmet (run it again later) until CG_HOST_FLAG_TIMEOUT seconds have passed. */
 cg_status_t cg_host_op_run(cg_dev_t *dev, cg_host_op_t *op, int *unmet);

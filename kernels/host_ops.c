@@ -150,31 +150,22 @@ static cg_status_t cg_host_submit(cg_dev_t *dev, cg_dev_stream_t *stream, cg_hos
     if (status != CG_OK) {
         return status;
     }
-    if (op->kind != CG_HOST_OP_FLAG_WRITE && op->kind != CG_HOST_OP_FLAG_WAIT &&
-        cg_dev_fail_injected(dev)) {
+    if (cg_host_op_is_work(op) && cg_dev_fail_injected(dev)) {
         return CG_ERR_DEVICE;
     }
     cg_count(CG_CNT_DEV_OPS, 1);
-    if (stream == NULL) {
-        int unmet;
-        if (op->kind == CG_HOST_OP_FLAG_WAIT) {
-            return CG_ERR_INVALID_PARAM; /* a wait needs a stream to wait on */
-        }
-        return cg_host_op_run(dev, op, &unmet);
+    if (stream != NULL && !cg_host_impl(dev)->blocking_waits) {
+        return cg_host_queue_submit(dev, &stream->queue, op);
     }
-    if (cg_host_impl(dev)->blocking_waits) {
-        if (op->kind == CG_HOST_OP_FLAG_WAIT) {
-            return cg_host_flag_wait_here(dev, op, stream);
-        }
-        int unmet;
-        return cg_host_op_run(dev, op, &unmet);
+    if (op->kind == CG_HOST_OP_FLAG_WAIT) { /* a wait needs a stream to wait on */
+        return stream != NULL ? cg_host_flag_wait_here(dev, op, stream) : CG_ERR_INVALID_PARAM;
     }
-    return cg_host_queue_submit(dev, &stream->queue, op);
+    int unmet;
+    return cg_host_op_run(dev, op, &unmet);
 }
 
 /* ---- copies and reductions ----------------------------------------------------------------- */
-cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes,
-                                cg_dev_stream_t *stream)
+cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes, cg_dev_stream_t *stream)
 {
     cg_host_op_t op = {.kind = CG_HOST_OP_FILL, .dst = dst, .byte = byte, .bytes = bytes};
 
@@ -185,7 +176,7 @@ cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes,
 }
 
 cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
-                                cg_dev_stream_t *stream)
+                         cg_dev_stream_t *stream)
 {
     cg_host_op_t op = {.kind = CG_HOST_OP_COPY, .dst = dst, .src = src, .bytes = bytes};
 
@@ -195,8 +186,7 @@ cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes
     return cg_host_submit(dev, stream, &op);
 }
 
-cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
-                                  cg_dev_stream_t *stream)
+cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args, cg_dev_stream_t *stream)
 {
     cg_host_op_t op = {.kind = CG_HOST_OP_REDUCE, .reduce = *args};
 
@@ -213,7 +203,7 @@ cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args,
 /* ---- flags ---------------------------------------------------------------------------------- */
 /* A stream memory operation on a GPU; stream NULL: a release from the host, now. */
 cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
-                                      cg_dev_stream_t *stream)
+                               cg_dev_stream_t *stream)
 {
     cg_host_op_t op = {.kind = CG_HOST_OP_FLAG_WRITE, .dst = flag, .value = value};
     int          unmet;
@@ -222,7 +212,7 @@ cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
 }
 
 cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
-                                     cg_dev_stream_t *stream)
+                              cg_dev_stream_t *stream)
 {
     cg_host_op_t op = {.kind = CG_HOST_OP_FLAG_WAIT, .dst = flag, .value = value};
 
@@ -235,7 +225,7 @@ cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
 }
 
 void cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream,
-                               void (*watch)(void *arg, const uint64_t *flag), void *arg)
+                        void (*watch)(void *arg, const uint64_t *flag), void *arg)
 {
     (void)dev;
     stream->watch     = watch;

@@ -145,12 +145,6 @@ static void cg_host_queue_pop(cg_dev_host_t *host, cg_host_queue_t *queue)
     free(op);
 }
 
-/* Is op a copy, fill or reduction (work that coll_gpu_debug_host_slow delays)? */
-static int cg_host_op_is_work(const cg_host_op_t *op)
-{
-    return op->kind != CG_HOST_OP_FLAG_WRITE && op->kind != CG_HOST_OP_FLAG_WAIT;
-}
-
 /* coll_gpu_debug_host_slow: work at the head of the queue runs once it has been there
  * op_delay_s, as a long kernel ends that long after it starts. */
 static int cg_host_op_delayed(const cg_dev_host_t *host, cg_host_op_t *op)

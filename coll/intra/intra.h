@@ -148,7 +148,7 @@ typedef struct cg_intra {
                                                that could not be ended until the release */
     int              ll_kernel_left;        /* the last LL call's kernel could not be ended */
     int              told_later_failure;    /* the log said once that a peer failed a
-                                               later call (cg_intra_peer_failed_waited) */
+                                               later call (cg_intra_peer_failed_ll) */
     int              watch_released;        /* cg_intra_flag_watch released the flag waits
                                                (a peer failed): the call is an error */
     struct cg_intra *next_pending;          /* torn down, waiting for its peers to close */

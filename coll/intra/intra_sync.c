@@ -65,16 +65,18 @@ static int cg_intra_failure_later(cg_intra_t *group, int p, uint64_t done, uint6
     return 1;
 }
 
-/* Has a peer reported a failure that this call's device work may still wait for? Not one
- * whose stream ran to this call's last device barrier or later (ctl dev_done: it wrote every
- * flag this call waits for) and that failed a later call: this rank's stream completes
- * without it. */
-static int cg_intra_peer_failed_waited(cg_intra_t *group)
+/* Has a peer reported a failure that this call may still depend on? Not one that completed
+ * the call first and failed a later one: this rank's call completes without it. ll: an LL
+ * call (ctl ll_done: every line of it sent); else device barriers (ctl dev_done: its stream
+ * ran to this call's last device barrier, every flag this call waits for written). */
+static int cg_intra_peer_failed_in(cg_intra_t *group, int ll)
 {
+    const uint64_t mine = ll ? group->ll_calls : group->dev_epoch;
+
     for (int p = 0; p < group->size; p++) {
+        const volatile uint64_t *done = ll ? &group->ctl[p]->ll_done : &group->ctl[p]->dev_done;
         if (p != group->rank && cg_intra_peer_reported(group, p) &&
-            !cg_intra_failure_later(group, p, __atomic_load_n(&group->ctl[p]->dev_done,
-                                                              __ATOMIC_ACQUIRE), group->dev_epoch)) {
+            !cg_intra_failure_later(group, p, __atomic_load_n(done, __ATOMIC_ACQUIRE), mine)) {
             return 1;
         }
     }
@@ -83,14 +85,7 @@ static int cg_intra_peer_failed_waited(cg_intra_t *group)
 
 int cg_intra_peer_failed_ll(cg_intra_t *group)
 {
-    for (int p = 0; p < group->size; p++) {
-        if (p != group->rank && cg_intra_peer_reported(group, p) &&
-            !cg_intra_failure_later(group, p, __atomic_load_n(&group->ctl[p]->ll_done,
-                                                              __ATOMIC_ACQUIRE), group->ll_calls)) {
-            return 1;
-        }
-    }
-    return 0;
+    return cg_intra_peer_failed_in(group, 1);
 }
 
 /* Has a peer reported a failure at host barrier epoch or before? One that reported later
@@ -400,6 +395,10 @@ static cg_status_t cg_intra_finish_stream(cg_intra_t *group, cg_status_t mine, i
 {
     cg_status_t status = cg_intra_finish_wait(group, mine, drained);
 
+    if (status == CG_OK) { /* this call's flags all written: a failure of this rank from now
+                            * on is later (cg_intra_peer_failed_in) */
+        __atomic_store_n(&group->ctl[group->rank]->dev_done, group->dev_epoch, __ATOMIC_RELEASE);
+    }
     if (*drained) {
         cg_intra_peer_wait_done(group);
     }
@@ -432,8 +431,6 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
         } else if (group->watch_released) { /* a flag wait ended by a peer's failure */
             group->failed = 1;
             status        = CG_ERR_PEER;
-        } else {
-            __atomic_store_n(&group->ctl[group->rank]->dev_done, group->dev_epoch, __ATOMIC_RELEASE);
         }
         return status;
     }
@@ -446,7 +443,7 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
         if (done || status != CG_OK || !cg_pace(&pace)) {
             continue;
         }
-        if (cg_intra_peer_failed_waited(group)) {
+        if (cg_intra_peer_failed_in(group, 0)) {
             group->failed = 1;
             cg_intra_release_waits(group);
             /* the released stream runs what it queued, which may read and write peers'
@@ -461,8 +458,6 @@ static cg_status_t cg_intra_finish_wait(cg_intra_t *group, cg_status_t mine, int
     if (status != CG_OK) {
         cg_intra_report(group, group->host_epoch + 1);
         *drained = cg_intra_drain(group);
-    } else { /* this call's flags all written: a failure of this rank from now on is later */
-        __atomic_store_n(&group->ctl[group->rank]->dev_done, group->dev_epoch, __ATOMIC_RELEASE);
     }
     return status;
 }
