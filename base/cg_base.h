@@ -140,6 +140,9 @@ typedef enum {
     CG_CNT_FREE_STALLS,    /* frees that waited for device work that waits for peers
                               (another thread's, or a flag wait queued on a stream; seen by
                               the host layer's simulated GPU only) */
+    CG_CNT_LL_SERVED,      /* LL calls run by a server that stays on the device
+                              (coll_gpu_ll_persist), rung instead of launched */
+    CG_CNT_LL_SERVERS,     /* LL servers started (at a first call, or after one left idle) */
     CG_CNT_COUNT
 } cg_counter_t;
 

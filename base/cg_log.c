@@ -266,6 +266,11 @@ static const struct {
                                            "peers (another thread's, or a queued flag wait): "
                                            "on a GPU a possible deadlock "
                                            "(counted by the host layer's simulated GPU)"},
+    [CG_CNT_LL_SERVED] = {"ll_served", "LL calls run by a server that stays on the device "
+                                       "between calls (coll_gpu_ll_persist): rung, not launched"},
+    [CG_CNT_LL_SERVERS] = {"ll_servers", "LL servers started: at a stream's first served call, "
+                                         "and again after one left idle "
+                                         "(coll_gpu_ll_persist_idle_us)"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

@@ -310,6 +310,11 @@ struct cg_dev {
     int                 app_launch;   /* LL calls and blocking staged copies are queued on
                                          the application's legacy default stream itself
                                          (coll_gpu_app_wait launch, auto; one thread) */
+    int                 ll_persist;   /* LL calls the application ordered (app_ready) or
+                                         the caller did (app_ordered) go to a server that
+                                         stays on the device (coll_gpu_ll_persist;
+                                         kernels/dev_ll_server.h) */
+    double              ll_persist_idle_s; /* a server leaves after this long without a call */
     struct cg_dev_frees *frees;       /* frees held back while device work waits for peers
                                          (cg_dev_frees_enable); NULL: memory goes at once */
     int                 abandoned;    /* device work that never ends was left
@@ -339,6 +344,14 @@ static inline cg_status_t cg_dev_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream
 static inline int cg_dev_ll_after_app(const cg_dev_t *dev)
 {
     return dev->app_launch && !dev->app_ready;
+}
+
+/* Does this LL call go to the stream's server (dev->ll_persist)? Only a call ordered after
+ * the application's work before it is queued: a server runs beside every stream, ordered
+ * with none. */
+static inline int cg_dev_ll_served(const cg_dev_t *dev, const cg_ll_args_t *args)
+{
+    return dev->ll_persist && !args->after_app && (dev->app_ready || args->app_ordered);
 }
 
 /* Testing (coll_gpu_debug_fail): does this copy or reduction fail as if the device had

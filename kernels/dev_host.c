@@ -83,6 +83,7 @@ static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
         }
     }
     cg_host_pending_set(dev, stream, 0);
+    cg_host_server_fini(dev, stream);
     cg_host_queue_fini(dev, &stream->queue);
     cg_dev_host_release(dev, stream->ll_word);
     free(stream->ll_wait.taken);
@@ -95,6 +96,9 @@ static cg_status_t cg_host_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 
     cg_count(CG_CNT_HOST_WAITS, 1); /* what a GPU makes the host wait for */
     status = cg_host_stream_drain(dev, stream);
+    if (status == CG_OK) { /* the call rung on its LL server, as the CUDA layer's sync */
+        status = cg_host_server_sync(dev, stream);
+    }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return status != CG_OK ? status : cg_host_stream_status(stream);
 }
@@ -134,7 +138,12 @@ static cg_status_t cg_host_stream_test(cg_dev_t *dev, cg_dev_stream_t *stream, u
 /* As a GPU's completion word: 2 when the last LL call ended given up. */
 static cg_status_t cg_host_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
-    cg_status_t status = cg_host_stream_test(dev, stream, UINT64_MAX, done);
+    cg_status_t status;
+
+    if (stream->ll_served) { /* the word, as on a GPU */
+        return cg_host_server_test(dev, stream, done);
+    }
+    status = cg_host_stream_test(dev, stream, UINT64_MAX, done);
 
     if (*done && stream->ll_given_up) {
         *done = 2;
@@ -158,9 +167,10 @@ static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int
  * it (the simulated GPU runs it only here: a launch that skipped it reads stale input). */
 static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
 {
+    const int   served = cg_dev_ll_served(dev, args);
     cg_status_t status = args->after_app ? cg_host_app_wait(dev, stream) : CG_OK;
 
-    if (status == CG_OK) {
+    if (status == CG_OK && !served) { /* a server runs beside the stream's work */
         status = cg_host_stream_drain(dev, stream);
     }
 
@@ -178,6 +188,10 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
         return CG_ERR_NO_MEMORY;
     }
     cg_count(CG_CNT_DEV_OPS, 1);
+    stream->ll_served = served;
+    if (served) {
+        return cg_host_server_run(dev, stream, args);
+    }
     status = cg_host_ll_push(dev, args);
     if (status == CG_OK) {
         status = cg_host_ll_wait_start(args, &stream->ll_wait);

@@ -27,7 +27,8 @@ typedef struct {
     char name[64];
 } cg_host_ipc_opaque_t;
 
-typedef struct cg_host_queue cg_host_queue_t;
+typedef struct cg_host_queue  cg_host_queue_t;
+typedef struct cg_host_server cg_host_server_t;
 
 typedef struct {
     pthread_mutex_t     lock;
@@ -44,6 +45,8 @@ typedef struct {
     unsigned            queued_waits;     /* of peer_waits, the flag waits queued on streams
                                              (no thread's: every free waits for them) */
     unsigned            queued_ops;       /* ops queued on any stream (frees wait for them) */
+    unsigned            servers;          /* LL servers running (host_server.c; frees wait
+                                             for them to leave, as for a kernel that stays) */
     /* queued streams (host_queue.c): the queues with work, and the thread that runs them */
     pthread_mutex_t     busy_lock;
     pthread_cond_t      busy_cond;
@@ -189,10 +192,13 @@ struct cg_dev_stream {
                                  op_delay_s later at the earliest, a slow kernel) */
     cg_ll_args_t ll;
     cg_host_ll_wait_t ll_wait; /* its inbox slots and the lines taken so far */
-    void        *ll_word; /* never written: page-locked memory allocated at the first LL
-                             call and freed with the stream, as the CUDA layer's completion
-                             word is (cg_dev_host_release), so that its free is tested */
+    void        *ll_word; /* page-locked memory allocated at the first LL call and freed
+                             with the stream, as the CUDA layer's completion word is
+                             (cg_dev_host_release); written by the stream's LL server only */
     size_t       counts[CG_DEV_MAX_FANIN], displs[CG_DEV_MAX_FANIN];
+    cg_host_server_t *server; /* its LL server (coll_gpu_ll_persist), from its first call */
+    int          ll_served;   /* the last LL call was rung on the server: its end is the
+                                 completion word's (ll_test), as on a GPU */
     void       (*watch)(void *arg, const uint64_t *flag); /* flag_watch: between polls */
     void        *watch_arg;
     cg_status_t  failed;  /* the pending work's error, reported at the next sync or query */
@@ -219,5 +225,19 @@ cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
 cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value);
 void        cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream,
                                void (*watch)(void *arg, const uint64_t *flag), void *arg);
+
+/* ---- the LL server (host_server.c) -------------------------------------------------------- */
+/* Post the call and ring the stream's server (started at the first call, or again). */
+cg_status_t cg_host_server_run(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_ll_args_t *args);
+/* Is the stream's server started and not seen to leave (tests)? */
+int         cg_host_server_alive(const cg_dev_stream_t *stream);
+/* The rung call's end: *done 0, 1 with its result, 2 given up (the server's error). */
+cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
+/* Wait for the rung call's end (bounded). */
+cg_status_t cg_host_server_sync(cg_dev_t *dev, cg_dev_stream_t *stream);
+/* Tell the stream's server to leave now (it is joined when the stream goes). */
+void        cg_host_server_stop(cg_dev_stream_t *stream);
+/* The stream goes: its server is stopped and joined. */
+void        cg_host_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream);
 
 #endif

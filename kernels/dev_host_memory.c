@@ -236,6 +236,7 @@ static void cg_host_free_wait(cg_dev_host_t *host)
         cg_host_wait_below(&host->peer_waits, own, "device work that waits for peers");
     }
     cg_host_wait_below(&host->queued_ops, NULL, "work queued on streams");
+    cg_host_wait_below(&host->servers, NULL, "LL servers to leave");
 }
 
 void cg_host_mem_free(cg_dev_t *dev, void *ptr)

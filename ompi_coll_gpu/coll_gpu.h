@@ -105,6 +105,8 @@ typedef struct mca_coll_gpu_component_t {
     int    intra_sync;
     int    copy_method;
     int    app_wait;
+    int    ll_persist;         /* LL calls to a server that stays on the device */
+    int    ll_persist_idle_us; /* the server leaves after this long without a call */
     int    timeout;
     int    spin_us;
     char  *topo_file;

@@ -109,6 +109,17 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "otherwise default_stream, since another thread's device work queued behind the "
      "call's kernel would wait for it, and it for the other ranks), auto (launch under "
      "MPI_THREAD_SINGLE, default_stream otherwise, without a warning)"},
+    {"ll_persist", INT, NULL, &CG_C->ll_persist, OPAL_INFO_LVL_5, 0, LOCAL,
+     "1: small-message (LL) calls whose buffers are ready when MPI is called "
+     "(coll_gpu_app_wait none, or inside a hierarchical call) go to a kernel that stays on "
+     "the GPU between calls and is rung by the host with a store into page-locked memory: "
+     "no launch per call. It leaves after coll_gpu_ll_persist_idle_us without a call (a "
+     "cudaDeviceSynchronize or cudaFree of the application waits until then) and takes one "
+     "block of one SM while it stays. Never where ranks take turns on a GPU shared without "
+     "MPS. 0: a kernel launched per call"},
+    {"ll_persist_idle_us", INT, NULL, &CG_C->ll_persist_idle_us, OPAL_INFO_LVL_5, 0, LOCAL,
+     "Microseconds without a call after which the LL kernel of coll_gpu_ll_persist leaves "
+     "the GPU (the next call starts it again)"},
     {"timeout", INT, NULL, &CG_C->timeout, OPAL_INFO_LVL_5, 0, EQ,
      "Seconds a fast-path collective waits for its peers before it fails with an error "
      "(0: no limit; peers that died are detected either way)"},

@@ -149,6 +149,7 @@ static cg_status_t cg_cuda_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **st
 
 static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
+    (void)CG_CUDA_GUARDED(dev, (cg_cuda_server_fini(dev, stream), CG_OK));
     if (!stream->borrowed) {
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(stream->stream)));
     }
@@ -158,14 +159,18 @@ static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
     free(stream);
 }
 
-/* An LL call that went on the legacy default stream (after_app) belongs to this stream:
- * its kernel is waited for too while its word is not stored (a call given up). */
+/* An LL call that went on the legacy default stream (after_app) or to the stream's server
+ * belongs to this stream: it is waited for too while its word is not stored (a call given
+ * up). */
 static cg_status_t cg_cuda_stream_sync_guarded(cg_dev_stream_t *stream)
 {
     cg_status_t status = CG_OK;
 
     if (cg_cuda_ll_running_on_app(stream)) {
         status = CG_CUDART_CALL(cudaStreamSynchronize(cudaStreamLegacy));
+    }
+    if (status == CG_OK) { /* a call rung on the stream's LL server */
+        status = cg_cuda_server_sync(stream);
     }
     return status == CG_OK ? CG_CUDART_CALL(cudaStreamSynchronize(stream->stream)) : status;
 }

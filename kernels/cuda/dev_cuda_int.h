@@ -31,6 +31,8 @@ typedef struct {
     cg_cuda_mapping_t *mappings;
 } cg_dev_cuda_t;
 
+typedef struct cg_cuda_server cg_cuda_server_t;
+
 struct cg_dev_stream {
     cudaStream_t stream;
     /* LL calls on the stream: the kernel's last store writes ll_queued into ll_done, a
@@ -43,6 +45,8 @@ struct cg_dev_stream {
                                  (cg_ll_args_t after_app), not on this one */
     int          borrowed;    /* stream is the legacy default stream (app_stream_create):
                                  not this layer's to destroy */
+    struct cg_cuda_server *server; /* its LL server (coll_gpu_ll_persist), from its first
+                                      served call (dev_cuda_server.c) */
 };
 struct cg_dev_event {
     cudaEvent_t event;
@@ -107,6 +111,16 @@ cg_status_t cg_cuda_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);
 cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, cg_dev_stream_t *stream, const uint64_t *word,
                             uint64_t *value);
 int         cg_cuda_ll_running_on_app(const cg_dev_stream_t *stream);
+
+/* The LL server (dev_cuda_server.c), guarded by the caller: post and ring call (the
+ * stream's LL call number); is a call rung and not seen to end; its end (*done as ll_test);
+ * wait for it; the stream goes (the server stopped and waited for). */
+cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream,
+                               uint64_t call);
+int         cg_cuda_server_rung(const cg_dev_stream_t *stream);
+cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done);
+cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream);
+void        cg_cuda_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream);
 
 /* CUDA IPC (ipc_cuda.c): the ops of the same names. */
 cg_status_t cg_cuda_ipc_export(cg_dev_t *dev, const void *ptr, size_t size, cg_ipc_handle_t *handle);

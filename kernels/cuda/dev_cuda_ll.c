@@ -50,6 +50,15 @@ static cg_status_t cg_cuda_ll_run_guarded(cg_dev_t *dev, const cg_ll_args_t *arg
     if (status != CG_OK) {
         return status;
     }
+    if (cg_dev_ll_served(dev, args)) { /* rung, not launched */
+        status = cg_cuda_server_run(dev, args, stream, stream->ll_queued + 1);
+        if (status == CG_OK) {
+            stream->ll_queued++;
+            stream->ll_polls  = 0;
+            stream->ll_on_app = 0;
+        }
+        return status;
+    }
     /* after_app: on the legacy default stream, behind the application's work there and on
      * its blocking streams, as an event recorded there would be (cg_cuda_app_wait) */
     status = CG_CUDART_CALL(cg_cuda_ll_launch(args, args->after_app ? cudaStreamLegacy : stream->stream,
@@ -122,6 +131,9 @@ static cg_status_t cg_cuda_ll_check_guarded(cg_dev_stream_t *stream, int *done)
 /* The word, with no driver call; the stream every CG_CUDA_LL_ERROR_POLLS polls. */
 cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
+    if (cg_cuda_server_rung(stream)) {
+        return CG_CUDA_GUARDED(dev, cg_cuda_server_test(stream, done));
+    }
     *done = cg_cuda_ll_ended(stream);
     if (*done || ++stream->ll_polls % CG_CUDA_LL_ERROR_POLLS != 0) {
         return CG_OK;

@@ -13,6 +13,7 @@
  * the rows of the shared table (cg_reduce_ops.h), as for the reduction kernel.
  */
 #include "kernels/cuda/cg_cuda.h"
+#include "kernels/dev_ll_server.h"
 
 #include <stdint.h>
 
@@ -20,25 +21,31 @@ namespace {
 
 constexpr int kThreads = 512;
 
+/* What the kernel needs of each rank; after the rest, so that a server reads the arguments
+ * of a call's ranks only (ll_server_fetch). */
+struct LLPeer {
+    char  *inbox;
+    size_t send_off; /* byte offset in src of what goes to the rank */
+    size_t send_len; /* bytes to the rank (0: nothing) */
+    size_t recv_len; /* bytes expected from the rank (0: nothing) */
+};
+
 struct LLParams {
-    char    *inbox[CG_DEV_MAX_FANIN];
     size_t   slot_bytes;
-    size_t   send_off[CG_DEV_MAX_FANIN]; /* byte offset in src of what goes to rank p */
-    size_t   send_len[CG_DEV_MAX_FANIN]; /* bytes to rank p (0: nothing) */
-    size_t   recv_len[CG_DEV_MAX_FANIN]; /* bytes expected from rank p (0: nothing) */
     const char *src;
     char    *dst;
-    int      size, rank, root, coll, parity;
+    int      size, rank, root, coll, parity, body; /* body: ll_bodies[] (a server's) */
     uint32_t flag;
     size_t   count;  /* reductions: elements of the result; allgather: bytes of a block */
     const volatile unsigned long long *cancel; /* this rank's cancel word; NULL: none */
     volatile unsigned long long *done;         /* page-locked host word: the call ended */
     unsigned long long           done_value;
+    LLPeer   peer[CG_DEV_MAX_FANIN];
 };
 
 __device__ __forceinline__ char *ll_slot(const LLParams &p, int owner, int from)
 {
-    return p.inbox[owner] + ((size_t)p.parity * (size_t)p.size + (size_t)from) * p.slot_bytes;
+    return p.peer[owner].inbox + ((size_t)p.parity * (size_t)p.size + (size_t)from) * p.slot_bytes;
 }
 
 /* Wait for line i of slot `from` of this rank's inbox; its 4 data bytes, or *aborted (an
@@ -72,10 +79,10 @@ __device__ __forceinline__ uint32_t ll_wait(const LLParams &p, int from, size_t 
 __device__ void ll_push(const LLParams &p)
 {
     for (int to = 0; to < p.size; to++) { /* every peer: at least an empty line */
-        const size_t len = p.send_len[to], lines = cg_ll_slot_lines(len);
+        const size_t len = p.peer[to].send_len, lines = cg_ll_slot_lines(len);
         volatile unsigned long long *out =
             reinterpret_cast<volatile unsigned long long *>(ll_slot(p, to, p.rank));
-        const char *in = p.src + p.send_off[to];
+        const char *in = p.src + p.peer[to].send_off;
         for (size_t i = threadIdx.x; i < lines; i += blockDim.x) {
             uint32_t data = 0;
             for (int b = 0; b < 4 && 4 * i + b < len; b++) {
@@ -93,7 +100,7 @@ __device__ int ll_wait_empty(const LLParams &p)
     int aborted = 0;
 
     for (int from = threadIdx.x; from < p.size; from += blockDim.x) {
-        if (p.recv_len[from] == 0) {
+        if (p.peer[from].recv_len == 0) {
             (void)ll_wait(p, from, 0, &aborted);
         }
     }
@@ -126,7 +133,7 @@ __device__ int ll_consume(const LLParams &p, int aborted)
         return 1; /* given up */
     }
     for (int from = 0; from < p.size; from++) {
-        const size_t lines = cg_ll_slot_lines(p.recv_len[from]);
+        const size_t lines = cg_ll_slot_lines(p.peer[from].recv_len);
         volatile unsigned long long *in =
             reinterpret_cast<volatile unsigned long long *>(ll_slot(p, p.rank, from));
         for (size_t i = threadIdx.x; i < lines; i += blockDim.x) {
@@ -139,7 +146,7 @@ __device__ int ll_consume(const LLParams &p, int aborted)
 /* bcast and allgather: the lines of slot `from` into dst + at, byte by byte at the tail. */
 __device__ void ll_pull_bytes(const LLParams &p, int from, char *at, int *aborted)
 {
-    const size_t len = p.recv_len[from], lines = (len + 3) / 4;
+    const size_t len = p.peer[from].recv_len, lines = (len + 3) / 4;
 
     for (size_t i = threadIdx.x; i < lines; i += blockDim.x) {
         uint32_t data = ll_wait(p, from, i, aborted);
@@ -170,8 +177,10 @@ __device__ __forceinline__ T ll_element(const LLParams &p, int from, size_t e, i
     return v;
 }
 
+/* The reduction: the lines out, every contribution in rank order into dst. Returns 1 when
+ * the call was given up (ll_consume). */
 template <typename T, typename F, int STORE>
-__global__ void __launch_bounds__(kThreads) ll_reduce_kernel(LLParams p)
+__device__ __forceinline__ int ll_reduce_body(const LLParams &p)
 {
     F   fn;
     int aborted;
@@ -196,10 +205,10 @@ __global__ void __launch_bounds__(kThreads) ll_reduce_kernel(LLParams p)
             }
         }
     }
-    ll_done(p, ll_consume(p, aborted));
+    return ll_consume(p, aborted);
 }
 
-__global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
+__device__ __forceinline__ int ll_copy_body(const LLParams &p)
 {
     int aborted;
 
@@ -212,7 +221,18 @@ __global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
             ll_pull_bytes(p, s, p.dst + (size_t)s * p.count, &aborted);
         }
     }
-    ll_done(p, ll_consume(p, aborted));
+    return ll_consume(p, aborted);
+}
+
+template <typename T, typename F, int STORE>
+__global__ void __launch_bounds__(kThreads) ll_reduce_kernel(const __grid_constant__ LLParams p)
+{
+    ll_done(p, ll_reduce_body<T, F, STORE>(p));
+}
+
+__global__ void __launch_bounds__(kThreads) ll_copy_kernel(const __grid_constant__ LLParams p)
+{
+    ll_done(p, ll_copy_body(p));
 }
 
 #define CG_X_FUNCTOR(DT, OP, T, FN, STORE)                                                \
@@ -222,6 +242,161 @@ __global__ void __launch_bounds__(kThreads) ll_copy_kernel(LLParams p)
 CG_REDUCE_TABLE(CG_X_FUNCTOR)
 #undef CG_X_FUNCTOR
 
+/* ---- the server (coll_gpu_ll_persist; the protocol: kernels/dev_ll_server.h) ----------- */
+
+/* Every body a server may run, by index (LLParams body): the copies, then the reductions in
+ * the table's order (ll_body_index on the host). */
+typedef int (*LLBody)(const LLParams &p);
+
+__device__ __noinline__ int ll_copy_entry(const LLParams &p)
+{
+    return ll_copy_body(p);
+}
+
+template <typename T, typename F, int STORE>
+__device__ __noinline__ int ll_reduce_entry(const LLParams &p)
+{
+    return ll_reduce_body<T, F, STORE>(p);
+}
+
+__device__ const LLBody ll_bodies[] = {
+    ll_copy_entry,
+#define CG_X_ENTRY(DT, OP, T, FN, STORE) ll_reduce_entry<T, LLFn_##FN, STORE>,
+    CG_REDUCE_TABLE(CG_X_ENTRY)
+#undef CG_X_ENTRY
+};
+
+/* The words of dev_ll_server.h, as the device sees them. */
+struct LLServerWords {
+    unsigned long long bell, bell_pad[7];
+    unsigned long long left, left_pad[7];
+};
+
+/* The GPU's nanosecond timer: the same on every SM, whatever the clock. */
+__device__ __forceinline__ unsigned long long ll_now_ns()
+{
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+
+/* The call's arguments from page-locked memory into shared memory, a word per thread: what
+ * comes before the ranks, then the ranks of the call only. */
+__device__ void ll_server_fetch(const LLParams *posted, LLParams *call)
+{
+    constexpr size_t head = offsetof(LLParams, peer) / sizeof(unsigned long long);
+    const volatile unsigned long long *from = reinterpret_cast<const volatile unsigned long long *>(posted);
+    unsigned long long                *to   = reinterpret_cast<unsigned long long *>(call);
+
+    for (size_t w = threadIdx.x; w < head; w += blockDim.x) {
+        to[w] = from[w];
+    }
+    __syncthreads();
+    const size_t words = head + (size_t)call->size * (sizeof(LLPeer) / sizeof(unsigned long long));
+    for (size_t w = head + threadIdx.x; w < words; w += blockDim.x) {
+        to[w] = from[w];
+    }
+    __syncthreads();
+}
+static_assert(offsetof(LLParams, peer) % sizeof(unsigned long long) == 0, "whole words");
+static_assert(sizeof(LLPeer) % sizeof(unsigned long long) == 0, "whole words");
+
+/* Thread 0 waits for a ring, its idle time or the stop; every thread gets the bell. */
+__device__ unsigned long long ll_server_wait(volatile LLServerWords *words, unsigned long long served,
+                                             unsigned long long since, unsigned long long idle_ns)
+{
+    __shared__ unsigned long long rung;
+
+    if (threadIdx.x == 0) {
+        unsigned long long bell;
+        unsigned           spins = 0;
+        for (;;) {
+            bell = words->bell;
+            if (bell != served || (++spins % 32 == 0 && ll_now_ns() - since > idle_ns)) {
+                break;
+            }
+        }
+        __threadfence_system(); /* the posted arguments read after the bell */
+        rung = bell;
+    }
+    __syncthreads();
+    const unsigned long long bell = rung;
+    __syncthreads(); /* every thread has read rung before thread 0 writes it again */
+    return bell;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    ll_server_kernel(volatile LLServerWords *words, const LLParams *posted,
+                     volatile unsigned long long *done, unsigned long long gen,
+                     unsigned long long served, unsigned long long idle_ns)
+{
+    __shared__ LLParams call;
+    unsigned long long  since = ll_now_ns();
+
+    for (;;) {
+        const unsigned long long bell = ll_server_wait(words, served, since, idle_ns);
+        if (bell == served || bell == CG_LL_SERVER_STOP) {
+            break; /* idle for its time, or stopped */
+        }
+        ll_server_fetch(posted, &call);
+        if (threadIdx.x == 0) {
+            call.done       = done;
+            call.done_value = bell;
+        }
+        __syncthreads();
+        ll_done(call, ll_bodies[call.body](call));
+        served = bell;
+        since  = ll_now_ns();
+    }
+    if (threadIdx.x == 0) { /* after its last look at the bell */
+        __threadfence_system();
+        words->left = gen;
+    }
+}
+
+/* The kernel's arguments of an LL call; its body (ll_bodies), -1 when none. */
+int ll_params(const cg_ll_args_t *a, LLParams *p)
+{
+    const size_t elem = a->dtype == CG_DT_NONE ? 1 : cg_dtype_size(a->dtype);
+    int          body = 1;
+
+    if (a->size > CG_DEV_MAX_FANIN || elem == 0) {
+        return -1;
+    }
+    *p = LLParams{};
+    for (int r = 0; r < a->size; r++) {
+        p->peer[r].inbox    = a->inbox[r];
+        p->peer[r].send_len = cg_ll_send_bytes(a, r, &p->peer[r].send_off);
+        p->peer[r].recv_len = cg_ll_recv_bytes(a, r);
+        if (p->peer[r].send_len > cg_ll_capacity(a->slot_bytes)) {
+            return -1;
+        }
+    }
+    p->slot_bytes = a->slot_bytes;
+    p->src        = static_cast<const char *>(a->src);
+    p->dst        = static_cast<char *>(a->dst);
+    p->size       = a->size;
+    p->rank       = a->rank;
+    p->root       = a->root;
+    p->coll       = a->coll;
+    p->parity     = (int)a->parity;
+    p->flag       = a->flag;
+    p->cancel     = reinterpret_cast<const volatile unsigned long long *>(a->cancel);
+    if (a->coll == CG_LL_BCAST || a->coll == CG_LL_ALLGATHER) {
+        p->count = a->count * elem; /* a block's bytes */
+        return p->body = 0;
+    }
+    p->count = a->coll == CG_LL_REDUCE_SCATTER ? a->counts[a->rank] : a->count;
+#define CG_X_INDEX(DT, OP, T, FN, STORE)                                                  \
+    if (a->dtype == (DT) && a->op == (OP)) {                                              \
+        return p->body = body;                                                            \
+    }                                                                                     \
+    body++;
+    CG_REDUCE_TABLE(CG_X_INDEX)
+#undef CG_X_INDEX
+    return -1;
+}
+
 } // namespace
 
 extern "C" cudaError_t cg_cuda_ll_preload(void)
@@ -229,6 +404,9 @@ extern "C" cudaError_t cg_cuda_ll_preload(void)
     cudaFuncAttributes attr;
     cudaError_t        err = cudaFuncGetAttributes(&attr, ll_copy_kernel);
 
+    if (err == cudaSuccess) {
+        err = cudaFuncGetAttributes(&attr, ll_server_kernel);
+    }
 #define CG_X_PRELOAD(DT, OP, T, FN, STORE)                                                \
     if (err == cudaSuccess) {                                                             \
         err = cudaFuncGetAttributes(&attr, ll_reduce_kernel<T, LLFn_##FN, STORE>);       \
@@ -241,39 +419,18 @@ extern "C" cudaError_t cg_cuda_ll_preload(void)
 extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t stream,
                                          uint64_t *done, uint64_t done_value)
 {
-    const size_t elem = a->dtype == CG_DT_NONE ? 1 : cg_dtype_size(a->dtype);
-    LLParams     p    = {};
+    LLParams p;
 
     (void)cudaGetLastError();
-    if (a->size > CG_DEV_MAX_FANIN || elem == 0) {
+    if (ll_params(a, &p) < 0) {
         return cudaErrorInvalidValue;
     }
-    for (int r = 0; r < a->size; r++) {
-        p.inbox[r]    = a->inbox[r];
-        p.send_len[r] = cg_ll_send_bytes(a, r, &p.send_off[r]);
-        p.recv_len[r] = cg_ll_recv_bytes(a, r);
-        if (p.send_len[r] > cg_ll_capacity(a->slot_bytes)) {
-            return cudaErrorInvalidValue;
-        }
-    }
-    p.slot_bytes = a->slot_bytes;
-    p.src        = static_cast<const char *>(a->src);
-    p.dst        = static_cast<char *>(a->dst);
-    p.size       = a->size;
-    p.rank       = a->rank;
-    p.root       = a->root;
-    p.coll       = a->coll;
-    p.parity     = (int)a->parity;
-    p.flag       = a->flag;
-    p.cancel     = reinterpret_cast<const volatile unsigned long long *>(a->cancel);
     p.done       = reinterpret_cast<volatile unsigned long long *>(done);
     p.done_value = done_value;
-    if (a->coll == CG_LL_BCAST || a->coll == CG_LL_ALLGATHER) {
-        p.count = a->count * elem; /* a block's bytes */
+    if (p.body == 0) {
         ll_copy_kernel<<<1, kThreads, 0, stream>>>(p);
         return cudaGetLastError();
     }
-    p.count = a->coll == CG_LL_REDUCE_SCATTER ? a->counts[a->rank] : a->count;
 #define CG_X_DISPATCH(DT, OP, T, FN, STORE)                                               \
     if (a->dtype == (DT) && a->op == (OP)) {                                              \
         ll_reduce_kernel<T, LLFn_##FN, STORE><<<1, kThreads, 0, stream>>>(p);             \
@@ -282,4 +439,32 @@ extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t str
     CG_REDUCE_TABLE(CG_X_DISPATCH)
 #undef CG_X_DISPATCH
     return cudaErrorInvalidValue;
+}
+
+extern "C" size_t cg_cuda_ll_posted_bytes(void)
+{
+    return sizeof(LLParams);
+}
+
+extern "C" cudaError_t cg_cuda_ll_post(const cg_ll_args_t *a, void *posted)
+{
+    LLParams p;
+
+    if (ll_params(a, &p) < 0) {
+        return cudaErrorInvalidValue;
+    }
+    memcpy(posted, &p, sizeof(p));
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t cg_cuda_ll_server_start(void *words, const void *posted, uint64_t *done,
+                                               uint64_t gen, uint64_t served, uint64_t idle_ns,
+                                               cudaStream_t stream)
+{
+    static_assert(sizeof(LLServerWords) == sizeof(cg_ll_server_words_t), "the protocol's words");
+    (void)cudaGetLastError();
+    ll_server_kernel<<<1, kThreads, 0, stream>>>(
+        static_cast<volatile LLServerWords *>(words), static_cast<const LLParams *>(posted),
+        reinterpret_cast<volatile unsigned long long *>(done), gen, served, idle_ns);
+    return cudaGetLastError();
 }

@@ -33,7 +33,7 @@ RANK = {
     "coll/cg_comm_measure.c": 3.7, "coll/hier": 4,
     "coll/cg_cost.c": 4.5,
     "coll/intra": 5, "ucx_glue": 6, "topo": 6, "kernels": 7, "kernels/cuda": 8,
-    "kernels/sim": 8, "kernels/dev_frees.c": 8.5, "base": 9,
+    "kernels/sim": 8, "kernels/dev_frees.c": 8.5, "kernels/dev_ll_server.c": 8.5, "base": 9,
 }
 
 

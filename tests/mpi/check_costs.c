@@ -17,6 +17,9 @@
  *              the application's work by an event. Otherwise (auto, the default, or
  *              launch) LL calls and staged copies are queued on the legacy default stream
  *              behind that work, with no event to wait for
+ *     --ll-persist  run with coll_gpu_ll_persist 1 and --app-ready: every LL call is rung
+ *              on a server that stays on the device (coll_gpu_ll_served), with the same
+ *              counts as a launched one; otherwise none is
  *     --thread-level funneled|multiple  MPI_Init_thread at that level: launch is then
  *              not used (another thread's device work would queue behind the LL kernel)
  *     --calls-only  no table of counts: only the runs with a lagging rank and with kinds
@@ -47,11 +50,12 @@ const char *const costs_counter_names[C_NUM] = {
 
 static MPI_T_pvar_session session;
 static MPI_T_pvar_handle  handles[C_NUM];
-static MPI_T_pvar_handle  releases_handle, app_waits_handle;
+static MPI_T_pvar_handle  releases_handle, app_waits_handle, served_handle;
 int                       costs_failures;
 int                       costs_host_cache = 1;
 int                       costs_app_ready;
 static int                costs_app_launch = 1; /* auto (the default) or launch, single thread */
+static int                costs_ll_persist;     /* coll_gpu_ll_persist 1 (--ll-persist) */
 
 /* The handle of the performance variable coll_gpu_<counter>; aborts when there is none. */
 static MPI_T_pvar_handle costs_handle(const char *counter)
@@ -79,6 +83,7 @@ static void costs_init(void)
     }
     releases_handle  = costs_handle("mem_releases");
     app_waits_handle = costs_handle("app_waits");
+    served_handle    = costs_handle("ll_served");
 }
 
 void costs_read(unsigned long long v[C_NUM])
@@ -108,6 +113,27 @@ static void costs_check_app_waits(const char *name, unsigned long long waits, in
         costs_failures++;
         fprintf(stderr, "coll_costs: FAIL rank %d %s: %llu waits for the application's work "
                 "(app_waits), expected %llu\n", rank, name, waits, want);
+    }
+}
+
+static unsigned long long costs_served(void)
+{
+    unsigned long long served = 0;
+
+    MPI_T_pvar_read(session, served_handle, &served);
+    return served;
+}
+
+/* The LL calls one call rang on a server (coll_gpu_ll_served): one for an LL call with
+ * --ll-persist (run with coll_gpu_ll_persist 1 and --app-ready), none otherwise. */
+static void costs_check_served(const char *name, unsigned long long served, int ll, int rank)
+{
+    const unsigned long long want = costs_ll_persist && ll ? 1 : 0;
+
+    if (served != want) {
+        costs_failures++;
+        fprintf(stderr, "coll_costs: FAIL rank %d %s: %llu calls rung on an LL server "
+                "(ll_served), expected %llu\n", rank, name, served, want);
     }
 }
 
@@ -225,6 +251,8 @@ int main(int argc, char **argv)
             costs_host_cache = 0;
         } else if (!strcmp(argv[i], "--app-ready")) {
             costs_app_ready = 1;
+        } else if (!strcmp(argv[i], "--ll-persist")) {
+            costs_ll_persist = 1;
         } else if (!strcmp(argv[i], "--app-wait-event")) {
             costs_app_launch = 0;
         } else if (!strcmp(argv[i], "--thread-level") && i + 1 < argc) {
@@ -378,7 +406,7 @@ int main(int argc, char **argv)
             /* LL: forced, or the planner's choice for one element inside a node */
             const int ll = !strcmp(cases[c].alg, "ll") ||
                            (!strcmp(cases[c].alg, "auto") && cases[c].count == 1 && !nodes);
-            unsigned long long app_waits, releases;
+            unsigned long long app_waits, releases, served;
             int       bad;
             if ((nodes && !cases[c].nodes_too) || (!nodes && cases[c].nodes_too == 2) ||
                 (cases[c].coll == K_RSB && size > 4)) {
@@ -390,11 +418,16 @@ int main(int argc, char **argv)
                        host_mem ? (void *)hsend : dsend, host, cases[c].count, k, cases[c].in_place);
             costs_read(before);
             app_waits = costs_app_waits();
+            served    = costs_served();
             bad = costs_call(cases[c].coll, MPI_COMM_WORLD, host_mem ? (void *)hbuf : dbuf,
                              host_mem ? (void *)hsend : dsend, host, cases[c].count, k,
                              cases[c].in_place);
             app_waits = costs_app_waits() - app_waits;
+            served    = costs_served() - served;
             costs_read(after);
+            if (!nodes) { /* across nodes the node's LL phase of a hierarchical call too */
+                costs_check_served(cases[c].k.name, served, ll && !host_mem, rank);
+            }
             costs_check_app_waits(cases[c].k.name, app_waits, host_mem,
                                   ll || cases[c].k.want[C_STAGED] > 0, rank);
             for (int x = 0; x < C_NUM; x++) {

@@ -36,6 +36,8 @@ typedef struct {
     char        comms[128];
     char        types[512];
     int         full_comms;
+    int         app_ready; /* run with coll_gpu_app_wait none: no inputs left on the
+                              default stream at a call (tc_run_app_order) */
     int         derived;
     unsigned long long seed;
 } tc_options_t;
@@ -155,13 +157,14 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (TC_OPT("--seed")) o->seed = strtoull(v, NULL, 0);
         else if (TC_OPT("--offset")) tc_offset = (size_t)atol(v);
         else if (strcmp(a, "--full-comms") == 0) o->full_comms = 1;
+        else if (strcmp(a, "--app-ready") == 0) o->app_ready = 1;
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else {
             fprintf(stderr, "usage: coll_check [--mem auto|device|pool|vmm|vmm-private|host|mixed] "
                             "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
-                            "[--seed N] [--offset BYTES] [--full-comms] [--no-derived] "
+                            "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] [--no-derived] "
                             "[--verbose]\n");
             return 1;
         }
@@ -235,7 +238,7 @@ int main(int argc, char **argv)
             tc_run_float_consistency(&ctx, 65537, ++seed);
             tc_run_reuse(&ctx, ++seed);
         }
-        if (full && (tc_listed(o.colls, "allreduce") || tc_listed(o.colls, "bcast"))) {
+        if (full && !o.app_ready && (tc_listed(o.colls, "allreduce") || tc_listed(o.colls, "bcast"))) {
             tc_run_app_order(&ctx, ++seed, tc_listed(o.colls, "allreduce"),
                              tc_listed(o.colls, "bcast"));
         }

@@ -63,6 +63,17 @@ if [ "$device" = host ]; then
         { logs fail-ll-slow-np4 | grep -q "failed a later call after it completed this one" ||
           fail "fail-ll-slow-np4: the case was not reproduced (no later failure seen)"; }
 fi
+# LL calls rung on servers that stay (coll_gpu_ll_persist): the peers' servers wait for lines
+# that never come; the abort lines end the call, and the servers serve the staged path's
+# next calls; with a slow rank, the later failure as for launched calls
+fail_count=1 fail_run fail-ll-persist-np4 4 1 4 --mca coll_gpu_ll_persist 1 --mca coll_gpu_app_wait none
+if [ "$device" = host ]; then
+    fail_count=1 fail_run fail-ll-persist-slow-np4 4 1 4 --mca coll_gpu_ll_persist 1 \
+        --mca coll_gpu_app_wait none --mca coll_gpu_allreduce_algorithm ll \
+        --mca coll_gpu_debug_host_slow 2:200 --mca coll_gpu_buffer_check local --mca coll_gpu_verbose 3 &&
+        { logs fail-ll-persist-slow-np4 | grep -q "failed a later call after it completed this one" ||
+          fail "fail-ll-persist-slow-np4: the case was not reproduced (no later failure seen)"; }
+fi
 # LL calls queued on the default stream (coll_gpu_app_wait launch): the peers' kernels wait
 # there for lines that never come; their abort lines must not queue behind them (on a GPU)
 fail_count=1 fail_run fail-ll-app-launch-np4 4 1 4 --mca coll_gpu_app_wait launch

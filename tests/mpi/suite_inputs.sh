@@ -35,3 +35,19 @@ if [ "$device" = host ]; then
         { logs staging-pageable-np3 | grep -q "staged collectives of this size use ordinary host memory" ||
           fail "staging-pageable-np3: no staging went through ordinary memory"; }
 fi
+# LL calls rung on a server that stays on the device (coll_gpu_ll_persist; buffers ready when
+# MPI is called: coll_gpu_app_wait none): every collective exact; servers that leave at every
+# chance, so that rings race leaves (idle time 0); the counts of a launched call with each LL
+# call rung (coll_costs --ll-persist: also a lagging rank and ranks missing from calls, which
+# cancel served calls); the node phase of hierarchical calls, ordered by the host (served
+# whatever coll_gpu_app_wait says)
+persist=(--mca coll_gpu_ll_persist 1 --mca coll_gpu_app_wait none)
+run "ll-persist-np4" 4 "${dev_mca[@]}" "${persist[@]}" "$check" --mem device --app-ready \
+    --counts 0,1,7,1000 --large 0 --no-derived
+run "ll-persist-idle0-np3" 3 "${dev_mca[@]}" "${persist[@]}" --mca coll_gpu_ll_persist_idle_us 0 \
+    "$check" --mem device --app-ready --comms world,odd --counts 1,7,1000 --large 0 --no-derived
+run "costs-ll-persist-np3" 3 "${dev_mca[@]}" "${persist[@]}" "$builddir/tests/mpi/coll_costs" \
+    --mem device --app-ready --ll-persist
+run "ll-persist-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 --mca coll_gpu_node_size 2 \
+    --mca coll_gpu_allreduce_algorithm hier_rd --mca coll_gpu_bcast_algorithm hier_tree \
+    "$check" --mem device --colls allreduce,bcast --counts 1,7,1000 --large 0 --no-derived

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * The CUDA layer's LL server (coll_gpu_ll_persist; the protocol: kernels/dev_ll_server.h,
+ * the kernel: ll_server_kernel in ll_cuda.cu). One per stream, started at its first served
+ * call on a non-blocking stream of its own, beside the stream's work: a call is posted into
+ * page-locked memory and rung with a store, and its end is the stream's completion word, as
+ * a launched LL call's. The host layer plays it with a thread (host_server.c).
+ */
+#include "kernels/cuda/dev_cuda_int.h"
+#include "kernels/dev_ll_server.h"
+
+#include <stdlib.h>
+
+struct cg_cuda_server {
+    cg_ll_server_t proto;
+    cudaStream_t   queue;      /* the server's: non-blocking, beside the stream's work */
+    char          *pinned;     /* the protocol's words, then the posted call (host view) */
+    char          *pinned_dev; /* the same, as the device sees it */
+    uint64_t      *done_dev;   /* the stream's completion word, as the device sees it */
+    uint64_t       idle_ns;
+    int            rung;       /* a rung call not seen to end */
+    unsigned       polls;
+};
+
+#define CG_CUDA_SERVER_POSTED sizeof(cg_ll_server_words_t) /* the call, after the words */
+
+static cg_status_t cg_cuda_server_start(cg_ll_server_t *proto, uint64_t gen, uint64_t served)
+{
+    cg_cuda_server_t *server = proto->ctx;
+
+    return CG_CUDART_CALL(cg_cuda_ll_server_start(server->pinned_dev, server->pinned_dev + CG_CUDA_SERVER_POSTED,
+                                                  server->done_dev, gen, served, server->idle_ns,
+                                                  server->queue));
+}
+
+static cg_status_t cg_cuda_server_create(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    cg_cuda_server_t *server = calloc(1, sizeof(*server));
+    const size_t      bytes  = CG_CUDA_SERVER_POSTED + cg_cuda_ll_posted_bytes();
+    void             *pinned = NULL, *pinned_dev = NULL;
+    cg_status_t       status = server != NULL ? CG_OK : CG_ERR_NO_MEMORY;
+
+    if (status == CG_OK) {
+        status = CG_CUDART_CALL(cudaHostAlloc(&pinned, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+    }
+    if (status == CG_OK) {
+        memset(pinned, 0, bytes);
+        status = CG_CUDART_CALL(cudaHostGetDevicePointer(&pinned_dev, pinned, 0));
+    }
+    if (status == CG_OK) {
+        status = CG_CUDART_CALL(cudaStreamCreateWithFlags(&server->queue, cudaStreamNonBlocking));
+    }
+    if (status != CG_OK) {
+        if (pinned != NULL) {
+            cg_dev_host_release(dev, pinned);
+        }
+        free(server);
+        return status;
+    }
+    server->pinned      = pinned;
+    server->pinned_dev  = pinned_dev;
+    server->done_dev    = stream->ll_done_dev;
+    server->idle_ns     = (uint64_t)(dev->ll_persist_idle_s * 1e9);
+    server->proto.words = (cg_ll_server_words_t *)(void *)server->pinned;
+    server->proto.done  = stream->ll_done;
+    server->proto.start = cg_cuda_server_start;
+    server->proto.ctx   = server;
+    stream->server      = server;
+    return CG_OK;
+}
+
+/* The call posted and rung: call is the stream's LL call number (ll_queued + 1). The
+ * completion word was allocated by the caller (cg_cuda_ll_run). */
+cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream,
+                               uint64_t call)
+{
+    cg_status_t status = stream->server == NULL ? cg_cuda_server_create(dev, stream) : CG_OK;
+
+    if (status == CG_OK) {
+        status = CG_CUDART_CALL(cg_cuda_ll_post(args, stream->server->pinned + CG_CUDA_SERVER_POSTED));
+    }
+    if (status == CG_OK) {
+        status = cg_ll_server_ring(&stream->server->proto, call);
+    }
+    if (status == CG_OK) {
+        stream->server->rung  = 1;
+        stream->server->polls = 0;
+    }
+    return status;
+}
+
+int cg_cuda_server_rung(const cg_dev_stream_t *stream)
+{
+    return stream->server != NULL && stream->server->rung;
+}
+
+/* The server's queue: running (not ready) or ended are fine; an error is the kernel's. */
+static cg_status_t cg_cuda_server_check(cg_cuda_server_t *server)
+{
+    cudaError_t err = cudaStreamQuery(server->queue);
+
+    if (err == cudaSuccess || err == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return CG_OK;
+    }
+    cg_error(CG_SUB_DEV, "the LL server failed: %s", cudaGetErrorString(err));
+    return CG_ERR_DEVICE;
+}
+
+/* Polls between two looks at the server's queue for an error. */
+#define CG_CUDA_SERVER_ERROR_POLLS 1024
+
+/* Guarded by the caller. */
+cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done)
+{
+    cg_cuda_server_t *server = stream->server;
+    cg_status_t       status = cg_ll_server_test(&server->proto, done);
+
+    if (status == CG_OK && *done == 0 && ++server->polls % CG_CUDA_SERVER_ERROR_POLLS == 0) {
+        status = cg_cuda_server_check(server);
+    }
+    if (*done != 0 || status != CG_OK) {
+        server->rung = 0;
+    }
+    return status;
+}
+
+/* Guarded by the caller: the rung call's end (the stream's synchronisation includes it). */
+cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream)
+{
+    cg_pace_t   pace   = {0};
+    cg_status_t status = CG_OK;
+    int         done   = 0;
+
+    while (cg_cuda_server_rung(stream) && (status = cg_cuda_server_test(stream, &done)) == CG_OK &&
+           done == 0) {
+        (void)cg_pace(&pace);
+    }
+    return status;
+}
+
+/* Guarded by the caller: the server told to leave and waited for (unless device work was
+ * abandoned: it may wait for ever), its queue and memory gone. */
+void cg_cuda_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    cg_cuda_server_t *server = stream->server;
+
+    if (server == NULL) {
+        return;
+    }
+    if (cg_ll_server_stop(&server->proto) && !cg_dev_abandoned(dev)) {
+        (void)CG_CUDART_CALL(cudaStreamSynchronize(server->queue));
+    }
+    (void)CG_CUDART_CALL(cudaStreamDestroy(server->queue));
+    cg_dev_host_release(dev, server->pinned);
+    free(server);
+    stream->server = NULL;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * The host's side of an LL server (dev_ll_server.h): ring, test, start again, stop.
+ */
+#include "kernels/dev_ll_server.h"
+
+int cg_ll_server_alive(const cg_ll_server_t *server)
+{
+    return server->gen != 0 &&
+           __atomic_load_n(&server->words->left, __ATOMIC_ACQUIRE) != server->gen;
+}
+
+/* The calls the servers ran so far: read after left, it is final for a server that left. */
+static uint64_t cg_ll_server_served(const cg_ll_server_t *server)
+{
+    return __atomic_load_n(server->done, __ATOMIC_ACQUIRE) >> 1;
+}
+
+static cg_status_t cg_ll_server_start(cg_ll_server_t *server)
+{
+    cg_status_t status = server->start(server, server->gen + 1, cg_ll_server_served(server));
+
+    if (status == CG_OK) {
+        server->gen++;
+        cg_count(CG_CNT_LL_SERVERS, 1);
+    }
+    return status;
+}
+
+cg_status_t cg_ll_server_ring(cg_ll_server_t *server, uint64_t call)
+{
+    server->rung = call;
+    /* the posted arguments before the bell (the server reads them after it) */
+    __atomic_store_n(&server->words->bell, call, __ATOMIC_SEQ_CST);
+    cg_count(CG_CNT_LL_SERVED, 1);
+    return cg_ll_server_alive(server) ? CG_OK : cg_ll_server_start(server);
+}
+
+cg_status_t cg_ll_server_test(cg_ll_server_t *server, int *done)
+{
+    uint64_t word = __atomic_load_n(server->done, __ATOMIC_ACQUIRE);
+
+    *done = (word >> 1) < server->rung ? 0 : (word & 1) ? 2 : 1;
+    if (*done || cg_ll_server_alive(server)) {
+        return CG_OK;
+    }
+    /* it left; done read again after left: a call it ran before is there now */
+    word  = __atomic_load_n(server->done, __ATOMIC_ACQUIRE);
+    *done = (word >> 1) < server->rung ? 0 : (word & 1) ? 2 : 1;
+    return *done ? CG_OK : cg_ll_server_start(server);
+}
+
+int cg_ll_server_stop(cg_ll_server_t *server)
+{
+    if (server->words == NULL) {
+        return 0;
+    }
+    __atomic_store_n(&server->words->bell, CG_LL_SERVER_STOP, __ATOMIC_SEQ_CST);
+    return cg_ll_server_alive(server);
+}

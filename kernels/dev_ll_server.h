@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * An LL server (coll_gpu_ll_persist): device work that stays between LL calls and runs each
+ * call the host rings, so that a small call costs a store and a poll on the host instead of
+ * a launch. Shared by the device layers (the CUDA kernel, the host layer's thread); this
+ * file is the host's side of the protocol, both layers the same.
+ *
+ * Words in page-locked memory, each on its own cache line:
+ *   bell  the host's: the number of the call to run (the stream's LL calls, counted from 1),
+ *         written after the call's arguments were posted; CG_LL_SERVER_STOP: leave now.
+ *   left  the server's: its generation, stored as it leaves (idle longer than its time, or
+ *         stopped), after its last look at the bell.
+ *   done  the stream's completion word, as for a launched LL call: (call << 1) | given up.
+ * A server started with (generation, served) loops: a bell above served runs that call and
+ * stores done; no ring for its idle time, or the stop, stores left and ends. The host rings
+ * a server it has not seen leave; a ring it left without seeing (its last look was before
+ * the ring) shows as left with done below the call, and the host then starts another on
+ * the same queue, behind the old one: it runs the call, which the old one never did (the
+ * host rings one call at a time and waits for its end: a call never runs twice).
+ */
+#ifndef CG_DEV_LL_SERVER_H
+#define CG_DEV_LL_SERVER_H
+
+#include "kernels/cg_dev.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CG_LL_SERVER_STOP UINT64_MAX
+
+typedef struct {
+    uint64_t bell;
+    uint64_t bell_pad[7];
+    uint64_t left;
+    uint64_t left_pad[7];
+} cg_ll_server_words_t;
+
+typedef struct cg_ll_server {
+    cg_ll_server_words_t *words; /* page-locked, as the host sees it */
+    const uint64_t       *done;  /* the stream's completion word, as the host sees it */
+    uint64_t              rung;  /* the last call rung */
+    uint64_t              gen;   /* the generation of the last server started (0: none) */
+    /* start a server (gen, served) on the server's queue, behind the one before */
+    cg_status_t (*start)(struct cg_ll_server *server, uint64_t gen, uint64_t served);
+    void                 *ctx;   /* the layer's */
+} cg_ll_server_t;
+
+/* Is a server started and not seen to leave? */
+int         cg_ll_server_alive(const cg_ll_server_t *server);
+/* Ring call (its arguments posted): a server that left is started again first. */
+cg_status_t cg_ll_server_ring(cg_ll_server_t *server, uint64_t call);
+/* The rung call's end: *done 0 not yet, 1 with its result, 2 given up. A server that left
+ * without seeing the ring is started again. */
+cg_status_t cg_ll_server_test(cg_ll_server_t *server, int *done);
+/* Tell the server to leave; 1 when one may still run (wait for it on its queue). */
+int         cg_ll_server_stop(cg_ll_server_t *server);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CG_DEV_LL_SERVER_H */

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * The host layer's LL server (coll_gpu_ll_persist; the protocol: kernels/dev_ll_server.h):
+ * a thread plays the CUDA layer's kernel that stays on the GPU. It runs beside the stream,
+ * ordered with none of its work, reads the call posted before each ring, runs it as the
+ * LL kernel does (host_ll.c: the lines out, the wait, the result) and stores the stream's
+ * completion word; without a ring for coll_gpu_ll_persist_idle_us it leaves, as the kernel
+ * does, so that CI sees the rings that race a leave. While a server is there, every free
+ * waits for it to leave, as cudaFree waits for a kernel that stays.
+ */
+#include "kernels/dev_host_int.h"
+#include "kernels/dev_ll_server.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cg_host_server {
+    cg_ll_server_t    proto;
+    cg_dev_t         *dev;
+    cg_dev_stream_t  *stream;
+    pthread_t         thread;
+    int               joinable;  /* a thread was started and not joined */
+    uint64_t          gen, served; /* the thread's start */
+    uint64_t          calls;     /* calls rung on this stream */
+    int               rung;      /* a rung call not seen to end (counted as a peer wait) */
+    unsigned         *owner;
+    cg_host_ll_wait_t wait;      /* the server's */
+    cg_status_t       failed;    /* a call the server could not run (it left) */
+};
+
+/* One call, as the kernel runs it; *given_up: an abort line or the cancel word ended it. */
+static cg_status_t cg_host_server_call(cg_host_server_t *server, int *given_up)
+{
+    cg_dev_t         *dev   = server->dev;
+    const cg_ll_args_t args = server->stream->ll; /* posted before the ring */
+    const double      slow  = cg_host_impl(dev)->op_delay_s, started = cg_time_now();
+    cg_pace_t         pace  = {0};
+    cg_status_t       status;
+    int               done  = 0;
+
+    status = cg_host_ll_push(dev, &args);
+    if (status == CG_OK) {
+        status = cg_host_ll_wait_start(&args, &server->wait);
+    }
+    while (status == CG_OK && done == 0) {
+        status = cg_host_ll_poll(dev, &args, &server->wait, &done);
+        if (done == 0 && cg_pace(&pace) && cg_time_now() - started > CG_HOST_FLAG_TIMEOUT) {
+            cg_error(CG_SUB_DEV, "an LL server waited %d s for a peer: giving up", CG_HOST_FLAG_TIMEOUT);
+            status = CG_ERR_TIMEOUT;
+        }
+    }
+    while (status == CG_OK && cg_time_now() - started < slow) { /* coll_gpu_debug_host_slow */
+        (void)cg_pace(&pace);
+    }
+    *given_up = done == 2;
+    return status;
+}
+
+static void *cg_host_server_main(void *arg)
+{
+    cg_host_server_t     *server = arg;
+    cg_ll_server_words_t *words  = server->proto.words;
+    uint64_t             *done   = (uint64_t *)server->proto.done;
+    uint64_t              served = server->served;
+    const double          idle   = server->dev->ll_persist_idle_s;
+    double                since  = cg_time_now();
+    unsigned              spins  = 0;
+
+    for (;;) {
+        const uint64_t bell = __atomic_load_n(&words->bell, __ATOMIC_ACQUIRE);
+        int            given_up = 0;
+        if (bell == CG_LL_SERVER_STOP) {
+            break;
+        }
+        if (bell != served) {
+            cg_status_t status = cg_host_server_call(server, &given_up);
+            if (status != CG_OK) { /* as a kernel that faulted: no word, the stream's error */
+                __atomic_store_n(&server->failed, status, __ATOMIC_RELEASE);
+                break;
+            }
+            __atomic_store_n(done, (bell << 1) | (uint64_t)given_up, __ATOMIC_RELEASE);
+            served = bell;
+            since  = cg_time_now();
+            spins  = 0;
+        } else if (++spins % 64 == 0 && cg_time_now() - since > idle) {
+            break;
+        } else if (spins > 256) {
+            sched_yield(); /* ranks share cores here: the peers must run */
+        }
+    }
+    cg_dev_host_t *host = cg_host_impl(server->dev);
+    __atomic_store_n(&words->left, server->gen, __ATOMIC_RELEASE); /* then nothing of it read */
+    __atomic_sub_fetch(&host->servers, 1, __ATOMIC_ACQ_REL);
+    return NULL;
+}
+
+/* The protocol's start: the thread before has left (or none was started); a new one. */
+static cg_status_t cg_host_server_start(cg_ll_server_t *proto, uint64_t gen, uint64_t served)
+{
+    cg_host_server_t *server = proto->ctx;
+    cg_dev_host_t    *host   = cg_host_impl(server->dev);
+
+    if (server->joinable) {
+        pthread_join(server->thread, NULL);
+        server->joinable = 0;
+    }
+    server->gen    = gen;
+    server->served = served;
+    __atomic_add_fetch(&host->servers, 1, __ATOMIC_ACQ_REL);
+    if (pthread_create(&server->thread, NULL, cg_host_server_main, server) != 0) {
+        __atomic_sub_fetch(&host->servers, 1, __ATOMIC_ACQ_REL);
+        cg_error(CG_SUB_DEV, "cannot start an LL server thread");
+        return CG_ERR_NO_MEMORY;
+    }
+    server->joinable = 1;
+    return CG_OK;
+}
+
+static cg_status_t cg_host_server_create(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    cg_host_server_t *server = calloc(1, sizeof(*server));
+    void             *words  = NULL;
+
+    if (server == NULL || cg_host_host_alloc(dev, sizeof(cg_ll_server_words_t), &words) != CG_OK) {
+        free(server);
+        return CG_ERR_NO_MEMORY;
+    }
+    memset(words, 0, sizeof(cg_ll_server_words_t));
+    *(uint64_t *)stream->ll_word = 0;
+    server->proto.words = words;
+    server->proto.done  = stream->ll_word;
+    server->proto.start = cg_host_server_start;
+    server->proto.ctx   = server;
+    server->dev         = dev;
+    server->stream      = stream;
+    stream->server      = server;
+    return CG_OK;
+}
+
+cg_status_t cg_host_server_run(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_ll_args_t *args)
+{
+    cg_host_server_t *server = stream->server;
+    cg_status_t       status;
+
+    if (server == NULL) {
+        if ((status = cg_host_server_create(dev, stream)) != CG_OK) {
+            return status;
+        }
+        server = stream->server;
+    }
+    if ((status = __atomic_load_n(&server->failed, __ATOMIC_ACQUIRE)) != CG_OK) {
+        return status;
+    }
+    stream->ll = *args; /* posted: the server reads it after the bell */
+    if (args->coll == CG_LL_REDUCE_SCATTER) {
+        memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
+        memcpy(stream->displs, args->displs, (size_t)args->size * sizeof(size_t));
+        stream->ll.counts = stream->counts;
+        stream->ll.displs = stream->displs;
+    }
+    server->owner = cg_host_peer_wait_start(cg_host_impl(dev));
+    server->rung  = 1;
+    status        = cg_ll_server_ring(&server->proto, ++server->calls);
+    if (status != CG_OK) {
+        server->rung = 0;
+        cg_host_peer_wait_stop(cg_host_impl(dev), server->owner);
+    }
+    return status;
+}
+
+int cg_host_server_alive(const cg_dev_stream_t *stream)
+{
+    return stream->server != NULL && cg_ll_server_alive(&stream->server->proto);
+}
+
+static int cg_host_server_rung(const cg_dev_stream_t *stream)
+{
+    return stream->server != NULL && stream->server->rung;
+}
+
+
+cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
+{
+    cg_host_server_t *server = stream->server;
+    cg_status_t       status = cg_ll_server_test(&server->proto, done);
+
+    if (*done == 0 && status == CG_OK) {
+        status = __atomic_load_n(&server->failed, __ATOMIC_ACQUIRE);
+    }
+    if (server->rung && (*done != 0 || status != CG_OK)) {
+        server->rung = 0;
+        cg_host_peer_wait_stop(cg_host_impl(dev), server->owner);
+    }
+    return status;
+}
+
+/* Bounded, as every wait of this layer: a peer that never sends must not hang. */
+cg_status_t cg_host_server_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    cg_pace_t   pace   = {0};
+    double      t0     = 0;
+    cg_status_t status = CG_OK;
+    int         done   = 0;
+
+    while (cg_host_server_rung(stream) && status == CG_OK &&
+           (status = cg_host_server_test(dev, stream, &done)) == CG_OK && done == 0) {
+        if (cg_pace(&pace)) {
+            t0 = t0 ? t0 : cg_time_now();
+            if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
+                cg_error(CG_SUB_DEV, "an LL server's call waited %d s for a peer: giving up",
+                         CG_HOST_FLAG_TIMEOUT);
+                return CG_ERR_TIMEOUT;
+            }
+        }
+    }
+    return status;
+}
+
+void cg_host_server_stop(cg_dev_stream_t *stream)
+{
+    if (stream->server != NULL) {
+        (void)cg_ll_server_stop(&stream->server->proto);
+    }
+}
+
+void cg_host_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    cg_host_server_t *server = stream->server;
+
+    if (server == NULL) {
+        return;
+    }
+    if (server->rung) { /* given up by the caller: no longer counted */
+        server->rung = 0;
+        cg_host_peer_wait_stop(cg_host_impl(dev), server->owner);
+    }
+    (void)cg_ll_server_stop(&server->proto);
+    if (server->joinable) { /* a call still waiting ends at its bounded wait */
+        pthread_join(server->thread, NULL);
+    }
+    cg_dev_host_release(dev, server->proto.words);
+    free(server->wait.taken);
+    free(server);
+    stream->server = NULL;
+}

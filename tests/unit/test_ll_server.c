@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * The LL server of the host layer (coll_gpu_ll_persist; kernels/dev_ll_server.h,
+ * kernels/host_server.c): two ranks of one process, each with its stream and server, run
+ * allreduces checked against a host reference, while the servers stay, after each has
+ * left (started again by the next ring), and while they leave at every chance (rings that
+ * race a leave); a call given up ends with the given-up answer and the server serves the
+ * next; a stop ends a server that would stay for ever; a free waits for a server to leave.
+ */
+#include "kernels/cg_dev.h"
+#include "kernels/dev_host_int.h"
+
+#include "tests/unit/unit.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SLOT    256
+#define COUNT   5
+#define RANKS   2
+#define INBOX   (2 * RANKS * SLOT) /* two halves of RANKS slots */
+
+typedef struct {
+    cg_dev_t        *dev;
+    cg_dev_stream_t *stream[RANKS];
+    char            *inbox;            /* every rank's, one after the other */
+    float           *buf[RANKS];       /* COUNT inputs, then COUNT results */
+    unsigned         calls;
+} pair_t;
+
+static void pair_open(pair_t *pair, double idle_s)
+{
+    memset(pair, 0, sizeof(*pair));
+    ck_assert_int_eq(cg_dev_host_open(NULL, &pair->dev), CG_OK);
+    pair->dev->ll_persist        = 1;
+    pair->dev->ll_persist_idle_s = idle_s;
+    ck_assert_int_eq(pair->dev->ops->mem_alloc(pair->dev, RANKS * INBOX, (void **)&pair->inbox), CG_OK);
+    for (int r = 0; r < RANKS; r++) {
+        ck_assert_int_eq(pair->dev->ops->stream_create(pair->dev, &pair->stream[r]), CG_OK);
+        ck_assert_int_eq(pair->dev->ops->mem_alloc(pair->dev, 2 * COUNT * sizeof(float),
+                                                    (void **)&pair->buf[r]), CG_OK);
+    }
+    ck_assert_int_eq(pair->dev->ops->fill(pair->dev, pair->inbox, 0, RANKS * INBOX, pair->stream[0]), CG_OK);
+    ck_assert_int_eq(pair->dev->ops->stream_sync(pair->dev, pair->stream[0]), CG_OK);
+}
+
+static void pair_close(pair_t *pair)
+{
+    /* every server told to leave first: a free (the first stream's, as it goes) waits for
+     * every server, as cudaFree waits for every kernel */
+    for (int r = 0; r < RANKS; r++) {
+        cg_host_server_stop(pair->stream[r]);
+    }
+    for (int r = 0; r < RANKS; r++) {
+        pair->dev->ops->stream_destroy(pair->dev, pair->stream[r]);
+    }
+    for (int r = 0; r < RANKS; r++) {
+        pair->dev->ops->mem_free(pair->dev, pair->buf[r]);
+    }
+    pair->dev->ops->mem_free(pair->dev, pair->inbox);
+    cg_dev_close(pair->dev);
+}
+
+static cg_ll_args_t pair_args(const pair_t *pair, int rank)
+{
+    cg_ll_args_t args = {.coll = CG_LL_ALLREDUCE, .size = RANKS, .rank = rank,
+                         .flag = pair->calls + 1, .parity = pair->calls & 1, .slot_bytes = SLOT,
+                         .src = pair->buf[rank], .dst = pair->buf[rank] + COUNT, .count = COUNT,
+                         .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .app_ordered = 1};
+
+    for (int p = 0; p < RANKS; p++) {
+        args.inbox[p] = pair->inbox + (size_t)p * INBOX;
+    }
+    return args;
+}
+
+static int pair_wait(pair_t *pair, int rank)
+{
+    int done = 0;
+
+    for (long polls = 0; done == 0; polls++) {
+        ck_assert_int_eq(pair->dev->ops->ll_test(pair->dev, pair->stream[rank], &done), CG_OK);
+        ck_assert_msg(polls < 100000000L, "an LL call never ended");
+        if (polls > 1000) {
+            usleep(10);
+        }
+    }
+    return done;
+}
+
+/* One allreduce of both ranks, inputs fresh and outputs poisoned, checked element by
+ * element against the sum computed here. */
+static void pair_call(pair_t *pair)
+{
+    float in[RANKS][COUNT], out[COUNT];
+
+    for (int r = 0; r < RANKS; r++) {
+        for (int i = 0; i < COUNT; i++) {
+            in[r][i] = (float)(rand() % 1000) - 500.0f;
+        }
+        const float poison[COUNT] = {-1e30f, -1e30f, -1e30f, -1e30f, -1e30f};
+        ck_assert_int_eq(pair->dev->ops->copy(pair->dev, pair->buf[r], in[r], sizeof(in[r]), pair->stream[r]), CG_OK);
+        ck_assert_int_eq(pair->dev->ops->copy(pair->dev, pair->buf[r] + COUNT, poison, sizeof(poison), pair->stream[r]), CG_OK);
+        ck_assert_int_eq(pair->dev->ops->stream_sync(pair->dev, pair->stream[r]), CG_OK);
+    }
+    for (int r = 0; r < RANKS; r++) {
+        cg_ll_args_t args = pair_args(pair, r);
+        ck_assert_int_eq(pair->dev->ops->ll_run(pair->dev, &args, pair->stream[r]), CG_OK);
+    }
+    for (int r = 0; r < RANKS; r++) {
+        ck_assert_int_eq(pair_wait(pair, r), 1);
+        ck_assert_int_eq(pair->dev->ops->copy(pair->dev, out, pair->buf[r] + COUNT, sizeof(out), pair->stream[r]), CG_OK);
+        ck_assert_int_eq(pair->dev->ops->stream_sync(pair->dev, pair->stream[r]), CG_OK);
+        for (int i = 0; i < COUNT; i++) {
+            ck_assert_float_eq(out[i], in[0][i] + in[1][i]);
+        }
+    }
+    pair->calls++;
+}
+
+/* Calls to servers that stay: every call served, one server per stream. With a long idle
+ * time a server leaves only if the test stalls for minutes: at most a few more. */
+START_TEST(test_server_stays)
+{
+    pair_t         pair;
+    const uint64_t served = cg_counters[CG_CNT_LL_SERVED], servers = cg_counters[CG_CNT_LL_SERVERS];
+
+    pair_open(&pair, 300.0);
+    for (int k = 0; k < 100; k++) {
+        pair_call(&pair);
+    }
+    ck_assert_uint_eq(cg_counters[CG_CNT_LL_SERVED] - served, 2 * 100);
+    ck_assert_uint_ge(cg_counters[CG_CNT_LL_SERVERS] - servers, 2);
+    for (int r = 0; r < RANKS; r++) {
+        ck_assert(cg_host_server_alive(pair.stream[r]) || cg_counters[CG_CNT_LL_SERVERS] - servers > 2);
+    }
+    pair_close(&pair); /* stopped: a stop that failed would leave the servers for five
+                        * minutes, past the test's limit of two */
+}
+END_TEST
+
+/* After a server has left, the next ring starts another, which runs the call. */
+START_TEST(test_server_again)
+{
+    pair_t   pair;
+    uint64_t servers;
+
+    pair_open(&pair, 0.001);
+    for (int k = 0; k < 20; k++) {
+        for (int r = 0; r < RANKS; r++) {
+            for (int waits = 0; cg_host_server_alive(pair.stream[r]); waits++) {
+                ck_assert_int_lt(waits, 100000); /* ten seconds */
+                usleep(100);
+            }
+        }
+        servers = cg_counters[CG_CNT_LL_SERVERS];
+        pair_call(&pair);
+        ck_assert_uint_eq(cg_counters[CG_CNT_LL_SERVERS] - servers, RANKS);
+    }
+    pair_close(&pair);
+}
+END_TEST
+
+/* Servers that leave at every chance: rings race leaves; every call still runs once. */
+START_TEST(test_server_races)
+{
+    pair_t         pair;
+    const uint64_t served = cg_counters[CG_CNT_LL_SERVED];
+
+    pair_open(&pair, 0.0);
+    for (int k = 0; k < 200; k++) {
+        pair_call(&pair);
+    }
+    ck_assert_uint_eq(cg_counters[CG_CNT_LL_SERVED] - served, 2 * 200);
+    pair_close(&pair);
+}
+END_TEST
+
+/* A call the peer never joins: abort lines end it given up (stream_sync waits for the
+ * served call), and the same server runs the next call with both ranks. */
+START_TEST(test_server_given_up)
+{
+    pair_t       pair;
+    cg_ll_args_t args;
+    int          done = -1;
+
+    pair_open(&pair, 300.0);
+    pair_call(&pair);
+    args = pair_args(&pair, 0);
+    ck_assert_int_eq(pair.dev->ops->ll_run(pair.dev, &args, pair.stream[0]), CG_OK);
+    ck_assert_int_eq(pair.dev->ops->ll_test(pair.dev, pair.stream[0], &done), CG_OK);
+    ck_assert_int_eq(done, 0); /* waits for rank 1's lines */
+    ck_assert_int_eq(pair.dev->ops->ll_abort(pair.dev, &args), CG_OK);
+    ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[0]), CG_OK);
+    ck_assert_int_eq(pair.dev->ops->ll_test(pair.dev, pair.stream[0], &done), CG_OK);
+    ck_assert_int_eq(done, 2);
+    /* rank 1 skips that call (as after a failure, the group's next call); the abort
+     * lines of rank 0's inbox are cleared as the group clears them */
+    ck_assert_int_eq(pair.dev->ops->fill(pair.dev, pair.inbox, 0, INBOX, pair.stream[0]), CG_OK);
+    ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[0]), CG_OK);
+    pair.calls++;
+    pair_call(&pair);
+    ck_assert(cg_host_server_alive(pair.stream[0]));
+    pair_close(&pair);
+}
+END_TEST
+
+/* A free waits for a server to leave, as cudaFree waits for a kernel that stays. */
+START_TEST(test_server_free_waits)
+{
+    pair_t pair;
+    void  *extra = NULL;
+
+    pair_open(&pair, 0.2);
+    pair_call(&pair);
+    ck_assert_int_eq(pair.dev->ops->mem_alloc(pair.dev, 64, &extra), CG_OK);
+    pair.dev->ops->mem_free(pair.dev, extra);
+    for (int r = 0; r < RANKS; r++) {
+        ck_assert(!cg_host_server_alive(pair.stream[r]));
+    }
+    pair_close(&pair);
+}
+END_TEST
+
+CG_UNIT_MAIN("ll_server", 120, test_server_stays, test_server_again, test_server_races,
+             test_server_given_up, test_server_free_waits)
