@@ -373,6 +373,19 @@ phase_ab() {
     [ -n "$base" ] || return 2
     [ -e "$base/.libs/mca_coll_gpu.so" ] || { kit_say "FAIL ab: $base/.libs/mca_coll_gpu.so missing"; return 1; }
     ab_base() { OMPI_MCA_mca_base_component_path=$MPI_BUNDLE_COMPONENT_DIR:$base/.libs kit_bench_one "$@"; }
+    # first, #12's question: small calls rung on an LL server that stays on the GPU
+    # (coll_gpu_ll_persist 1) against the kernel launched per call, both with the
+    # application's buffers ready (coll_gpu_app_wait none: the server needs it), alternately;
+    # counters per call (ll_served 1, ll_servers 0 once warm)
+    local ready=(--mca coll_gpu_app_wait none) persist=(--mca coll_gpu_app_wait none --mca coll_gpu_ll_persist 1)
+    for round in 1 2; do
+        kit_bench_one "ab-latency-launched-$round" 4 "$e" "${ready[@]}" -- -C allreduce "${lat[@]}" --counters || rc=1
+        kit_bench_one "ab-latency-persist-$round" 4 "$e" "${persist[@]}" -- -C allreduce "${lat[@]}" --counters || rc=1
+    done
+    kit_bench_one ab-persist-sweep 4 "$e" "${persist[@]}" -- -C allreduce -b 8 -e 16K -f 4 -n 1000 -w 20 \
+        --floor-bytes 0 --counters || rc=1
+    kit_bench_one ab-persist-bcast 4 "$e" "${persist[@]}" -- -C bcast -A ll "${lat[@]}" --counters || rc=1
+    kit_bench_one ab-persist-allgather 4 "$e" "${persist[@]}" -- -C allgather -A ll "${lat[@]}" --counters || rc=1
     for round in 1 2; do
         ab_base "ab-latency-base-$round" 4 "$e" -- -C allreduce "${lat[@]}" || rc=1
         kit_bench_one "ab-latency-new-$round" 4 "$e" -- -C allreduce "${lat[@]}" --counters || rc=1
