@@ -315,6 +315,9 @@ struct cg_dev {
                                          stays on the device (coll_gpu_ll_persist;
                                          kernels/dev_ll_server.h) */
     double              ll_persist_idle_s; /* a server leaves after this long without a call */
+    double              ll_persist_life_s; /* and this long after it started at the latest,
+                                         between two calls, even while calls keep coming
+                                         (the next ring starts another: CG_DEV_LL_PERSIST_LIFE_S) */
     struct cg_dev_frees *frees;       /* frees held back while device work waits for peers
                                          (cg_dev_frees_enable); NULL: memory goes at once */
     int                 abandoned;    /* device work that never ends was left
@@ -345,6 +348,11 @@ static inline int cg_dev_ll_after_app(const cg_dev_t *dev)
 {
     return dev->app_launch && !dev->app_ready;
 }
+
+/* A server's life: a device-wide wait of the application (cudaDeviceSynchronize, cudaFree;
+ * another thread's under MPI_THREAD_MULTIPLE) waits this long at most for it, and a restart
+ * every 10 ms of steady calls costs one launch. */
+#define CG_DEV_LL_PERSIST_LIFE_S 0.01
 
 /* Does this LL call go to the stream's server (dev->ll_persist)? Only a call ordered after
  * the application's work before it is queued: a server runs beside every stream, ordered

@@ -13,7 +13,8 @@
  *         stopped), after its last look at the bell.
  *   done  the stream's completion word, as for a launched LL call: (call << 1) | given up.
  * A server started with (generation, served) loops: a bell above served runs that call and
- * stores done; no ring for its idle time, or the stop, stores left and ends. The host rings
+ * stores done; no ring for its idle time, the end of its life (dev->ll_persist_life_s) or the
+ * stop stores left and ends. The host rings
  * a server it has not seen leave; a ring it left without seeing (its last look was before
  * the ring) shows as left with done below the call, and the host then starts another on
  * the same queue, behind the old one: it runs the call, which the old one never did (the
@@ -29,6 +30,7 @@ extern "C" {
 #endif
 
 #define CG_LL_SERVER_STOP UINT64_MAX
+
 
 typedef struct {
     uint64_t bell;

@@ -64,13 +64,18 @@ static void *cg_host_server_main(void *arg)
     cg_ll_server_words_t *words  = server->proto.words;
     uint64_t             *done   = (uint64_t *)server->proto.done;
     uint64_t              served = server->served;
-    const double          idle   = server->dev->ll_persist_idle_s;
-    double                since  = cg_time_now();
+    const double          idle   = server->dev->ll_persist_idle_s, born = cg_time_now();
+    const double          life   = server->dev->ll_persist_life_s;
+    double                since  = born;
     unsigned              spins  = 0;
 
     for (;;) {
-        const uint64_t bell = __atomic_load_n(&words->bell, __ATOMIC_ACQUIRE);
-        int            given_up = 0;
+        uint64_t bell;
+        int      given_up = 0;
+        if (spins % 64 == 0 && cg_time_now() - born > life) {
+            break; /* with no look at the bell: a call rung meanwhile is the next server's */
+        }
+        bell = __atomic_load_n(&words->bell, __ATOMIC_ACQUIRE);
         if (bell == CG_LL_SERVER_STOP) {
             break;
         }

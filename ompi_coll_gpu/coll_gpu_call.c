@@ -63,6 +63,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             /* a kernel that stays would hold a time-sliced GPU from the other ranks */
             dev->ll_persist = mca_coll_gpu_component.ll_persist > 0 && !dev->caps.time_sliced;
             dev->ll_persist_idle_s = CG_MAX(mca_coll_gpu_component.ll_persist_idle_us, 0) / 1e6;
+            dev->ll_persist_life_s = CG_DEV_LL_PERSIST_LIFE_S;
             __atomic_store_n(&mca_coll_gpu_component.dev, dev, __ATOMIC_RELEASE);
         } else {
             mca_coll_gpu_component.dev_failed = 1;

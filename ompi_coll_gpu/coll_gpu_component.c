@@ -73,7 +73,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .intra_sync        = 0,
     .app_wait          = MCA_COLL_GPU_APP_WAIT_AUTO,
     .ll_persist        = 0,
-    .ll_persist_idle_us = 500,
+    .ll_persist_idle_us = 100,
     .timeout           = 0,
     .spin_us           = -1,
 };

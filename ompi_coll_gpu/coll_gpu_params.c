@@ -113,8 +113,9 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "1: small-message (LL) calls whose buffers are ready when MPI is called "
      "(coll_gpu_app_wait none, or inside a hierarchical call) go to a kernel that stays on "
      "the GPU between calls and is rung by the host with a store into page-locked memory: "
-     "no launch per call. It leaves after coll_gpu_ll_persist_idle_us without a call (a "
-     "cudaDeviceSynchronize or cudaFree of the application waits until then) and takes one "
+     "no launch per call. It leaves after coll_gpu_ll_persist_idle_us without a call, and "
+     "10 ms after it started at the latest (a cudaDeviceSynchronize or cudaFree of the "
+     "application waits until then), and takes one "
      "block of one SM while it stays. Never where ranks take turns on a GPU shared without "
      "MPS. 0: a kernel launched per call"},
     {"ll_persist_idle_us", INT, NULL, &CG_C->ll_persist_idle_us, OPAL_INFO_LVL_5, 0, LOCAL,

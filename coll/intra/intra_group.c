@@ -414,6 +414,16 @@ static void cg_intra_release(cg_intra_t *group)
         }
     }
     cg_intra_peer_wait_done(group);
+    /* the stream first (drained): its LL server leaves now, and the frees below do not
+     * wait for it to leave on its own, as every free waits for a kernel */
+    if (group->event != NULL) {
+        dev->ops->event_destroy(dev, group->event);
+        group->event = NULL;
+    }
+    if (group->stream != NULL) {
+        dev->ops->stream_destroy(dev, group->stream);
+        group->stream = NULL;
+    }
     for (int i = 0; i < group->num_pins; i++) {
         cg_ipc_release(group->pins[i], 0);
     }
@@ -430,11 +440,5 @@ static void cg_intra_release(cg_intra_t *group)
         }
     }
     cg_intra_seal(group);
-    if (group->event != NULL) {
-        dev->ops->event_destroy(dev, group->event);
-    }
-    if (group->stream != NULL) {
-        dev->ops->stream_destroy(dev, group->stream);
-    }
     free(group);
 }

@@ -104,7 +104,8 @@ cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *args, cudaStream_t stream, uin
 size_t      cg_cuda_ll_posted_bytes(void);
 cudaError_t cg_cuda_ll_post(const cg_ll_args_t *args, void *posted);
 cudaError_t cg_cuda_ll_server_start(void *words, const void *posted, uint64_t *done, uint64_t gen,
-                                    uint64_t served, uint64_t idle_ns, cudaStream_t stream);
+                                    uint64_t served, uint64_t idle_ns, uint64_t life_ns,
+                                    cudaStream_t stream);
 /* Load every kernel of the file now (cudaFuncGetAttributes references each), so that none
  * is loaded lazily later (cg_dev_cuda_preload). */
 cudaError_t cg_cuda_reduce_preload(void);

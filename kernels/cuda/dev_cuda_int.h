@@ -114,12 +114,14 @@ int         cg_cuda_ll_running_on_app(const cg_dev_stream_t *stream);
 
 /* The LL server (dev_cuda_server.c), guarded by the caller: post and ring call (the
  * stream's LL call number); is a call rung and not seen to end; its end (*done as ll_test);
- * wait for it; the stream goes (the server stopped and waited for). */
+ * wait for it; tell it to leave (unguarded: a store); the stream goes (the server stopped
+ * and waited for). */
 cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream,
                                uint64_t call);
 int         cg_cuda_server_rung(const cg_dev_stream_t *stream);
 cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done);
 cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream);
+void        cg_cuda_server_stop(cg_dev_stream_t *stream);
 void        cg_cuda_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream);
 
 /* CUDA IPC (ipc_cuda.c): the ops of the same names. */

@@ -18,7 +18,7 @@ struct cg_cuda_server {
     char          *pinned;     /* the protocol's words, then the posted call (host view) */
     char          *pinned_dev; /* the same, as the device sees it */
     uint64_t      *done_dev;   /* the stream's completion word, as the device sees it */
-    uint64_t       idle_ns;
+    uint64_t       idle_ns, life_ns;
     int            rung;       /* a rung call not seen to end */
     unsigned       polls;
 };
@@ -31,7 +31,7 @@ static cg_status_t cg_cuda_server_start(cg_ll_server_t *proto, uint64_t gen, uin
 
     return CG_CUDART_CALL(cg_cuda_ll_server_start(server->pinned_dev, server->pinned_dev + CG_CUDA_SERVER_POSTED,
                                                   server->done_dev, gen, served, server->idle_ns,
-                                                  server->queue));
+                                                  server->life_ns, server->queue));
 }
 
 static cg_status_t cg_cuda_server_create(cg_dev_t *dev, cg_dev_stream_t *stream)
@@ -62,6 +62,7 @@ static cg_status_t cg_cuda_server_create(cg_dev_t *dev, cg_dev_stream_t *stream)
     server->pinned_dev  = pinned_dev;
     server->done_dev    = stream->ll_done_dev;
     server->idle_ns     = (uint64_t)(dev->ll_persist_idle_s * 1e9);
+    server->life_ns     = (uint64_t)(dev->ll_persist_life_s * 1e9);
     server->proto.words = (cg_ll_server_words_t *)(void *)server->pinned;
     server->proto.done  = stream->ll_done;
     server->proto.start = cg_cuda_server_start;
@@ -120,7 +121,8 @@ cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done)
     if (status == CG_OK && *done == 0 && ++server->polls % CG_CUDA_SERVER_ERROR_POLLS == 0) {
         status = cg_cuda_server_check(server);
     }
-    if (*done != 0 || status != CG_OK) {
+    if (*done != 0 || status != CG_OK) { /* an error of the queue is the server's kernel's
+                                            * (nothing else runs there): it ended */
         server->rung = 0;
     }
     return status;
@@ -138,6 +140,14 @@ cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream)
         (void)cg_pace(&pace);
     }
     return status;
+}
+
+/* Tell the stream's server to leave now: a store, no driver call (no guard needed). */
+void cg_cuda_server_stop(cg_dev_stream_t *stream)
+{
+    if (stream->server != NULL) {
+        (void)cg_ll_server_stop(&stream->server->proto);
+    }
 }
 
 /* Guarded by the caller: the server told to leave and waited for (unless device work was

@@ -34,7 +34,7 @@ struct LLParams {
     size_t   slot_bytes;
     const char *src;
     char    *dst;
-    int      size, rank, root, coll, parity, body; /* body: ll_bodies[] (a server's) */
+    int      size, rank, root, coll, parity, body; /* body: LLBodyIndex (a server's) */
     uint32_t flag;
     size_t   count;  /* reductions: elements of the result; allgather: bytes of a block */
     const volatile unsigned long long *cancel; /* this rank's cancel word; NULL: none */
@@ -244,14 +244,13 @@ CG_REDUCE_TABLE(CG_X_FUNCTOR)
 
 /* ---- the server (coll_gpu_ll_persist; the protocol: kernels/dev_ll_server.h) ----------- */
 
-/* Every body a server may run, by index (LLParams body): the copies, then the reductions in
- * the table's order (ll_body_index on the host). */
-typedef int (*LLBody)(const LLParams &p);
-
-__device__ __noinline__ int ll_copy_entry(const LLParams &p)
-{
-    return ll_copy_body(p);
-}
+/* Every body a server may run (LLParams body): the copies, then one per row of the table. */
+enum LLBodyIndex {
+    LL_BODY_COPY = 0,
+#define CG_X_BODY(DT, OP, T, FN, STORE) LL_BODY_##FN,
+    CG_REDUCE_TABLE(CG_X_BODY)
+#undef CG_X_BODY
+};
 
 template <typename T, typename F, int STORE>
 __device__ __noinline__ int ll_reduce_entry(const LLParams &p)
@@ -259,12 +258,23 @@ __device__ __noinline__ int ll_reduce_entry(const LLParams &p)
     return ll_reduce_body<T, F, STORE>(p);
 }
 
-__device__ const LLBody ll_bodies[] = {
-    ll_copy_entry,
-#define CG_X_ENTRY(DT, OP, T, FN, STORE) ll_reduce_entry<T, LLFn_##FN, STORE>,
-    CG_REDUCE_TABLE(CG_X_ENTRY)
-#undef CG_X_ENTRY
-};
+__device__ __noinline__ int ll_copy_entry(const LLParams &p)
+{
+    return ll_copy_body(p);
+}
+
+/* A direct call per body (no function pointers: ptxas sizes the stack, no ABI call). */
+__device__ int ll_body_run(const LLParams &p)
+{
+    switch (p.body) {
+    case LL_BODY_COPY: return ll_copy_entry(p);
+#define CG_X_CASE(DT, OP, T, FN, STORE)                                                   \
+    case LL_BODY_##FN: return ll_reduce_entry<T, LLFn_##FN, STORE>(p);
+    CG_REDUCE_TABLE(CG_X_CASE)
+#undef CG_X_CASE
+    default: return 1; /* not a body: given up (the host never posts one) */
+    }
+}
 
 /* The words of dev_ll_server.h, as the device sees them. */
 struct LLServerWords {
@@ -301,19 +311,28 @@ __device__ void ll_server_fetch(const LLParams *posted, LLParams *call)
 static_assert(offsetof(LLParams, peer) % sizeof(unsigned long long) == 0, "whole words");
 static_assert(sizeof(LLPeer) % sizeof(unsigned long long) == 0, "whole words");
 
-/* Thread 0 waits for a ring, its idle time or the stop; every thread gets the bell. */
+/* Thread 0 waits for a ring, its idle time, the end of its life or the stop; every thread
+ * gets the bell (served: leave). Past its life it leaves without a look at the bell: a call
+ * rung meanwhile is the next server's (the host starts one when it sees this one left). */
 __device__ unsigned long long ll_server_wait(volatile LLServerWords *words, unsigned long long served,
-                                             unsigned long long since, unsigned long long idle_ns)
+                                             unsigned long long since, unsigned long long born,
+                                             unsigned long long idle_ns, unsigned long long life_ns)
 {
     __shared__ unsigned long long rung;
 
     if (threadIdx.x == 0) {
-        unsigned long long bell;
+        unsigned long long bell = served;
         unsigned           spins = 0;
-        for (;;) {
+        while (ll_now_ns() - born < life_ns) {
             bell = words->bell;
-            if (bell != served || (++spins % 32 == 0 && ll_now_ns() - since > idle_ns)) {
+            if (bell != served) {
                 break;
+            }
+            if (++spins % 32 == 0 && ll_now_ns() - since > idle_ns) {
+                break;
+            }
+            if (spins > 64) {
+                __nanosleep(64);
             }
         }
         __threadfence_system(); /* the posted arguments read after the bell */
@@ -328,15 +347,17 @@ __device__ unsigned long long ll_server_wait(volatile LLServerWords *words, unsi
 __global__ void __launch_bounds__(kThreads)
     ll_server_kernel(volatile LLServerWords *words, const LLParams *posted,
                      volatile unsigned long long *done, unsigned long long gen,
-                     unsigned long long served, unsigned long long idle_ns)
+                     unsigned long long served, unsigned long long idle_ns,
+                     unsigned long long life_ns)
 {
-    __shared__ LLParams call;
-    unsigned long long  since = ll_now_ns();
+    __shared__ LLParams      call;
+    const unsigned long long born  = ll_now_ns();
+    unsigned long long       since = born;
 
     for (;;) {
-        const unsigned long long bell = ll_server_wait(words, served, since, idle_ns);
+        const unsigned long long bell = ll_server_wait(words, served, since, born, idle_ns, life_ns);
         if (bell == served || bell == CG_LL_SERVER_STOP) {
-            break; /* idle for its time, or stopped */
+            break; /* idle for its time, at the end of its life, or stopped */
         }
         ll_server_fetch(posted, &call);
         if (threadIdx.x == 0) {
@@ -344,7 +365,7 @@ __global__ void __launch_bounds__(kThreads)
             call.done_value = bell;
         }
         __syncthreads();
-        ll_done(call, ll_bodies[call.body](call));
+        ll_done(call, ll_body_run(call));
         served = bell;
         since  = ll_now_ns();
     }
@@ -354,11 +375,10 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-/* The kernel's arguments of an LL call; its body (ll_bodies), -1 when none. */
+/* The kernel's arguments of an LL call; its body (LLBodyIndex), -1 when none. */
 int ll_params(const cg_ll_args_t *a, LLParams *p)
 {
     const size_t elem = a->dtype == CG_DT_NONE ? 1 : cg_dtype_size(a->dtype);
-    int          body = 1;
 
     if (a->size > CG_DEV_MAX_FANIN || elem == 0) {
         return -1;
@@ -384,14 +404,13 @@ int ll_params(const cg_ll_args_t *a, LLParams *p)
     p->cancel     = reinterpret_cast<const volatile unsigned long long *>(a->cancel);
     if (a->coll == CG_LL_BCAST || a->coll == CG_LL_ALLGATHER) {
         p->count = a->count * elem; /* a block's bytes */
-        return p->body = 0;
+        return p->body = LL_BODY_COPY;
     }
     p->count = a->coll == CG_LL_REDUCE_SCATTER ? a->counts[a->rank] : a->count;
 #define CG_X_INDEX(DT, OP, T, FN, STORE)                                                  \
     if (a->dtype == (DT) && a->op == (OP)) {                                              \
-        return p->body = body;                                                            \
-    }                                                                                     \
-    body++;
+        return p->body = LL_BODY_##FN;                                                    \
+    }
     CG_REDUCE_TABLE(CG_X_INDEX)
 #undef CG_X_INDEX
     return -1;
@@ -459,12 +478,12 @@ extern "C" cudaError_t cg_cuda_ll_post(const cg_ll_args_t *a, void *posted)
 
 extern "C" cudaError_t cg_cuda_ll_server_start(void *words, const void *posted, uint64_t *done,
                                                uint64_t gen, uint64_t served, uint64_t idle_ns,
-                                               cudaStream_t stream)
+                                               uint64_t life_ns, cudaStream_t stream)
 {
     static_assert(sizeof(LLServerWords) == sizeof(cg_ll_server_words_t), "the protocol's words");
     (void)cudaGetLastError();
     ll_server_kernel<<<1, kThreads, 0, stream>>>(
         static_cast<volatile LLServerWords *>(words), static_cast<const LLParams *>(posted),
-        reinterpret_cast<volatile unsigned long long *>(done), gen, served, idle_ns);
+        reinterpret_cast<volatile unsigned long long *>(done), gen, served, idle_ns, life_ns);
     return cudaGetLastError();
 }

@@ -4,8 +4,8 @@
  * The LL server of the host layer (coll_gpu_ll_persist; kernels/dev_ll_server.h,
  * kernels/host_server.c): two ranks of one process, each with its stream and server, run
  * allreduces checked against a host reference, while the servers stay, after each has
- * left (started again by the next ring), and while they leave at every chance (rings that
- * race a leave); a call given up ends with the given-up answer and the server serves the
+ * left (started again by the next ring), at the end of their life with calls coming, and
+ * while they leave at every chance (rings that race a leave); a call given up ends with the given-up answer and the server serves the
  * next; a stop ends a server that would stay for ever; a free waits for a server to leave.
  */
 #include "kernels/cg_dev.h"
@@ -31,12 +31,13 @@ typedef struct {
     unsigned         calls;
 } pair_t;
 
-static void pair_open(pair_t *pair, double idle_s)
+static void pair_open(pair_t *pair, double idle_s, double life_s)
 {
     memset(pair, 0, sizeof(*pair));
     ck_assert_int_eq(cg_dev_host_open(NULL, &pair->dev), CG_OK);
     pair->dev->ll_persist        = 1;
     pair->dev->ll_persist_idle_s = idle_s;
+    pair->dev->ll_persist_life_s = life_s;
     ck_assert_int_eq(pair->dev->ops->mem_alloc(pair->dev, RANKS * INBOX, (void **)&pair->inbox), CG_OK);
     for (int r = 0; r < RANKS; r++) {
         ck_assert_int_eq(pair->dev->ops->stream_create(pair->dev, &pair->stream[r]), CG_OK);
@@ -128,7 +129,7 @@ START_TEST(test_server_stays)
     pair_t         pair;
     const uint64_t served = cg_counters[CG_CNT_LL_SERVED], servers = cg_counters[CG_CNT_LL_SERVERS];
 
-    pair_open(&pair, 300.0);
+    pair_open(&pair, 300.0, 300.0);
     for (int k = 0; k < 100; k++) {
         pair_call(&pair);
     }
@@ -148,7 +149,7 @@ START_TEST(test_server_again)
     pair_t   pair;
     uint64_t servers;
 
-    pair_open(&pair, 0.001);
+    pair_open(&pair, 0.001, CG_DEV_LL_PERSIST_LIFE_S);
     for (int k = 0; k < 20; k++) {
         for (int r = 0; r < RANKS; r++) {
             for (int waits = 0; cg_host_server_alive(pair.stream[r]); waits++) {
@@ -164,13 +165,30 @@ START_TEST(test_server_again)
 }
 END_TEST
 
+/* Servers with calls that keep coming still leave at the end of their life (so that a
+ * device-wide wait waits that long at most), and the next ring starts another. */
+START_TEST(test_server_life)
+{
+    pair_t         pair;
+    const uint64_t servers = cg_counters[CG_CNT_LL_SERVERS];
+    int            calls   = 0;
+
+    pair_open(&pair, 300.0, 0.02);
+    while (cg_counters[CG_CNT_LL_SERVERS] - servers < 3 * RANKS) { /* each left twice */
+        ck_assert_int_lt(calls++, 1000000);
+        pair_call(&pair);
+    }
+    pair_close(&pair);
+}
+END_TEST
+
 /* Servers that leave at every chance: rings race leaves; every call still runs once. */
 START_TEST(test_server_races)
 {
     pair_t         pair;
     const uint64_t served = cg_counters[CG_CNT_LL_SERVED];
 
-    pair_open(&pair, 0.0);
+    pair_open(&pair, 0.0, CG_DEV_LL_PERSIST_LIFE_S);
     for (int k = 0; k < 200; k++) {
         pair_call(&pair);
     }
@@ -187,7 +205,7 @@ START_TEST(test_server_given_up)
     cg_ll_args_t args;
     int          done = -1;
 
-    pair_open(&pair, 300.0);
+    pair_open(&pair, 300.0, 300.0);
     pair_call(&pair);
     args = pair_args(&pair, 0);
     ck_assert_int_eq(pair.dev->ops->ll_run(pair.dev, &args, pair.stream[0]), CG_OK);
@@ -214,7 +232,7 @@ START_TEST(test_server_free_waits)
     pair_t pair;
     void  *extra = NULL;
 
-    pair_open(&pair, 0.2);
+    pair_open(&pair, 0.2, CG_DEV_LL_PERSIST_LIFE_S);
     pair_call(&pair);
     ck_assert_int_eq(pair.dev->ops->mem_alloc(pair.dev, 64, &extra), CG_OK);
     pair.dev->ops->mem_free(pair.dev, extra);
@@ -225,5 +243,5 @@ START_TEST(test_server_free_waits)
 }
 END_TEST
 
-CG_UNIT_MAIN("ll_server", 120, test_server_stays, test_server_again, test_server_races,
+CG_UNIT_MAIN("ll_server", 120, test_server_stays, test_server_again, test_server_life, test_server_races,
              test_server_given_up, test_server_free_waits)
