@@ -188,10 +188,12 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
         return CG_ERR_NO_MEMORY;
     }
     cg_count(CG_CNT_DEV_OPS, 1);
-    stream->ll_served = served;
-    if (served) {
-        return cg_host_server_run(dev, stream, args);
+    if (served) { /* its end is the server's word from now on, once rung */
+        status            = cg_host_server_run(dev, stream, args);
+        stream->ll_served = status == CG_OK;
+        return status;
     }
+    stream->ll_served = 0;
     status = cg_host_ll_push(dev, args);
     if (status == CG_OK) {
         status = cg_host_ll_wait_start(args, &stream->ll_wait);

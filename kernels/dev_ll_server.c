@@ -30,11 +30,16 @@ static cg_status_t cg_ll_server_start(cg_ll_server_t *server)
 
 cg_status_t cg_ll_server_ring(cg_ll_server_t *server, uint64_t call)
 {
+    cg_status_t status;
+
     server->rung = call;
     /* the posted arguments before the bell (the server reads them after it) */
     __atomic_store_n(&server->words->bell, call, __ATOMIC_SEQ_CST);
-    cg_count(CG_CNT_LL_SERVED, 1);
-    return cg_ll_server_alive(server) ? CG_OK : cg_ll_server_start(server);
+    status = cg_ll_server_alive(server) ? CG_OK : cg_ll_server_start(server);
+    if (status == CG_OK) {
+        cg_count(CG_CNT_LL_SERVED, 1);
+    }
+    return status;
 }
 
 cg_status_t cg_ll_server_test(cg_ll_server_t *server, int *done)

@@ -30,7 +30,10 @@ struct cg_host_server {
     cg_status_t       failed;    /* a call the server could not run (it left) */
 };
 
-/* One call, as the kernel runs it; *given_up: an abort line or the cancel word ended it. */
+/* One call, as the kernel runs it; *given_up: an abort line or the cancel word ended it.
+ * As the kernel, it waits for its peers with no limit: the host ends a call that cannot
+ * end (abort lines, the cancel word). A slow rank's (coll_gpu_debug_host_slow) lines go
+ * out at once and wait in the inbox until the call has taken its time, as on the stream. */
 static cg_status_t cg_host_server_call(cg_host_server_t *server, int *given_up)
 {
     cg_dev_t         *dev   = server->dev;
@@ -44,15 +47,14 @@ static cg_status_t cg_host_server_call(cg_host_server_t *server, int *given_up)
     if (status == CG_OK) {
         status = cg_host_ll_wait_start(&args, &server->wait);
     }
+    while (status == CG_OK && cg_time_now() - started < slow) {
+        (void)cg_pace(&pace);
+    }
     while (status == CG_OK && done == 0) {
         status = cg_host_ll_poll(dev, &args, &server->wait, &done);
-        if (done == 0 && cg_pace(&pace) && cg_time_now() - started > CG_HOST_FLAG_TIMEOUT) {
-            cg_error(CG_SUB_DEV, "an LL server waited %d s for a peer: giving up", CG_HOST_FLAG_TIMEOUT);
-            status = CG_ERR_TIMEOUT;
+        if (done == 0) {
+            (void)cg_pace(&pace);
         }
-    }
-    while (status == CG_OK && cg_time_now() - started < slow) { /* coll_gpu_debug_host_slow */
-        (void)cg_pace(&pace);
     }
     *given_up = done == 2;
     return status;
@@ -68,14 +70,19 @@ static void *cg_host_server_main(void *arg)
     const double          life   = server->dev->ll_persist_life_s;
     double                since  = born;
     unsigned              spins  = 0;
+    int                   looked = 0;
 
     for (;;) {
         uint64_t bell;
         int      given_up = 0;
-        if (spins % 64 == 0 && cg_time_now() - born > life) {
-            break; /* with no look at the bell: a call rung meanwhile is the next server's */
+        /* its life over (after one look at the bell at least: a server started late still
+         * serves the ring it was started for), it leaves with no look: a call rung
+         * meanwhile is the next server's */
+        if (looked && spins % 64 == 0 && cg_time_now() - born > life) {
+            break;
         }
-        bell = __atomic_load_n(&words->bell, __ATOMIC_ACQUIRE);
+        looked = 1;
+        bell   = __atomic_load_n(&words->bell, __ATOMIC_ACQUIRE);
         if (bell == CG_LL_SERVER_STOP) {
             break;
         }
@@ -106,7 +113,11 @@ static cg_status_t cg_host_server_start(cg_ll_server_t *proto, uint64_t gen, uin
 {
     cg_host_server_t *server = proto->ctx;
     cg_dev_host_t    *host   = cg_host_impl(server->dev);
+    cg_status_t       failed = __atomic_load_n(&server->failed, __ATOMIC_ACQUIRE);
 
+    if (failed != CG_OK) { /* it left after a call it could not run: never run it again */
+        return failed;
+    }
     if (server->joinable) {
         pthread_join(server->thread, NULL);
         server->joinable = 0;
@@ -158,6 +169,11 @@ cg_status_t cg_host_server_run(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_
     if ((status = __atomic_load_n(&server->failed, __ATOMIC_ACQUIRE)) != CG_OK) {
         return status;
     }
+    if (server->rung) { /* the last call was never seen to end: the server may read its
+                         * arguments still */
+        cg_error(CG_SUB_DEV, "an LL call rung while the last one had not ended");
+        return CG_ERR_INTERNAL;
+    }
     stream->ll = *args; /* posted: the server reads it after the bell */
     if (args->coll == CG_LL_REDUCE_SCATTER) {
         memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
@@ -189,10 +205,11 @@ static int cg_host_server_rung(const cg_dev_stream_t *stream)
 cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
     cg_host_server_t *server = stream->server;
-    cg_status_t       status = cg_ll_server_test(&server->proto, done);
+    cg_status_t       status = __atomic_load_n(&server->failed, __ATOMIC_ACQUIRE);
 
-    if (*done == 0 && status == CG_OK) {
-        status = __atomic_load_n(&server->failed, __ATOMIC_ACQUIRE);
+    *done = 0;
+    if (status == CG_OK) {
+        status = cg_ll_server_test(&server->proto, done);
     }
     if (server->rung && (*done != 0 || status != CG_OK)) {
         server->rung = 0;
@@ -206,10 +223,11 @@ cg_status_t cg_host_server_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     cg_pace_t   pace   = {0};
     double      t0     = 0;
-    cg_status_t status = CG_OK;
+    cg_status_t status = stream->server != NULL ? __atomic_load_n(&stream->server->failed, __ATOMIC_ACQUIRE)
+                                                : CG_OK; /* sticky, as a GPU's fault */
     int         done   = 0;
 
-    while (cg_host_server_rung(stream) && status == CG_OK &&
+    while (status == CG_OK && cg_host_server_rung(stream) && status == CG_OK &&
            (status = cg_host_server_test(dev, stream, &done)) == CG_OK && done == 0) {
         if (cg_pace(&pace)) {
             t0 = t0 ? t0 : cg_time_now();
@@ -242,7 +260,14 @@ void cg_host_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream)
         cg_host_peer_wait_stop(cg_host_impl(dev), server->owner);
     }
     (void)cg_ll_server_stop(&server->proto);
-    if (server->joinable) { /* a call still waiting ends at its bounded wait */
+    if (server->joinable && cg_dev_abandoned(dev)) {
+        /* a call that never ends was left (the device is abandoned: nothing is freed, the
+         * layer's close included): the thread keeps what it uses */
+        pthread_detach(server->thread);
+        stream->server = NULL;
+        return;
+    }
+    if (server->joinable) {
         pthread_join(server->thread, NULL);
     }
     cg_dev_host_release(dev, server->proto.words);

@@ -47,6 +47,8 @@ struct cg_dev_stream {
                                  not this layer's to destroy */
     struct cg_cuda_server *server; /* its LL server (coll_gpu_ll_persist), from its first
                                       served call (dev_cuda_server.c) */
+    int          ll_served;   /* the last LL call was rung on the server: its end is the
+                                 server's (ll_test) */
 };
 struct cg_dev_event {
     cudaEvent_t event;
@@ -113,12 +115,12 @@ cg_status_t cg_cuda_ll_peek(cg_dev_t *dev, cg_dev_stream_t *stream, const uint64
 int         cg_cuda_ll_running_on_app(const cg_dev_stream_t *stream);
 
 /* The LL server (dev_cuda_server.c), guarded by the caller: post and ring call (the
- * stream's LL call number); is a call rung and not seen to end; its end (*done as ll_test);
+ * stream's LL call number); the end of the stream's last LL call when it was rung there
+ * (*done as ll_test);
  * wait for it; tell it to leave (unguarded: a store); the stream goes (the server stopped
  * and waited for). */
 cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream,
                                uint64_t call);
-int         cg_cuda_server_rung(const cg_dev_stream_t *stream);
 cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done);
 cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream);
 void        cg_cuda_server_stop(cg_dev_stream_t *stream);

@@ -57,8 +57,10 @@ static cg_status_t cg_cuda_ll_run_guarded(cg_dev_t *dev, const cg_ll_args_t *arg
             stream->ll_polls  = 0;
             stream->ll_on_app = 0;
         }
+        stream->ll_served = status == CG_OK;
         return status;
     }
+    stream->ll_served = 0;
     /* after_app: on the legacy default stream, behind the application's work there and on
      * its blocking streams, as an event recorded there would be (cg_cuda_app_wait) */
     status = CG_CUDART_CALL(cg_cuda_ll_launch(args, args->after_app ? cudaStreamLegacy : stream->stream,
@@ -131,7 +133,7 @@ static cg_status_t cg_cuda_ll_check_guarded(cg_dev_stream_t *stream, int *done)
 /* The word, with no driver call; the stream every CG_CUDA_LL_ERROR_POLLS polls. */
 cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
-    if (cg_cuda_server_rung(stream)) {
+    if (stream->ll_served) {
         return CG_CUDA_GUARDED(dev, cg_cuda_server_test(stream, done));
     }
     *done = cg_cuda_ll_ended(stream);

@@ -21,6 +21,7 @@ struct cg_cuda_server {
     uint64_t       idle_ns, life_ns;
     int            rung;       /* a rung call not seen to end */
     unsigned       polls;
+    cg_status_t    failed;     /* the server's kernel failed (its queue's error): sticky */
 };
 
 #define CG_CUDA_SERVER_POSTED sizeof(cg_ll_server_words_t) /* the call, after the words */
@@ -29,6 +30,9 @@ static cg_status_t cg_cuda_server_start(cg_ll_server_t *proto, uint64_t gen, uin
 {
     cg_cuda_server_t *server = proto->ctx;
 
+    if (server->failed != CG_OK) {
+        return server->failed;
+    }
     return CG_CUDART_CALL(cg_cuda_ll_server_start(server->pinned_dev, server->pinned_dev + CG_CUDA_SERVER_POSTED,
                                                   server->done_dev, gen, served, server->idle_ns,
                                                   server->life_ns, server->queue));
@@ -78,6 +82,10 @@ cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_s
 {
     cg_status_t status = stream->server == NULL ? cg_cuda_server_create(dev, stream) : CG_OK;
 
+    if (status == CG_OK && (status = stream->server->failed) == CG_OK && stream->server->rung) {
+        cg_error(CG_SUB_DEV, "an LL call rung while the last one had not ended");
+        status = CG_ERR_INTERNAL; /* the server may read the last call's arguments still */
+    }
     if (status == CG_OK) {
         status = CG_CUDART_CALL(cg_cuda_ll_post(args, stream->server->pinned + CG_CUDA_SERVER_POSTED));
     }
@@ -91,7 +99,7 @@ cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_s
     return status;
 }
 
-int cg_cuda_server_rung(const cg_dev_stream_t *stream)
+static int cg_cuda_server_rung(const cg_dev_stream_t *stream)
 {
     return stream->server != NULL && stream->server->rung;
 }
@@ -112,17 +120,26 @@ static cg_status_t cg_cuda_server_check(cg_cuda_server_t *server)
 /* Polls between two looks at the server's queue for an error. */
 #define CG_CUDA_SERVER_ERROR_POLLS 1024
 
-/* Guarded by the caller. */
+/* Guarded by the caller: the end of the stream's last LL call, rung here (ll_served); the
+ * answer of a call seen to end stays (ll_test after stream_sync), and so does a failure. */
 cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done)
 {
     cg_cuda_server_t *server = stream->server;
-    cg_status_t       status = cg_ll_server_test(&server->proto, done);
+    cg_status_t       status = server->failed;
 
-    if (status == CG_OK && *done == 0 && ++server->polls % CG_CUDA_SERVER_ERROR_POLLS == 0) {
+    *done = 0;
+    if (status == CG_OK) {
+        status = cg_ll_server_test(&server->proto, done);
+    }
+    if (status == CG_OK && *done == 0 && server->rung &&
+        ++server->polls % CG_CUDA_SERVER_ERROR_POLLS == 0) {
         status = cg_cuda_server_check(server);
     }
-    if (*done != 0 || status != CG_OK) { /* an error of the queue is the server's kernel's
-                                            * (nothing else runs there): it ended */
+    if (status != CG_OK) { /* an error of the queue is the server's kernel's (nothing else
+                            * runs there): it ended, and no server starts again */
+        server->failed = status;
+    }
+    if (*done != 0 || status != CG_OK) {
         server->rung = 0;
     }
     return status;
@@ -132,10 +149,10 @@ cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done)
 cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream)
 {
     cg_pace_t   pace   = {0};
-    cg_status_t status = CG_OK;
+    cg_status_t status = stream->server != NULL ? stream->server->failed : CG_OK; /* sticky */
     int         done   = 0;
 
-    while (cg_cuda_server_rung(stream) && (status = cg_cuda_server_test(stream, &done)) == CG_OK &&
+    while (status == CG_OK && cg_cuda_server_rung(stream) && (status = cg_cuda_server_test(stream, &done)) == CG_OK &&
            done == 0) {
         (void)cg_pace(&pace);
     }

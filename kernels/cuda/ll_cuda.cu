@@ -312,19 +312,23 @@ static_assert(offsetof(LLParams, peer) % sizeof(unsigned long long) == 0, "whole
 static_assert(sizeof(LLPeer) % sizeof(unsigned long long) == 0, "whole words");
 
 /* Thread 0 waits for a ring, its idle time, the end of its life or the stop; every thread
- * gets the bell (served: leave). Past its life it leaves without a look at the bell: a call
- * rung meanwhile is the next server's (the host starts one when it sees this one left). */
+ * gets the bell (served: leave). Past its life it leaves without a look at the bell (after
+ * one look at least, *looked: a server started late still serves the ring it was started
+ * for): a call rung meanwhile is the next server's, which the host starts when it sees
+ * this one left. */
 __device__ unsigned long long ll_server_wait(volatile LLServerWords *words, unsigned long long served,
                                              unsigned long long since, unsigned long long born,
-                                             unsigned long long idle_ns, unsigned long long life_ns)
+                                             unsigned long long idle_ns, unsigned long long life_ns,
+                                             int *looked)
 {
     __shared__ unsigned long long rung;
 
     if (threadIdx.x == 0) {
         unsigned long long bell = served;
         unsigned           spins = 0;
-        while (ll_now_ns() - born < life_ns) {
-            bell = words->bell;
+        while (!*looked || ll_now_ns() - born < life_ns) {
+            *looked = 1;
+            bell    = words->bell;
             if (bell != served) {
                 break;
             }
@@ -353,9 +357,11 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ LLParams      call;
     const unsigned long long born  = ll_now_ns();
     unsigned long long       since = born;
+    int                      looked = 0;
 
     for (;;) {
-        const unsigned long long bell = ll_server_wait(words, served, since, born, idle_ns, life_ns);
+        const unsigned long long bell =
+            ll_server_wait(words, served, since, born, idle_ns, life_ns, &looked);
         if (bell == served || bell == CG_LL_SERVER_STOP) {
             break; /* idle for its time, at the end of its life, or stopped */
         }

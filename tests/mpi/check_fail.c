@@ -20,10 +20,11 @@
  * input, so that its peers neither hang nor get anything but the sum without it.
  *
  * usage: coll_fail [--mem MODE] [--coll allreduce|bcast|allgather] [--calls N] [--count N]
- *                  [--again 1] [--sticky 1] --fail-rank R --fail-call K
+ *                  [--again 1] [--sticky 1] [--expect-ll-served 1] --fail-rank R --fail-call K
  * (bcast: from rank 0, on the second communicator from the last rank, whose input every
  * rank must then hold; allgather: count elements from every rank)
  */
+#include "tests/mpi/check_pvar.h"
 #include "examples/example_mem.h"
 
 #include <mpi.h>
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
 {
     const char *mem = "auto", *coll = "allreduce";
     int         calls = 12, fail_call = 4, fail_rank = 0, rank, size, bad = 0, again = 0, sticky = 0;
+    int         expect_served = 0; /* --expect-ll-served 1: LL calls rung on a server */
     MPI_Comm    comm = MPI_COMM_WORLD;
     size_t      count = 70001;
     /* errors at the failing call, wrong results, errors at other calls, failing rank
@@ -56,8 +58,12 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--fail-rank") == 0) fail_rank = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--again") == 0) again = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--sticky") == 0) sticky = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--expect-ll-served") == 0) expect_served = atoi(argv[i + 1]);
     }
     MPI_Init(&argc, &argv);
+    if (expect_served) {
+        check_pvar_served_start();
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -137,6 +143,11 @@ int main(int argc, char **argv)
                total[1], total[2]);
     }
     MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (expect_served) {
+        int unserved = check_pvar_expect_served("coll_fail"), any = 0;
+        MPI_Allreduce(&unserved, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        bad |= any;
+    }
     em_free(sbuf, kind), em_free(rbuf, kind);
     free(host), free(got);
     MPI_Finalize();

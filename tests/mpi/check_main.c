@@ -16,6 +16,7 @@
  * carried data, so that a script can match them with the component's verbose log.
  */
 #include "check_colls.h"
+#include "tests/mpi/check_pvar.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ typedef struct {
     int         full_comms;
     int         app_ready; /* run with coll_gpu_app_wait none: no inputs left on the
                               default stream at a call (tc_run_app_order) */
+    int         expect_served; /* every rank rang LL calls on a server (coll_gpu_ll_persist) */
     int         derived;
     unsigned long long seed;
 } tc_options_t;
@@ -158,13 +160,14 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (TC_OPT("--offset")) tc_offset = (size_t)atol(v);
         else if (strcmp(a, "--full-comms") == 0) o->full_comms = 1;
         else if (strcmp(a, "--app-ready") == 0) o->app_ready = 1;
+        else if (strcmp(a, "--expect-ll-served") == 0) o->expect_served = 1;
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else {
             fprintf(stderr, "usage: coll_check [--mem auto|device|pool|vmm|vmm-private|host|mixed] "
                             "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
-                            "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] [--no-derived] "
+                            "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] [--expect-ll-served] [--no-derived] "
                             "[--verbose]\n");
             return 1;
         }
@@ -189,6 +192,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     if (tc_parse(argc, argv, &o) != 0) {
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (o.expect_served) {
+        check_pvar_served_start();
     }
     for (const char *p = o.counts; *p != '\0' && ncounts < 16; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
         counts[ncounts++] = (size_t)strtoull(p, NULL, 10);
@@ -255,6 +261,9 @@ int main(int argc, char **argv)
                 tc_calls_dev[0], tc_calls_dev[1], tc_calls_dev[2], tc_calls_dev[3], tc_calls_dev[4],
                 tc_calls_host[0], tc_calls_host[1], tc_calls_host[2], tc_calls_host[3], tc_calls_host[4]);
         fflush(stderr);
+    }
+    if (o.expect_served) {
+        tc_failures += check_pvar_expect_served("coll_check");
     }
     totals[0] = tc_tests;
     totals[1] = tc_failures;

@@ -10,4 +10,11 @@
  * MPI_T_PVAR_HANDLE_NULL when there is none (the component not loaded). */
 MPI_T_pvar_handle check_pvar_handle(MPI_T_pvar_session session, const char *name);
 
+/* --expect-ll-served: check_pvar_served_start after MPI_Init (a counter counts from its
+ * handle's start); check_pvar_expect_served at the end: 1 (and a FAIL line on stderr) when
+ * this rank rang no LL call on a server (coll_gpu_ll_served 0: coll_gpu_ll_persist not in
+ * use). */
+void check_pvar_served_start(void);
+int  check_pvar_expect_served(const char *program);
+
 #endif

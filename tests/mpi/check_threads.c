@@ -28,7 +28,7 @@
  * off, host memory).
  *
  * usage: coll_threads [--mem device|host] [--cycles N] [--count N] [--watchdog S]
- *                     [--expect-held 0|1]
+ *                     [--expect-held 0|1] [--expect-ll-served 1]
  */
 #include "examples/example_mem.h"
 #include "tests/mpi/check_pvar.h"
@@ -219,6 +219,7 @@ int main(int argc, char **argv)
     threads_side_t     caller, churner;
     pthread_t          caller_thread, churner_thread;
     em_kind_t          kind;
+    int                expect_served = 0; /* --expect-ll-served 1: LL calls rung on a server */
 
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--mem")) {
@@ -231,9 +232,14 @@ int main(int argc, char **argv)
             watchdog = atoi(argv[i + 1]);
         } else if (!strcmp(argv[i], "--expect-held")) {
             expect_held = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--expect-ll-served")) {
+            expect_served = atoi(argv[i + 1]);
         }
     }
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (expect_served) {
+        check_pvar_served_start();
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &threads_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (provided < MPI_THREAD_MULTIPLE) {
@@ -295,6 +301,11 @@ int main(int argc, char **argv)
                held, stalls, failed ? "FAIL" : "PASS");
     }
     MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (expect_served) {
+        int unserved = check_pvar_expect_served("coll_threads"), any = 0;
+        MPI_Allreduce(&unserved, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        failed |= any;
+    }
     threads_side_free(&caller);
     threads_side_free(&churner);
     MPI_Comm_free(&caller_comm);

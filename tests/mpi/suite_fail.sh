@@ -14,13 +14,14 @@ fail_check=$builddir/tests/mpi/coll_fail
 fail_run() { # name np rank call [mpirun arguments...]; fail_count: elements per call,
               # fail_coll: allreduce (default), bcast or allgather; fail_again=1: the calls
               # again on a new communicator (coll_fail --again); fail_sticky=1: every later
-              # device operation of the failing rank fails too (a GPU fault)
+              # device operation of the failing rank fails too (a GPU fault); fail_served=1:
+              # every rank rang LL calls on a server (coll_gpu_ll_persist)
     local name=$1 np=$2 rank=$3 call=$4
     shift 4
     run "$name" "$np" "${dev_mca[@]}" --mca coll_gpu_debug_fail "$rank:$call${fail_sticky:+:sticky}" "$@" \
         "$fail_check" --mem "$mem" --coll "${fail_coll:-allreduce}" --fail-rank "$rank" --fail-call "$call" \
         --count "${fail_count:-70001}" ${fail_again:+--again "$fail_again"} \
-        ${fail_sticky:+--sticky "$fail_sticky"} &&
+        ${fail_sticky:+--sticky "$fail_sticky"} ${fail_served:+--expect-ll-served "$fail_served"} &&
         { logs "$name" | grep -q "injected device failure" || fail "$name: no failure injected"; } &&
         { ! logs "$name" | grep -q "waited [0-9]* s for a peer: giving up" ||
             fail "$name: a wait for the failed rank ran into the host layer's time limit"; }
@@ -66,9 +67,9 @@ fi
 # LL calls rung on servers that stay (coll_gpu_ll_persist): the peers' servers wait for lines
 # that never come; the abort lines end the call, and the servers serve the staged path's
 # next calls; with a slow rank, the later failure as for launched calls
-fail_count=1 fail_run fail-ll-persist-np4 4 1 4 --mca coll_gpu_ll_persist 1 --mca coll_gpu_app_wait none
+fail_served=1 fail_count=1 fail_run fail-ll-persist-np4 4 1 4 --mca coll_gpu_ll_persist 1 --mca coll_gpu_app_wait none
 if [ "$device" = host ]; then
-    fail_count=1 fail_run fail-ll-persist-slow-np4 4 1 4 --mca coll_gpu_ll_persist 1 \
+    fail_served=1 fail_count=1 fail_run fail-ll-persist-slow-np4 4 1 4 --mca coll_gpu_ll_persist 1 \
         --mca coll_gpu_app_wait none --mca coll_gpu_allreduce_algorithm ll \
         --mca coll_gpu_debug_host_slow 2:200 --mca coll_gpu_buffer_check local --mca coll_gpu_verbose 3 &&
         { logs fail-ll-persist-slow-np4 | grep -q "failed a later call after it completed this one" ||

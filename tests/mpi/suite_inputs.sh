@@ -43,11 +43,12 @@ fi
 # whatever coll_gpu_app_wait says)
 persist=(--mca coll_gpu_ll_persist 1 --mca coll_gpu_app_wait none)
 run "ll-persist-np4" 4 "${dev_mca[@]}" "${persist[@]}" "$check" --mem device --app-ready \
-    --counts 0,1,7,1000 --large 0 --no-derived
+    --expect-ll-served --counts 0,1,7,1000 --large 0 --no-derived
 run "ll-persist-idle0-np3" 3 "${dev_mca[@]}" "${persist[@]}" --mca coll_gpu_ll_persist_idle_us 0 \
-    "$check" --mem device --app-ready --comms world,odd --counts 1,7,1000 --large 0 --no-derived
+    "$check" --mem device --app-ready --expect-ll-served --comms world,odd --counts 1,7,1000 --large 0 \
+    --no-derived
 run "costs-ll-persist-np3" 3 "${dev_mca[@]}" "${persist[@]}" "$builddir/tests/mpi/coll_costs" \
     --mem device --app-ready --ll-persist
 run "ll-persist-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 --mca coll_gpu_node_size 2 \
     --mca coll_gpu_allreduce_algorithm hier_rd --mca coll_gpu_bcast_algorithm hier_tree \
-    "$check" --mem device --colls allreduce,bcast --counts 1,7,1000 --large 0 --no-derived
+    "$check" --mem device --expect-ll-served --colls allreduce,bcast --counts 1,7,1000 --large 0 --no-derived

@@ -16,7 +16,7 @@ run "threads-device-sync-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 \
 # LL calls rung on servers that stay (coll_gpu_ll_persist): the other thread's frees wait
 # for an idle server to leave, never for one that waits for peers
 run "threads-ll-persist-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 --mca coll_gpu_ll_persist 1 \
-    --mca coll_gpu_app_wait none "$threads" --cycles 20
+    --mca coll_gpu_app_wait none "$threads" --cycles 20 --expect-ll-served 1
 run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-held 0 --cycles 10
 
 # No free waited for device work that waits for peers (another thread's, or a queued flag

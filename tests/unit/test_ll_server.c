@@ -10,6 +10,8 @@
  */
 #include "kernels/cg_dev.h"
 #include "kernels/dev_host_int.h"
+#include "kernels/dev_ll_server.h"
+#include "kernels/sim/cg_sim.h"
 
 #include "tests/unit/unit.h"
 
@@ -31,10 +33,16 @@ typedef struct {
     unsigned         calls;
 } pair_t;
 
+/* The simulated GPU, linked in for the strict mode (the layer finds it loaded): device
+ * memory the CPU cannot touch, as a GPU's. */
+static int (*volatile keep_sim)(void **, size_t, unsigned) = cg_sim_malloc;
+
 static void pair_open(pair_t *pair, double idle_s, double life_s)
 {
     memset(pair, 0, sizeof(*pair));
+    ck_assert_ptr_nonnull(keep_sim);
     ck_assert_int_eq(cg_dev_host_open(NULL, &pair->dev), CG_OK);
+    ck_assert(cg_dev_host_strict(pair->dev));
     pair->dev->ll_persist        = 1;
     pair->dev->ll_persist_idle_s = idle_s;
     pair->dev->ll_persist_life_s = life_s;
@@ -50,9 +58,11 @@ static void pair_open(pair_t *pair, double idle_s, double life_s)
 
 static void pair_close(pair_t *pair)
 {
-    /* every server told to leave first: a free (the first stream's, as it goes) waits for
-     * every server, as cudaFree waits for every kernel */
-    for (int r = 0; r < RANKS; r++) {
+    /* every server but the first stream's told to leave first: a free (the first stream's,
+     * as it goes) waits for every server, as cudaFree waits for every kernel; the first
+     * one's stop is the stream's own (a stop that failed: the first server stays its idle
+     * time, past the test's limit where that is long) */
+    for (int r = 1; r < RANKS; r++) {
         cg_host_server_stop(pair->stream[r]);
     }
     for (int r = 0; r < RANKS; r++) {
@@ -232,7 +242,7 @@ START_TEST(test_server_free_waits)
     pair_t pair;
     void  *extra = NULL;
 
-    pair_open(&pair, 0.2, CG_DEV_LL_PERSIST_LIFE_S);
+    pair_open(&pair, 0.2, 300.0);
     pair_call(&pair);
     ck_assert_int_eq(pair.dev->ops->mem_alloc(pair.dev, 64, &extra), CG_OK);
     pair.dev->ops->mem_free(pair.dev, extra);
@@ -243,5 +253,97 @@ START_TEST(test_server_free_waits)
 }
 END_TEST
 
-CG_UNIT_MAIN("ll_server", 120, test_server_stays, test_server_again, test_server_life, test_server_races,
-             test_server_given_up, test_server_free_waits)
+/* The protocol alone (kernels/dev_ll_server.c), with a start that only counts and the
+ * server's words set by hand: a ring starts a server only when none is there; a server that
+ * left with the call not run is started again (from the calls served), once; one that left
+ * after running it is not; the stop. */
+static int      proto_starts;
+static uint64_t proto_gen, proto_served;
+
+static cg_status_t proto_start(cg_ll_server_t *server, uint64_t gen, uint64_t served)
+{
+    (void)server;
+    proto_starts++;
+    proto_gen    = gen;
+    proto_served = served;
+    return CG_OK;
+}
+
+START_TEST(test_protocol)
+{
+    cg_ll_server_words_t words = {0};
+    uint64_t             done  = 0;
+    cg_ll_server_t       server = {.words = &words, .done = &done, .start = proto_start};
+    int                  ended = -1;
+
+    proto_starts = 0;
+    ck_assert_int_eq(cg_ll_server_ring(&server, 1), CG_OK); /* none yet: started */
+    ck_assert_int_eq(proto_starts, 1);
+    ck_assert_uint_eq(proto_gen, 1);
+    ck_assert_uint_eq(proto_served, 0);
+    ck_assert_uint_eq(words.bell, 1);
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK);
+    ck_assert_int_eq(ended, 0);
+    done = 1 << 1; /* it ran call 1 */
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK);
+    ck_assert_int_eq(ended, 1);
+    ck_assert_int_eq(cg_ll_server_ring(&server, 2), CG_OK); /* there: not started */
+    ck_assert_int_eq(proto_starts, 1);
+    words.left = 1; /* it left before its look at the bell showed call 2 */
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK);
+    ck_assert_int_eq(ended, 0);
+    ck_assert_int_eq(proto_starts, 2); /* started again, from call 1 served */
+    ck_assert_uint_eq(proto_gen, 2);
+    ck_assert_uint_eq(proto_served, 1);
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK); /* generation 2 is there */
+    ck_assert_int_eq(proto_starts, 2);
+    done = (2 << 1) | 1; /* it ran call 2, given up */
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK);
+    ck_assert_int_eq(ended, 2);
+    ck_assert_int_eq(cg_ll_server_ring(&server, 3), CG_OK);
+    done       = 3 << 1; /* it ran call 3, then left */
+    words.left = 2;
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK);
+    ck_assert_int_eq(ended, 1);
+    ck_assert_int_eq(proto_starts, 2); /* the call ended: nothing to start */
+    ck_assert_int_eq(cg_ll_server_ring(&server, 4), CG_OK); /* left: started at the ring */
+    ck_assert_int_eq(proto_starts, 3);
+    ck_assert_uint_eq(proto_served, 3);
+    ck_assert(cg_ll_server_stop(&server)); /* generation 3 may run: wait for it */
+    ck_assert_uint_eq(words.bell, CG_LL_SERVER_STOP);
+    words.left = 3;
+    ck_assert(!cg_ll_server_stop(&server));
+}
+END_TEST
+
+/* A call the server cannot run (rank 1's inbox overruns its allocation: an illegal address
+ * on the simulated GPU): the call fails once, and no server starts again to run it twice. */
+START_TEST(test_server_failed_call)
+{
+    pair_t         pair;
+    cg_ll_args_t   args;
+    cg_status_t    status = CG_OK;
+    uint64_t       servers;
+    int            done = 0;
+
+    pair_open(&pair, 300.0, 300.0);
+    ck_assert(cg_dev_host_strict(pair.dev)); /* else the overrun would be real (pair_open) */
+    pair_call(&pair);
+    servers       = cg_counters[CG_CNT_LL_SERVERS];
+    args          = pair_args(&pair, 0);
+    args.inbox[1] = (char *)pair.buf[1]; /* 40 bytes: the slot lies past its end */
+    ck_assert_int_eq(pair.dev->ops->ll_run(pair.dev, &args, pair.stream[0]), CG_OK);
+    for (long polls = 0; status == CG_OK && done == 0; polls++) {
+        status = pair.dev->ops->ll_test(pair.dev, pair.stream[0], &done);
+        ck_assert_msg(polls < 100000000L, "the failed call never ended");
+    }
+    ck_assert_int_ne(status, CG_OK);
+    ck_assert_int_ne(pair.dev->ops->ll_test(pair.dev, pair.stream[0], &done), CG_OK);
+    ck_assert_int_ne(pair.dev->ops->stream_sync(pair.dev, pair.stream[0]), CG_OK);
+    ck_assert_uint_eq(cg_counters[CG_CNT_LL_SERVERS], servers); /* none started again */
+    pair_close(&pair);
+}
+END_TEST
+
+CG_UNIT_MAIN("ll_server", 120, test_protocol, test_server_stays, test_server_again, test_server_life,
+             test_server_races, test_server_given_up, test_server_failed_call, test_server_free_waits)
