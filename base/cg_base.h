@@ -142,7 +142,8 @@ typedef enum {
                               the host layer's simulated GPU only) */
     CG_CNT_LL_SERVED,      /* LL calls run by a server that stays on the device
                               (coll_gpu_ll_persist), rung instead of launched */
-    CG_CNT_LL_SERVERS,     /* LL servers started (at a first call, or after one left idle) */
+    CG_CNT_LL_SERVERS,     /* LL servers started (at a first call, or after one left: idle,
+                              at the end of its life, or stopped) */
     CG_CNT_COUNT
 } cg_counter_t;
 

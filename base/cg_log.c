@@ -268,9 +268,10 @@ static const struct {
                                            "(counted by the host layer's simulated GPU)"},
     [CG_CNT_LL_SERVED] = {"ll_served", "LL calls run by a server that stays on the device "
                                        "between calls (coll_gpu_ll_persist): rung, not launched"},
-    [CG_CNT_LL_SERVERS] = {"ll_servers", "LL servers started: at a stream's first served call, "
-                                         "and again after one left idle "
-                                         "(coll_gpu_ll_persist_idle_us)"},
+    [CG_CNT_LL_SERVERS] = {"ll_servers", "LL servers started: at a communicator's first served "
+                                         "call, and again after one left (idle for "
+                                         "coll_gpu_ll_persist_idle_us, at the end of its 10 ms "
+                                         "life, or stopped)"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

@@ -231,11 +231,12 @@ void        cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream,
 cg_status_t cg_host_server_run(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_ll_args_t *args);
 /* Is the stream's server started and not seen to leave (tests)? */
 int         cg_host_server_alive(const cg_dev_stream_t *stream);
-/* The rung call's end: *done 0, 1 with its result, 2 given up (the server's error). */
+/* The end of the stream's last LL call, rung on its server: *done 0, 1 with its result, 2
+ * given up; returns the server's sticky error. */
 cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
 /* Wait for the rung call's end (bounded). */
 cg_status_t cg_host_server_sync(cg_dev_t *dev, cg_dev_stream_t *stream);
-/* Tell the stream's server to leave now (it is joined when the stream goes). */
+/* Tell the stream's server to leave now (tests only: the stream's end stops it too). */
 void        cg_host_server_stop(cg_dev_stream_t *stream);
 /* The stream goes: its server is stopped and joined. */
 void        cg_host_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream);

@@ -9,8 +9,8 @@
  * Words in page-locked memory, each on its own cache line:
  *   bell  the host's: the number of the call to run (the stream's LL calls, counted from 1),
  *         written after the call's arguments were posted; CG_LL_SERVER_STOP: leave now.
- *   left  the server's: its generation, stored as it leaves (idle longer than its time, or
- *         stopped), after its last look at the bell.
+ *   left  the server's: its generation, stored as it leaves (idle for its time, at the end
+ *         of its life, or stopped), after its last look at the bell.
  *   done  the stream's completion word, as for a launched LL call: (call << 1) | given up.
  * A server started with (generation, served) loops: a bell above served runs that call and
  * stores done; no ring for its idle time, the end of its life (dev->ll_persist_life_s) or the
@@ -31,7 +31,6 @@ extern "C" {
 
 #define CG_LL_SERVER_STOP UINT64_MAX
 
-
 typedef struct {
     uint64_t bell;
     uint64_t bell_pad[7];
@@ -51,7 +50,8 @@ typedef struct cg_ll_server {
 
 /* Is a server started and not seen to leave? */
 int         cg_ll_server_alive(const cg_ll_server_t *server);
-/* Ring call (its arguments posted): a server that left is started again first. */
+/* Ring call (its arguments posted): the bell is stored first; a server not seen alive is
+ * then started (it reads the bell). */
 cg_status_t cg_ll_server_ring(cg_ll_server_t *server, uint64_t call);
 /* The rung call's end: *done 0 not yet, 1 with its result, 2 given up. A server that left
  * without seeing the ring is started again. */

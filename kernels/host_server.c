@@ -5,8 +5,9 @@
  * a thread plays the CUDA layer's kernel that stays on the GPU. It runs beside the stream,
  * ordered with none of its work, reads the call posted before each ring, runs it as the
  * LL kernel does (host_ll.c: the lines out, the wait, the result) and stores the stream's
- * completion word; without a ring for coll_gpu_ll_persist_idle_us it leaves, as the kernel
- * does, so that CI sees the rings that race a leave. While a server is there, every free
+ * completion word; without a ring for coll_gpu_ll_persist_idle_us, or at the end of its
+ * life (dev->ll_persist_life_s, 10 ms), it leaves, as the kernel does, so that CI sees the
+ * rings that race a leave. While a server is there, every free
  * waits for it to leave, as cudaFree waits for a kernel that stays.
  */
 #include "kernels/dev_host_int.h"
@@ -128,7 +129,7 @@ static cg_status_t cg_host_server_start(cg_ll_server_t *proto, uint64_t gen, uin
     if (pthread_create(&server->thread, NULL, cg_host_server_main, server) != 0) {
         __atomic_sub_fetch(&host->servers, 1, __ATOMIC_ACQ_REL);
         cg_error(CG_SUB_DEV, "cannot start an LL server thread");
-        return CG_ERR_NO_MEMORY;
+        return CG_ERR_INTERNAL;
     }
     server->joinable = 1;
     return CG_OK;
@@ -201,7 +202,6 @@ static int cg_host_server_rung(const cg_dev_stream_t *stream)
     return stream->server != NULL && stream->server->rung;
 }
 
-
 cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
     cg_host_server_t *server = stream->server;
@@ -218,7 +218,8 @@ cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *don
     return status;
 }
 
-/* Bounded, as every wait of this layer: a peer that never sends must not hang. */
+/* The caller's wait is bounded (CG_HOST_FLAG_TIMEOUT), as every wait of this layer; the
+ * server's is not and goes on (the next ring is refused until the call ends). */
 cg_status_t cg_host_server_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     cg_pace_t   pace   = {0};
@@ -227,12 +228,12 @@ cg_status_t cg_host_server_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
                                                 : CG_OK; /* sticky, as a GPU's fault */
     int         done   = 0;
 
-    while (status == CG_OK && cg_host_server_rung(stream) && status == CG_OK &&
+    while (status == CG_OK && cg_host_server_rung(stream) &&
            (status = cg_host_server_test(dev, stream, &done)) == CG_OK && done == 0) {
         if (cg_pace(&pace)) {
             t0 = t0 ? t0 : cg_time_now();
             if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
-                cg_error(CG_SUB_DEV, "an LL server's call waited %d s for a peer: giving up",
+                cg_error(CG_SUB_DEV, "an LL server's call waited %d s for a peer: stopped waiting",
                          CG_HOST_FLAG_TIMEOUT);
                 return CG_ERR_TIMEOUT;
             }

@@ -60,8 +60,17 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             dev->app_launch = (mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH ||
                                mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_AUTO) &&
                               mca_coll_gpu_component.thread_single;
-            /* a kernel that stays would hold a time-sliced GPU from the other ranks */
+            /* a kernel that stays would hold a time-sliced GPU from the other ranks (the CUDA
+             * layer counts every GPU without MPS as time-sliced: only under MPS) */
             dev->ll_persist = mca_coll_gpu_component.ll_persist > 0 && !dev->caps.time_sliced;
+            if (mca_coll_gpu_component.ll_persist > 0 && !dev->ll_persist) {
+                cg_warn(CG_SUB_DEV, "coll_gpu_ll_persist is ignored: this GPU runs without MPS "
+                        "(its processes take turns on it, and a kernel that stays would hold it)");
+            } else if (dev->ll_persist && !dev->app_ready) {
+                cg_detail(CG_SUB_DEV, "coll_gpu_ll_persist: only the node phases of hier_rd and "
+                          "hier_tree go to the LL server (the other LL calls need "
+                          "coll_gpu_app_wait none)");
+            }
             dev->ll_persist_idle_s = CG_MAX(mca_coll_gpu_component.ll_persist_idle_us, 0) / 1e6;
             dev->ll_persist_life_s = CG_DEV_LL_PERSIST_LIFE_S;
             __atomic_store_n(&mca_coll_gpu_component.dev, dev, __ATOMIC_RELEASE);

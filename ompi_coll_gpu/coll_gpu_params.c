@@ -110,14 +110,14 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "call's kernel would wait for it, and it for the other ranks), auto (launch under "
      "MPI_THREAD_SINGLE, default_stream otherwise, without a warning)"},
     {"ll_persist", INT, NULL, &CG_C->ll_persist, OPAL_INFO_LVL_5, 0, LOCAL,
-     "1: small-message (LL) calls whose buffers are ready when MPI is called "
-     "(coll_gpu_app_wait none, or inside a hierarchical call) go to a kernel that stays on "
-     "the GPU between calls and is rung by the host with a store into page-locked memory: "
-     "no launch per call. It leaves after coll_gpu_ll_persist_idle_us without a call, and "
-     "10 ms after it started at the latest (a cudaDeviceSynchronize or cudaFree of the "
-     "application waits until then), and takes one "
-     "block of one SM while it stays. Never where ranks take turns on a GPU shared without "
-     "MPS. 0: a kernel launched per call"},
+     "1 (any value above 0): small-message (LL) calls whose buffers are ready when MPI is "
+     "called (coll_gpu_app_wait none, or the node phase of hier_rd and hier_tree) go to a "
+     "kernel that stays on the GPU between calls and is rung by the host with a store into "
+     "page-locked memory: no launch per call. It leaves after coll_gpu_ll_persist_idle_us "
+     "without a call, and 10 ms after it started at the latest (a cudaDeviceSynchronize or "
+     "cudaFree of the application waits until then), and holds one block of 512 threads per "
+     "communicator in use while it stays. Only under MPS: without it the parameter is "
+     "ignored, with a warning. 0: a kernel launched per call"},
     {"ll_persist_idle_us", INT, NULL, &CG_C->ll_persist_idle_us, OPAL_INFO_LVL_5, 0, LOCAL,
      "Microseconds without a call after which the LL kernel of coll_gpu_ll_persist leaves "
      "the GPU (the next call starts it again)"},

@@ -376,7 +376,7 @@ phase_ab() {
     # first, #12's question: small calls rung on an LL server that stays on the GPU
     # (coll_gpu_ll_persist 1) against the kernel launched per call, both with the
     # application's buffers ready (coll_gpu_app_wait none: the server needs it), alternately;
-    # counters per call (ll_served 1, ll_servers 0 once warm)
+    # counters per call (ll_served 1, ll_servers near 0: one per 10 ms of steady calls)
     local ready=(--mca coll_gpu_app_wait none) persist=(--mca coll_gpu_app_wait none --mca coll_gpu_ll_persist 1)
     for round in 1 2; do
         kit_bench_one "ab-latency-launched-$round" 4 "$e" "${ready[@]}" -- -C allreduce "${lat[@]}" --counters || rc=1

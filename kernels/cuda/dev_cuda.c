@@ -149,7 +149,8 @@ static cg_status_t cg_cuda_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **st
 
 static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    cg_cuda_server_stop(stream); /* even when the guard below fails: it leaves at once */
+    cg_cuda_server_stop(stream); /* even when the guard below fails: it leaves at its next
+                                  * look at the bell (after the call in flight) */
     (void)CG_CUDA_GUARDED(dev, (cg_cuda_server_fini(dev, stream), CG_OK));
     if (!stream->borrowed) {
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(stream->stream)));

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * The LL collective on the GPU (cg_ll_args_t in kernels/cg_dev.h): one kernel per call. It
+ * The LL collective on the GPU (cg_ll_args_t in kernels/cg_dev.h): one kernel per call or,
+ * with coll_gpu_ll_persist, ll_server_kernel running the same bodies for each call the
+ * host rings (below). It
  * writes this rank's payload into its peers' inboxes as 8-byte lines (4 bytes of data, the
  * call's 4-byte flag: one store each, so a reader sees a line whole or not at all), then
  * waits on the lines of its own inbox and writes the result: the reduction in rank order
@@ -452,7 +454,7 @@ extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t str
     }
     p.done       = reinterpret_cast<volatile unsigned long long *>(done);
     p.done_value = done_value;
-    if (p.body == 0) {
+    if (p.body == LL_BODY_COPY) {
         ll_copy_kernel<<<1, kThreads, 0, stream>>>(p);
         return cudaGetLastError();
     }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * The LL server of the host layer (coll_gpu_ll_persist; kernels/dev_ll_server.h,
- * kernels/host_server.c): two ranks of one process, each with its stream and server, run
- * allreduces checked against a host reference, while the servers stay, after each has
- * left (started again by the next ring), at the end of their life with calls coming, and
- * while they leave at every chance (rings that race a leave); a call given up ends with the given-up answer and the server serves the
- * next; a stop ends a server that would stay for ever; a free waits for a server to leave.
+ * The LL server (coll_gpu_ll_persist; kernels/dev_ll_server.h, kernels/host_server.c): the
+ * protocol alone, with the server's words set by hand; then, on the strict host layer, two
+ * ranks of one process, each with its stream and server, run allreduces checked against a
+ * host reference while the servers stay, after each has left (started again by the next
+ * ring), at the end of their life with calls coming, and while they leave at every chance
+ * (rings that race a leave); a call given up ends with the given-up answer and the server
+ * serves the next; a call that fails is not run again; a stop ends a server that would
+ * stay for ever; a free waits for a server to leave.
  */
 #include "kernels/cg_dev.h"
 #include "kernels/dev_host_int.h"
