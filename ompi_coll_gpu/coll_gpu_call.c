@@ -64,8 +64,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
              * layer counts every GPU without MPS as time-sliced: only under MPS) */
             dev->ll_persist = mca_coll_gpu_component.ll_persist > 0 && !dev->caps.time_sliced;
             if (mca_coll_gpu_component.ll_persist > 0 && !dev->ll_persist) {
-                cg_warn(CG_SUB_DEV, "coll_gpu_ll_persist is ignored: this GPU runs without MPS "
-                        "(its processes take turns on it, and a kernel that stays would hold it)");
+                mca_coll_gpu_show_help_once("ll_persist without MPS");
             } else if (dev->ll_persist && !dev->app_ready) {
                 cg_detail(CG_SUB_DEV, "coll_gpu_ll_persist: only the node phases of hier_rd and "
                           "hier_tree go to the LL server (the other LL calls need "
