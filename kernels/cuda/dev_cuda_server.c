@@ -152,8 +152,8 @@ cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream)
     cg_status_t status = stream->server != NULL ? stream->server->failed : CG_OK; /* sticky */
     int         done   = 0;
 
-    while (status == CG_OK && cg_cuda_server_rung(stream) && (status = cg_cuda_server_test(stream, &done)) == CG_OK &&
-           done == 0) {
+    while (status == CG_OK && cg_cuda_server_rung(stream) &&
+           (status = cg_cuda_server_test(stream, &done)) == CG_OK && done == 0) {
         (void)cg_pace(&pace);
     }
     return status;

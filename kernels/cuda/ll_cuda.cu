@@ -454,18 +454,15 @@ extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t str
     }
     p.done       = reinterpret_cast<volatile unsigned long long *>(done);
     p.done_value = done_value;
-    if (p.body == LL_BODY_COPY) {
-        ll_copy_kernel<<<1, kThreads, 0, stream>>>(p);
-        return cudaGetLastError();
-    }
+    switch (p.body) { /* the body ll_params found: no second search of the table */
+    case LL_BODY_COPY: ll_copy_kernel<<<1, kThreads, 0, stream>>>(p); break;
 #define CG_X_DISPATCH(DT, OP, T, FN, STORE)                                               \
-    if (a->dtype == (DT) && a->op == (OP)) {                                              \
-        ll_reduce_kernel<T, LLFn_##FN, STORE><<<1, kThreads, 0, stream>>>(p);             \
-        return cudaGetLastError();                                                        \
-    }
+    case LL_BODY_##FN: ll_reduce_kernel<T, LLFn_##FN, STORE><<<1, kThreads, 0, stream>>>(p); break;
     CG_REDUCE_TABLE(CG_X_DISPATCH)
 #undef CG_X_DISPATCH
-    return cudaErrorInvalidValue;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
 }
 
 extern "C" size_t cg_cuda_ll_posted_bytes(void)
