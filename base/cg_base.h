@@ -144,6 +144,9 @@ typedef enum {
                               (coll_gpu_ll_persist), rung instead of launched */
     CG_CNT_LL_SERVERS,     /* LL servers started (at a first call, or after one left: idle,
                               at the end of its life, or stopped) */
+    CG_CNT_APP_QUERIES,    /* asked whether the application's work before an LL call was
+                              done, so that a server could run it (an event recorded on the
+                              legacy default stream and queried, no wait) */
     CG_CNT_COUNT
 } cg_counter_t;
 

@@ -272,6 +272,11 @@ static const struct {
                                          "call, and again after one left (idle for "
                                          "coll_gpu_ll_persist_idle_us, at the end of its 10 ms "
                                          "life, or stopped)"},
+    [CG_CNT_APP_QUERIES] = {"app_queries", "Queries whether the application's work before an "
+                                           "LL call was done, so that an LL server could run "
+                                           "the call (coll_gpu_ll_persist without "
+                                           "coll_gpu_app_wait none): an event recorded on the "
+                                           "legacy default stream and queried, no wait"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

@@ -121,7 +121,8 @@ typedef struct {
                                   the host sets it to flag, the call ends without writing a
                                   result (a peer will not take part: see ll_peek) */
     int           app_ordered; /* the caller ordered the call after the application's work
-                                  already (the host waited): no app_wait, not after_app */
+                                  already (the host waited), or the group found that work
+                                  done (cg_dev_ll_app_query): no app_wait, not after_app */
     int           after_app;   /* set by the group: queued behind the application's work on
                                   the legacy default stream, on that stream itself
                                   (cg_dev_ll_after_app): no app_wait before it */
@@ -292,6 +293,10 @@ typedef struct cg_dev_ops {
      * NULL: the host waits. Work on the application's non-blocking streams is its to
      * synchronise, as with any CUDA-aware MPI. */
     cg_status_t (*app_wait)(cg_dev_t *dev, cg_dev_stream_t *stream);
+    /* Is that work (what app_wait orders after) done now? Learnt without a wait: an event
+     * recorded on the legacy default stream and queried once; *done 0 when it is not, or
+     * not yet known to be. */
+    cg_status_t (*app_done)(cg_dev_t *dev, int *done);
 } cg_dev_ops_t;
 
 struct cg_dev {
@@ -310,10 +315,11 @@ struct cg_dev {
     int                 app_launch;   /* LL calls and blocking staged copies are queued on
                                          the application's legacy default stream itself
                                          (coll_gpu_app_wait launch, auto; one thread) */
-    int                 ll_persist;   /* LL calls the application ordered (app_ready) or
-                                         the caller did (app_ordered) go to a server that
-                                         stays on the device (coll_gpu_ll_persist;
-                                         kernels/dev_ll_server.h) */
+    int                 ll_persist;   /* LL calls the application ordered (app_ready),
+                                         the caller did (app_ordered), or whose
+                                         application work was found done (app_done) go to a
+                                         server that stays on the device
+                                         (coll_gpu_ll_persist; kernels/dev_ll_server.h) */
     double              ll_persist_idle_s; /* a server leaves after this long without a call */
     double              ll_persist_life_s; /* and this long after it started at the latest,
                                          between two calls, even while calls keep coming
@@ -353,6 +359,14 @@ static inline int cg_dev_ll_after_app(const cg_dev_t *dev)
  * another thread's under MPI_THREAD_MULTIPLE) waits this long at most for it, and a restart
  * every 10 ms of steady calls costs one launch. */
 #define CG_DEV_LL_PERSIST_LIFE_S 0.01
+
+/* Does an LL call first ask whether the application's work before it is done (app_done),
+ * so that a server may run it (dev->ll_persist)? Not when the application asserted its
+ * buffers ready (app_ready) or the caller ordered the call (app_ordered). */
+static inline int cg_dev_ll_app_query(const cg_dev_t *dev, const cg_ll_args_t *args)
+{
+    return dev->ll_persist && !dev->app_ready && !args->app_ordered;
+}
 
 /* Does this LL call go to the stream's server (dev->ll_persist)? Only a call ordered after
  * the application's work before it is queued: a server runs beside every stream, ordered

@@ -285,6 +285,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .ll_peek        = cg_host_ll_peek,
     .thread_bind    = cg_host_thread_bind,
     .app_wait       = cg_host_app_wait,
+    .app_done       = cg_host_app_done,
 };
 
 /* Queued streams: as a GPU's table, no flag_watch (the host does not block in flag waits). */

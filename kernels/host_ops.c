@@ -27,6 +27,17 @@ cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
     return CG_OK;
 }
 
+/* Strict: done when nothing the application queued on the simulated GPU's default stream
+ * waits to run (nothing runs it by itself: queued work stays not done, as a kernel that
+ * still writes). Without the simulated GPU nothing is ever queued. */
+cg_status_t cg_host_app_done(cg_dev_t *dev, int *done)
+{
+    const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
+
+    *done = sim == NULL || sim->stream_idle();
+    return CG_OK;
+}
+
 /* The stream's LL wait is pending (1) or over (0). */
 void cg_host_pending_set(cg_dev_t *dev, cg_dev_stream_t *stream, int pending)
 {

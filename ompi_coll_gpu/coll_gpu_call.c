@@ -66,9 +66,9 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             if (mca_coll_gpu_component.ll_persist > 0 && !dev->ll_persist) {
                 mca_coll_gpu_show_help_once("ll_persist without MPS");
             } else if (dev->ll_persist && !dev->app_ready) {
-                cg_detail(CG_SUB_DEV, "coll_gpu_ll_persist: only the node phases of hier_rd and "
-                          "hier_tree go to the LL server (the other LL calls need "
-                          "coll_gpu_app_wait none)");
+                cg_detail(CG_SUB_DEV, "coll_gpu_ll_persist: an LL call goes to the LL server when "
+                          "the application's work before it is found done (an event queried, "
+                          "coll_gpu_app_queries); otherwise it is launched after that work");
             }
             dev->ll_persist_idle_s = CG_MAX(mca_coll_gpu_component.ll_persist_idle_us, 0) / 1e6;
             dev->ll_persist_life_s = CG_DEV_LL_PERSIST_LIFE_S;

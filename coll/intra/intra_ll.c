@@ -194,9 +194,17 @@ static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args,
     for (int p = 0; p < group->size; p++) {
         args->inbox[p] = group->scratch[p] + CG_INTRA_FLAG_BYTES;
     }
+    status = CG_OK;
+    if (cg_dev_ll_app_query(dev, args)) { /* the application's work done: a server may run it */
+        int done = 0;
+        cg_count(CG_CNT_APP_QUERIES, 1);
+        status           = dev->ops->app_done(dev, &done);
+        args->app_ordered = status == CG_OK && done;
+    }
     args->after_app = !args->app_ordered && cg_dev_ll_after_app(dev);
-    status = args->app_ordered || args->after_app ? CG_OK
-                                                  : cg_dev_app_wait(dev, group->stream); /* no host wait */
+    if (status == CG_OK && !args->app_ordered && !args->after_app) {
+        status = cg_dev_app_wait(dev, group->stream); /* no host wait */
+    }
     if (status == CG_OK) {
         status = dev->ops->ll_run(dev, args, group->stream);
     }

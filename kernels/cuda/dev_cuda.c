@@ -213,9 +213,9 @@ static cg_status_t cg_cuda_event_record(cg_dev_t *dev, cg_dev_event_t *event,
     return CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaEventRecord(event->event, stream->stream)));
 }
 
-static cg_status_t cg_cuda_event_query_guarded(cg_dev_event_t *event, int *done)
+static cg_status_t cg_cuda_event_query_guarded(cudaEvent_t event, int *done)
 {
-    cudaError_t err = cudaEventQuery(event->event);
+    cudaError_t err = cudaEventQuery(event);
 
     if (err == cudaSuccess) {
         *done = 1;
@@ -234,7 +234,7 @@ static cg_status_t cg_cuda_event_query_guarded(cg_dev_event_t *event, int *done)
 
 static cg_status_t cg_cuda_event_query(cg_dev_t *dev, cg_dev_event_t *event, int *done)
 {
-    return CG_CUDA_GUARDED(dev, cg_cuda_event_query_guarded(event, done));
+    return CG_CUDA_GUARDED(dev, cg_cuda_event_query_guarded(event->event, done));
 }
 
 static cg_status_t cg_cuda_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
@@ -342,6 +342,21 @@ static cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
     return CG_CUDA_GUARDED(dev, cg_cuda_app_wait_guarded(cg_cuda_impl(dev), stream));
 }
 
+/* The same event, queried once: done when the driver already knows that everything before
+ * the record is done. No wait; another thread's record at the same time covers more. */
+static cg_status_t cg_cuda_app_done_guarded(cg_dev_cuda_t *cuda, int *done)
+{
+    cg_status_t status = CG_CUDART_CALL(cudaEventRecord(cuda->app_event, cudaStreamLegacy));
+
+    *done = 0;
+    return status == CG_OK ? cg_cuda_event_query_guarded(cuda->app_event, done) : status;
+}
+
+static cg_status_t cg_cuda_app_done(cg_dev_t *dev, int *done)
+{
+    return CG_CUDA_GUARDED(dev, cg_cuda_app_done_guarded(cg_cuda_impl(dev), done));
+}
+
 /* After cg_dev_abandon, device work that never ends may still use the peers' mappings and
  * the primary context: both are left as they are (the records go). */
 static void cg_cuda_close(cg_dev_t *dev)
@@ -400,6 +415,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .ll_peek        = cg_cuda_ll_peek,
     .thread_bind    = cg_cuda_thread_bind,
     .app_wait       = cg_cuda_app_wait,
+    .app_done       = cg_cuda_app_done,
 };
 
 static cg_status_t cg_cuda_preload_all(void)

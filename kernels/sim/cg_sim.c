@@ -537,6 +537,7 @@ static const cg_sim_api_t cg_sim_api_table = {
     .vmm_export     = cg_sim_vmm_export,
     .vmm_import     = cg_sim_vmm_import,
     .stream_sync    = cg_sim_stream_sync,
+    .stream_idle    = cg_sim_stream_idle,
 };
 
 CG_SIM_EXPORT const cg_sim_api_t *cg_sim_api(void)

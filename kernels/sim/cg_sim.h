@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define CG_SIM_SONAME      "libcg_sim.so.0"
-#define CG_SIM_API_VERSION 3
+#define CG_SIM_API_VERSION 4
 
 typedef enum {
     CG_SIM_OK                 = 0,
@@ -99,6 +99,10 @@ const char *cg_sim_status_string(int status);
 int  cg_sim_memcpy_async(void *dst, const void *src, size_t bytes);
 int  cg_sim_memset_async(void *ptr, int value, size_t bytes);
 int  cg_sim_stream_sync(void);
+/* Is the default stream's queued work done (1) or not (0)? Nothing runs it: work queued
+ * and not yet waited for stays not done, as a kernel still running would (an event
+ * recorded on the stream and queried, cudaEventQuery). */
+int  cg_sim_stream_idle(void);
 
 /* The same functions as one table, for code that loads the library at run time. */
 typedef struct {
@@ -116,6 +120,7 @@ typedef struct {
     int (*vmm_export)(int *fd, const void *ptr);
     int (*vmm_import)(void **ptr, int fd, size_t size, uint64_t buffer_id);
     int (*stream_sync)(void);
+    int (*stream_idle)(void);
 } cg_sim_api_t;
 
 const cg_sim_api_t *cg_sim_api(void);

@@ -72,6 +72,16 @@ CG_SIM_EXPORT int cg_sim_stream_sync(void)
     return rc;
 }
 
+CG_SIM_EXPORT int cg_sim_stream_idle(void)
+{
+    int idle;
+
+    pthread_mutex_lock(&cg_sim_stream_lock);
+    idle = cg_sim_stream_head == NULL;
+    pthread_mutex_unlock(&cg_sim_stream_lock);
+    return idle;
+}
+
 CG_SIM_EXPORT int cg_sim_memcpy_async(void *dst, const void *src, size_t bytes)
 {
     return cg_sim_access(dst, bytes) != NULL ? cg_sim_enqueue(dst, src, -1, bytes)

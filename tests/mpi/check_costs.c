@@ -17,9 +17,11 @@
  *              the application's work by an event. Otherwise (auto, the default, or
  *              launch) LL calls and staged copies are queued on the legacy default stream
  *              behind that work, with no event to wait for
- *     --ll-persist  run with coll_gpu_ll_persist 1 and --app-ready: every LL call is rung
- *              on a server that stays on the device (coll_gpu_ll_served), with the same
- *              counts as a launched one; otherwise none is
+ *     --ll-persist  run with coll_gpu_ll_persist 1: every LL call is rung on a server
+ *              that stays on the device (coll_gpu_ll_served), with the same counts as a
+ *              launched one; otherwise none is. Without --app-ready each LL call first asks
+ *              whether the application's work is done (coll_gpu_app_queries 1; the inputs
+ *              were written synchronously, so it is) and then waits for none
  *     --thread-level funneled|multiple  MPI_Init_thread at that level: launch is then
  *              not used (another thread's device work would queue behind the LL kernel)
  *     --calls-only  no table of counts: only the runs with a lagging rank and with kinds
@@ -50,7 +52,7 @@ const char *const costs_counter_names[C_NUM] = {
 
 static MPI_T_pvar_session session;
 static MPI_T_pvar_handle  handles[C_NUM];
-static MPI_T_pvar_handle  releases_handle, app_waits_handle, served_handle;
+static MPI_T_pvar_handle  releases_handle, app_waits_handle, served_handle, queries_handle;
 int                       costs_failures;
 int                       costs_host_cache = 1;
 int                       costs_app_ready;
@@ -84,6 +86,7 @@ static void costs_init(void)
     releases_handle  = costs_handle("mem_releases");
     app_waits_handle = costs_handle("app_waits");
     served_handle    = costs_handle("ll_served");
+    queries_handle   = costs_handle("app_queries");
 }
 
 void costs_read(unsigned long long v[C_NUM])
@@ -93,39 +96,37 @@ void costs_read(unsigned long long v[C_NUM])
     }
 }
 
-static unsigned long long costs_app_waits(void)
+static unsigned long long costs_pvar(MPI_T_pvar_handle handle)
 {
-    unsigned long long waits = 0;
+    unsigned long long value = 0;
 
-    MPI_T_pvar_read(session, app_waits_handle, &waits);
-    return waits;
+    MPI_T_pvar_read(session, handle, &value);
+    return value;
 }
 
 /* The waits for the application's default-stream work one call made: one per device call,
  * none for host buffers, none with --app-ready, none for an LL call or a staged call's
- * copies queued on the legacy default stream (on_app; auto or launch, one thread). */
-static void costs_check_app_waits(const char *name, unsigned long long waits, int host_mem,
-                                  int on_app, int rank)
+ * copies queued on the legacy default stream (auto or launch, one thread), none for an LL
+ * call rung on a server (--ll-persist: that work found done by a query, one per call
+ * without --app-ready). */
+static void costs_check_app_waits(const char *name, unsigned long long waits,
+                                  unsigned long long queries, int host_mem, int ll, int staged,
+                                  int rank)
 {
-    const unsigned long long want = host_mem || costs_app_ready || (on_app && costs_app_launch) ? 0 : 1;
+    const unsigned long long want = host_mem || costs_app_ready || ((ll || staged) && costs_app_launch) ||
+                                            (ll && costs_ll_persist) ? 0 : 1;
+    const unsigned long long want_queries = ll && !host_mem && costs_ll_persist && !costs_app_ready;
 
-    if (waits != want) {
+    if (waits != want || queries != want_queries) {
         costs_failures++;
         fprintf(stderr, "coll_costs: FAIL rank %d %s: %llu waits for the application's work "
-                "(app_waits), expected %llu\n", rank, name, waits, want);
+                "(app_waits) and %llu queries (app_queries), expected %llu and %llu\n", rank,
+                name, waits, queries, want, want_queries);
     }
 }
 
-static unsigned long long costs_served(void)
-{
-    unsigned long long served = 0;
-
-    MPI_T_pvar_read(session, served_handle, &served);
-    return served;
-}
-
 /* The LL calls one call rang on a server (coll_gpu_ll_served): one for an LL call with
- * --ll-persist (run with coll_gpu_ll_persist 1 and --app-ready), none otherwise. */
+ * --ll-persist (run with coll_gpu_ll_persist 1), none otherwise. */
 static void costs_check_served(const char *name, unsigned long long served, int ll, int rank)
 {
     const unsigned long long want = costs_ll_persist && ll ? 1 : 0;
@@ -406,7 +407,7 @@ int main(int argc, char **argv)
             /* LL: forced, or the planner's choice for one element inside a node */
             const int ll = !strcmp(cases[c].alg, "ll") ||
                            (!strcmp(cases[c].alg, "auto") && cases[c].count == 1 && !nodes);
-            unsigned long long app_waits, releases, served;
+            unsigned long long app_waits, queries, releases, served;
             int       bad;
             if ((nodes && !cases[c].nodes_too) || (!nodes && cases[c].nodes_too == 2) ||
                 (cases[c].coll == K_RSB && size > 4)) {
@@ -417,19 +418,21 @@ int main(int argc, char **argv)
             costs_call(cases[c].coll, MPI_COMM_WORLD, host_mem ? (void *)hbuf : dbuf,
                        host_mem ? (void *)hsend : dsend, host, cases[c].count, k, cases[c].in_place);
             costs_read(before);
-            app_waits = costs_app_waits();
-            served    = costs_served();
+            app_waits = costs_pvar(app_waits_handle);
+            queries   = costs_pvar(queries_handle);
+            served    = costs_pvar(served_handle);
             bad = costs_call(cases[c].coll, MPI_COMM_WORLD, host_mem ? (void *)hbuf : dbuf,
                              host_mem ? (void *)hsend : dsend, host, cases[c].count, k,
                              cases[c].in_place);
-            app_waits = costs_app_waits() - app_waits;
-            served    = costs_served() - served;
+            app_waits = costs_pvar(app_waits_handle) - app_waits;
+            queries   = costs_pvar(queries_handle) - queries;
+            served    = costs_pvar(served_handle) - served;
             costs_read(after);
             if (!nodes) { /* across nodes the node's LL phase of a hierarchical call too */
                 costs_check_served(cases[c].k.name, served, ll && !host_mem, rank);
             }
-            costs_check_app_waits(cases[c].k.name, app_waits, host_mem,
-                                  ll || cases[c].k.want[C_STAGED] > 0, rank);
+            costs_check_app_waits(cases[c].k.name, app_waits, queries, host_mem, ll,
+                                  cases[c].k.want[C_STAGED] > 0, rank);
             for (int x = 0; x < C_NUM; x++) {
                 delta[x] = after[x] - before[x];
             }

@@ -49,6 +49,17 @@ run "ll-persist-idle0-np3" 3 "${dev_mca[@]}" "${persist[@]}" --mca coll_gpu_ll_p
     --no-derived
 run "costs-ll-persist-np3" 3 "${dev_mca[@]}" "${persist[@]}" "$builddir/tests/mpi/coll_costs" \
     --mem device --app-ready --ll-persist
+# the server with the default coll_gpu_app_wait: a call whose application work is found done
+# (an event queried) is rung, one whose inputs are still being written on the default stream
+# is launched behind them (the root of a bcast launched, the others rung, in one call); the
+# counts of each (one query, no wait), at one thread and under the event wait
+run "ll-persist-auto-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 "$check" --mem device \
+    --expect-ll-served --counts 0,1,7,1000 --large 0 --no-derived
+run "costs-ll-persist-auto-np3" 3 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 \
+    "$builddir/tests/mpi/coll_costs" --mem device --ll-persist
+run "costs-ll-persist-event-np3" 3 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 \
+    --mca coll_gpu_app_wait default_stream "$builddir/tests/mpi/coll_costs" --mem device \
+    --ll-persist --app-wait-event
 run "ll-persist-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 --mca coll_gpu_node_size 2 \
     --mca coll_gpu_allreduce_algorithm hier_rd --mca coll_gpu_bcast_algorithm hier_tree \
     "$check" --mem device --expect-ll-served --colls allreduce,bcast --counts 1,7,1000 --large 0 --no-derived

@@ -194,6 +194,19 @@ START_TEST(test_strict_layer)
     /* flags in device memory */
     ck_assert_int_eq(dev->ops->flag_write(dev, (uint64_t *)a, 5, stream), CG_OK);
     ck_assert_int_eq(dev->ops->flag_wait(dev, (uint64_t *)a, 5, stream), CG_OK);
+    /* the application's default-stream work: not done while queued (app_done: an LL server
+     * may not run the call yet), done once waited for (app_wait) */
+    {
+        int done = -1;
+        ck_assert_int_eq(dev->ops->app_done(dev, &done), CG_OK);
+        ck_assert_int_eq(done, 1);
+        ck_assert_int_eq(cg_sim_memset_async(b, 0, 8), CG_SIM_OK);
+        ck_assert_int_eq(dev->ops->app_done(dev, &done), CG_OK);
+        ck_assert_int_eq(done, 0);
+        ck_assert_int_eq(dev->ops->app_wait(dev, stream), CG_OK);
+        ck_assert_int_eq(dev->ops->app_done(dev, &done), CG_OK);
+        ck_assert_int_eq(done, 1);
+    }
     /* export: device memory yes (at an offset), pool memory and host memory no */
     ck_assert_int_eq(dev->ops->ipc_export(dev, (char *)b + 8, 16, &handle), CG_OK);
     ck_assert_uint_eq(handle.base, (uintptr_t)b);
@@ -366,8 +379,9 @@ START_TEST(test_hints_follow_frees)
 }
 END_TEST
 
-/* The default stream: queued work is invisible to the device's view until the stream is
- * waited for (the component's app_wait), and a synchronous copy or set runs it first. */
+/* The default stream: queued work is invisible to the device's view and not done until the
+ * stream is waited for (the component's app_wait; app_done's query says so), and a
+ * synchronous copy or set runs it first. */
 START_TEST(test_default_stream)
 {
     void *dev = NULL;
@@ -375,10 +389,14 @@ START_TEST(test_default_stream)
 
     ck_assert_int_eq(cg_sim_malloc(&dev, sizeof(host), CG_SIM_ALLOC_DEFAULT), CG_SIM_OK);
     ck_assert_int_eq(cg_sim_memcpy(dev, zeros, sizeof(zeros)), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_stream_idle(), 1);
     ck_assert_int_eq(cg_sim_memcpy_async(dev, host, sizeof(host)), CG_SIM_OK);
     host[0] = 9; /* the source was taken when queued */
     ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[3], 0); /* not run yet */
+    ck_assert_int_eq(cg_sim_stream_idle(), 0); /* nor done: nothing runs it by itself */
+    ck_assert_int_eq(cg_sim_stream_idle(), 0);
     ck_assert_int_eq(cg_sim_stream_sync(), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_stream_idle(), 1);
     ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[0], 1);
     ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[3], 4);
     ck_assert_int_eq(cg_sim_memset_async(dev, 0, sizeof(host)), CG_SIM_OK);
