@@ -376,11 +376,16 @@ phase_ab() {
     # first, #12's question: small calls rung on an LL server that stays on the GPU
     # (coll_gpu_ll_persist 1) against the kernel launched per call, both with the
     # application's buffers ready (coll_gpu_app_wait none: the server needs it), alternately;
-    # counters per call (ll_served 1, ll_servers near 0: one per 10 ms of steady calls)
+    # counters per call (ll_served 1, ll_servers near 0: one per 10 ms of steady calls);
+    # then the server with the default coll_gpu_app_wait, where each call first queries an
+    # event on the legacy default stream (app_queries 1; ll_served 1 when the query found
+    # the application's work done, else the call was launched behind it)
     local ready=(--mca coll_gpu_app_wait none) persist=(--mca coll_gpu_app_wait none --mca coll_gpu_ll_persist 1)
     for round in 1 2; do
         kit_bench_one "ab-latency-launched-$round" 4 "$e" "${ready[@]}" -- -C allreduce "${lat[@]}" --counters || rc=1
         kit_bench_one "ab-latency-persist-$round" 4 "$e" "${persist[@]}" -- -C allreduce "${lat[@]}" --counters || rc=1
+        kit_bench_one "ab-latency-persist-auto-$round" 4 "$e" --mca coll_gpu_ll_persist 1 -- -C allreduce \
+            "${lat[@]}" --counters || rc=1
     done
     kit_bench_one ab-persist-sweep 4 "$e" "${persist[@]}" -- -C allreduce -b 8 -e 16K -f 4 -n 1000 -w 20 \
         --floor-bytes 0 --counters || rc=1

@@ -18,6 +18,11 @@
  *                 a call would pay to learn that the application's work there (and on its
  *                 blocking streams) is done without queueing anything; it says nothing of
  *                 the application's non-blocking streams
+ *   idle_event    an event recorded on the legacy default stream with nothing queued
+ *                 anywhere, queried until done: what coll_gpu_ll_persist with the default
+ *                 coll_gpu_app_wait pays to learn that the application's work is done
+ *                 (the CUDA layer's app_done queries once; a line below says how often that
+ *                 first query found it done: when it rarely does, such calls are launched)
  *   app_wait      an event recorded on the legacy default stream and waited for by a
  *                 non-blocking stream (coll_gpu_app_wait default_stream, stream-ordered)
  *   enqueue       queueing an 8-byte memset (the host side of a launch)
@@ -62,11 +67,11 @@
 
 #include "kit-probe.h"
 
-enum { P_QUERY_DEVICE, P_QUERY_HOST, P_QUERY_KIND, P_IDLE_LEGACY, P_APP_WAIT, P_ENQUEUE,
+enum { P_QUERY_DEVICE, P_QUERY_HOST, P_QUERY_KIND, P_IDLE_LEGACY, P_IDLE_EVENT, P_APP_WAIT, P_ENQUEUE,
        P_MEMSET_SYNC, P_MEMSET_EVENT, P_MEMSET_WORD, P_WORD_ONLY, P_APP_WORD, P_LEGACY_WORD, P_COPY_8, P_COPY_64K, P_PERSIST,
        P_LAUNCH_LL, P_PERSIST_LL, P_NUM };
 static const char *const probe_names[P_NUM] = {"query_device", "query_host", "query_kind", "idle_legacy",
-                                               "app_wait",
+                                               "idle_event", "app_wait",
                                                "enqueue", "memset_sync", "memset_event",
                                                "memset_word", "word_only", "app_word",
                                                "legacy_word", "copy_8", "copy_64k",
@@ -77,6 +82,7 @@ typedef CUresult (*probe_write_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
 
 static probe_attrs_fn probe_attrs;
 static probe_write_fn probe_write;
+static long           probe_idle_first; /* idle_event: the first query found the event done */
 
 #define PROBE_CUDA(call)                                                                     \
     do {                                                                                     \
@@ -318,7 +324,7 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
     /* legacy_word: the work and the word on the legacy default stream */
     cudaStream_t on = probe == P_LEGACY_WORD ? cudaStreamLegacy : stream;
 
-    if (probe == P_IDLE_LEGACY) {
+    if (probe == P_IDLE_LEGACY || probe == P_IDLE_EVENT) {
         PROBE_CUDA(cudaDeviceSynchronize()); /* nothing queued anywhere */
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -336,6 +342,18 @@ static void probe_run(int probe, int iterations, double *samples, void *dev, voi
                         cudaGetErrorString(err));
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
+            break;
+        }
+        case P_IDLE_EVENT: {
+            cudaError_t err;
+            PROBE_CUDA(cudaEventRecord(event, cudaStreamLegacy));
+            err = cudaEventQuery(event);
+            probe_idle_first += i >= 0 && err == cudaSuccess;
+            while (err == cudaErrorNotReady) {
+                err = cudaEventQuery(event);
+            }
+            PROBE_CUDA(err);
+            (void)cudaGetLastError(); /* not ready is kept as the last error */
             break;
         }
         case P_APP_WAIT: probe_app_wait(event, stream); break;
@@ -458,6 +476,8 @@ int main(int argc, char **argv)
     }
     {
         double sum[P_NUM], max[P_NUM], max90[P_NUM];
+        long   idle_first = 0;
+        MPI_Reduce(&probe_idle_first, &idle_first, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         MPI_Reduce(median, sum, P_NUM, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         MPI_Reduce(median, max, P_NUM, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         MPI_Reduce(p90, max90, P_NUM, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -475,6 +495,8 @@ int main(int argc, char **argv)
                 printf("  %-14s %10.2f %10.2f %10.2f\n", probe_names[probe], sum[probe] / size,
                        max[probe], max90[probe]);
             }
+            printf("# idle_event: the first query found the event done in %ld of %ld calls "
+                   "(all ranks)\n", idle_first, (long)iterations * size);
         }
     }
     if (ll.inbox != NULL) { /* on every rank or on none (the rank count decides) */
