@@ -293,10 +293,11 @@ typedef struct cg_dev_ops {
      * NULL: the host waits. Work on the application's non-blocking streams is its to
      * synchronise, as with any CUDA-aware MPI. */
     cg_status_t (*app_wait)(cg_dev_t *dev, cg_dev_stream_t *stream);
-    /* Is that work (what app_wait orders after) done now? Learnt without a wait: an event
-     * recorded on the legacy default stream and queried once; *done 0 when it is not, or
-     * not yet known to be. */
-    cg_status_t (*app_done)(cg_dev_t *dev, int *done);
+    /* Is that work (what app_wait orders after) done now? Learnt without a host wait: an
+     * event recorded on the legacy default stream and queried once. *done 0 when it is
+     * not, or not yet known to be: stream then waits for it, stream-ordered, as app_wait
+     * (the same event: no second record), and the caller counts that wait. */
+    cg_status_t (*app_done)(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
 } cg_dev_ops_t;
 
 struct cg_dev {

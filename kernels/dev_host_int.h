@@ -214,7 +214,7 @@ cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t
  * queued work first); the application's default-stream work (strict: nothing else runs it). */
 cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream);
 cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
-cg_status_t cg_host_app_done(cg_dev_t *dev, int *done);
+cg_status_t cg_host_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
 cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes, cg_dev_stream_t *stream);
 cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                          cg_dev_stream_t *stream);

@@ -29,13 +29,14 @@ cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 
 /* Strict: done when nothing the application queued on the simulated GPU's default stream
  * waits to run (nothing runs it by itself: queued work stays not done, as a kernel that
- * still writes). Without the simulated GPU nothing is ever queued. */
-cg_status_t cg_host_app_done(cg_dev_t *dev, int *done)
+ * still writes); otherwise the stream's wait for it (cg_host_app_wait). Without the
+ * simulated GPU nothing is ever queued. */
+cg_status_t cg_host_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
     const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
 
     *done = sim == NULL || sim->stream_idle();
-    return CG_OK;
+    return *done ? CG_OK : cg_host_app_wait(dev, stream);
 }
 
 /* The stream's LL wait is pending (1) or over (0). */

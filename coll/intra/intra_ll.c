@@ -180,6 +180,7 @@ static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args,
 {
     cg_dev_t   *dev = group->dev;
     cg_status_t status;
+    int         queried;
 
     if (watch == NULL) {
         group->ll_calls++;
@@ -194,15 +195,21 @@ static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args,
     for (int p = 0; p < group->size; p++) {
         args->inbox[p] = group->scratch[p] + CG_INTRA_FLAG_BYTES;
     }
-    status = CG_OK;
-    if (cg_dev_ll_app_query(dev, args)) { /* the application's work done: a server may run it */
+    status  = CG_OK;
+    queried = cg_dev_ll_app_query(dev, args);
+    if (queried) { /* the application's work done: a server may run the call; not done: the
+                      group's stream waits for it (never the legacy stream, where a launch
+                      would make the next call's query wait for this call's kernel) */
         int done = 0;
         cg_count(CG_CNT_APP_QUERIES, 1);
-        status           = dev->ops->app_done(dev, &done);
+        status            = dev->ops->app_done(dev, group->stream, &done);
         args->app_ordered = status == CG_OK && done;
+        if (status == CG_OK && !done) {
+            cg_count(CG_CNT_APP_WAITS, 1);
+        }
     }
-    args->after_app = !args->app_ordered && cg_dev_ll_after_app(dev);
-    if (status == CG_OK && !args->app_ordered && !args->after_app) {
+    args->after_app = !queried && !args->app_ordered && cg_dev_ll_after_app(dev);
+    if (status == CG_OK && !queried && !args->app_ordered && !args->after_app) {
         status = cg_dev_app_wait(dev, group->stream); /* no host wait */
     }
     if (status == CG_OK) {

@@ -343,18 +343,26 @@ static cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 }
 
 /* The same event, queried once: done when the driver already knows that everything before
- * the record is done. No wait; another thread's record at the same time covers more. */
-static cg_status_t cg_cuda_app_done_guarded(cg_dev_cuda_t *cuda, int *done)
+ * the record is done; otherwise the stream waits for it. Another thread's record at the
+ * same time is a later point of the same stream: done then still means done, and the wait
+ * is only longer. */
+static cg_status_t cg_cuda_app_done_guarded(cg_dev_cuda_t *cuda, cg_dev_stream_t *stream, int *done)
 {
     cg_status_t status = CG_CUDART_CALL(cudaEventRecord(cuda->app_event, cudaStreamLegacy));
 
     *done = 0;
-    return status == CG_OK ? cg_cuda_event_query_guarded(cuda->app_event, done) : status;
+    if (status == CG_OK) {
+        status = cg_cuda_event_query_guarded(cuda->app_event, done);
+    }
+    if (status == CG_OK && !*done) {
+        status = CG_CUDART_CALL(cudaStreamWaitEvent(stream->stream, cuda->app_event, 0));
+    }
+    return status;
 }
 
-static cg_status_t cg_cuda_app_done(cg_dev_t *dev, int *done)
+static cg_status_t cg_cuda_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
-    return CG_CUDA_GUARDED(dev, cg_cuda_app_done_guarded(cg_cuda_impl(dev), done));
+    return CG_CUDA_GUARDED(dev, cg_cuda_app_done_guarded(cg_cuda_impl(dev), stream, done));
 }
 
 /* After cg_dev_abandon, device work that never ends may still use the peers' mappings and

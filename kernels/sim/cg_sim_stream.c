@@ -45,7 +45,9 @@ static int cg_sim_enqueue(void *dst, const void *src, int value, size_t bytes)
     return CG_SIM_OK;
 }
 
-/* The first error of the queued work, as a stream reports it at its synchronisation. */
+/* The first error of the queued work, as a stream reports it at its synchronisation. The
+ * work runs under the lock: a second thread's wait, or a query (cg_sim_stream_idle), sees
+ * it done only once it is. */
 CG_SIM_EXPORT int cg_sim_stream_sync(void)
 {
     cg_sim_queued_t *op;
@@ -55,7 +57,6 @@ CG_SIM_EXPORT int cg_sim_stream_sync(void)
     op                 = cg_sim_stream_head;
     cg_sim_stream_head = NULL;
     cg_sim_stream_tail = &cg_sim_stream_head;
-    pthread_mutex_unlock(&cg_sim_stream_lock);
     while (op != NULL) {
         cg_sim_queued_t *next = op->next;
         void            *d    = op->bytes ? cg_sim_access(op->dst, op->bytes) : op->dst;
@@ -69,6 +70,7 @@ CG_SIM_EXPORT int cg_sim_stream_sync(void)
         free(op);
         op = next;
     }
+    pthread_mutex_unlock(&cg_sim_stream_lock);
     return rc;
 }
 

@@ -195,16 +195,19 @@ START_TEST(test_strict_layer)
     ck_assert_int_eq(dev->ops->flag_write(dev, (uint64_t *)a, 5, stream), CG_OK);
     ck_assert_int_eq(dev->ops->flag_wait(dev, (uint64_t *)a, 5, stream), CG_OK);
     /* the application's default-stream work: not done while queued (app_done: an LL server
-     * may not run the call yet), done once waited for (app_wait) */
+     * may not run the call yet), and then waited for on the stream, as app_wait would */
     {
-        int done = -1;
-        ck_assert_int_eq(dev->ops->app_done(dev, &done), CG_OK);
+        int      done = -1;
+        uint64_t word = 1;
+        ck_assert_int_eq(dev->ops->app_done(dev, stream, &done), CG_OK);
         ck_assert_int_eq(done, 1);
         ck_assert_int_eq(cg_sim_memset_async(b, 0, 8), CG_SIM_OK);
-        ck_assert_int_eq(dev->ops->app_done(dev, &done), CG_OK);
+        ck_assert_int_eq(dev->ops->app_done(dev, stream, &done), CG_OK);
         ck_assert_int_eq(done, 0);
-        ck_assert_int_eq(dev->ops->app_wait(dev, stream), CG_OK);
-        ck_assert_int_eq(dev->ops->app_done(dev, &done), CG_OK);
+        ck_assert_int_eq(dev->ops->copy(dev, &word, b, 8, stream), CG_OK); /* after the wait */
+        ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_OK);
+        ck_assert_uint_eq(word, 0);
+        ck_assert_int_eq(dev->ops->app_done(dev, stream, &done), CG_OK);
         ck_assert_int_eq(done, 1);
     }
     /* export: device memory yes (at an offset), pool memory and host memory no */
