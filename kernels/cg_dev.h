@@ -411,6 +411,9 @@ typedef struct {
                                   watch runs), instead of staying queued as on a GPU */
     double     op_delay_s;  /* testing: each queued copy, fill and reduction takes this
                                long (a long kernel), while the host goes on */
+    int        query_miss;  /* testing: app_done finds the application's work not done at
+                               every query_miss-th query (0: never) even when it is, as a
+                               GPU's first query of a fresh event may */
 } cg_dev_host_config_t;
 
 /* Open the host layer (never fails for lack of hardware): strict when the process has

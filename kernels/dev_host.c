@@ -338,6 +338,8 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
     host->pinned_max     = config != NULL ? config->pinned_max : 0;
     host->blocking_waits = config != NULL && config->blocking_waits;
     host->op_delay_s     = config != NULL && !host->blocking_waits ? config->op_delay_s : 0;
+    host->query_miss     = config != NULL ? CG_MAX(config->query_miss, 0) : 0;
+    host->queries        = config != NULL ? (unsigned)config->world_rank : 0;
     pthread_once(&cg_dev_host_queued_once, cg_dev_host_queued_init);
     if (config != NULL && host->sim == NULL) {
         for (int i = 0; i < config->num_host_buffer_ranks; i++) {

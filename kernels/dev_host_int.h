@@ -42,6 +42,9 @@ typedef struct {
     int                 blocking_waits;   /* testing: flag waits block the calling thread */
     double              op_delay_s;       /* testing: seconds each copy, fill and reduction
                                              takes (queued, never run at once) */
+    int                 query_miss;       /* testing: every query_miss-th app_done misses */
+    unsigned            queries;          /* app_done's queries so far (from the world
+                                             rank, so that ranks miss different calls) */
     unsigned            queued_waits;     /* of peer_waits, the flag waits queued on streams
                                              (no thread's: every free waits for them) */
     unsigned            queued_ops;       /* ops queued on any stream (frees wait for them) */

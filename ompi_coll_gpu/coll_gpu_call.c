@@ -32,6 +32,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                 .time_sliced           = mca_coll_gpu_component.debug_host_time_sliced,
                 .pinned_max            = mca_coll_gpu_component.debug_host_pinned_max,
                 .blocking_waits        = mca_coll_gpu_component.debug_host_blocking_waits,
+                .query_miss            = mca_coll_gpu_component.debug_host_query_miss,
                 .op_delay_s            = ompi_comm_rank(MPI_COMM_WORLD) ==
                                                  mca_coll_gpu_component.debug_host_slow_rank
                                              ? mca_coll_gpu_component.debug_host_slow_ms / 1e3 : 0,

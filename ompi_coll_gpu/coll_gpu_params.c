@@ -199,6 +199,10 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"debug_host_blocking_waits", INT, NULL, &CG_C->debug_host_blocking_waits, OPAL_INFO_LVL_9, 0,
      RO, "Testing with coll_gpu_device=host: 1 makes device-side flag waits block the calling "
      "thread (0: they stay queued on their streams while the thread goes on, as on a GPU)"},
+    {"debug_host_query_miss", INT, NULL, &CG_C->debug_host_query_miss, OPAL_INFO_LVL_9, 0, RO,
+     "Testing with coll_gpu_device=host: N > 0 makes every N-th query of the application's "
+     "work (an LL call's, with coll_gpu_ll_persist) find it not done even when nothing is "
+     "queued, as a GPU's first query of a fresh event may (ranks miss different calls)"},
     {"debug_host_slow", STR, NULL, &CG_C->debug_host_slow, OPAL_INFO_LVL_9, 0, RO,
      "Testing with coll_gpu_device=host: RANK:MS makes each copy, fill and reduction of "
      "MPI_COMM_WORLD rank RANK's device take MS milliseconds, as a long kernel would, while "

@@ -26,6 +26,8 @@
  *              work not yet done (a fresh event, a copy's last bytes): such a call is
  *              launched after one event wait instead of rung (the host layer's query
  *              always finds synchronous writes done, so the suite gives this on GPUs only)
+ *     --expect-query-misses  with --query-may-miss: some LL calls must have been rung and
+ *              some launched after a miss (the host layer's coll_gpu_debug_host_query_miss)
  *     --thread-level funneled|multiple  MPI_Init_thread at that level: launch is then
  *              not used (another thread's device work would queue behind the LL kernel)
  *     --calls-only  no table of counts: only the runs with a lagging rank and with kinds
@@ -63,6 +65,8 @@ int                       costs_app_ready;
 static int                costs_app_launch = 1; /* auto (the default) or launch, single thread */
 static int                costs_ll_persist;     /* coll_gpu_ll_persist 1 (--ll-persist) */
 static int                costs_query_may_miss; /* --query-may-miss */
+static int                costs_expect_misses;  /* --expect-query-misses */
+static int                costs_queried[2];     /* LL calls after a query: rung, launched */
 
 /* The handle of the performance variable coll_gpu_<counter>; aborts when there is none. */
 static MPI_T_pvar_handle costs_handle(const char *counter)
@@ -121,6 +125,10 @@ static void costs_check_app_waits(const char *name, unsigned long long waits,
     const unsigned long long want_queries = ll && !host_mem && costs_ll_persist && !costs_app_ready;
     /* a query that found the work not done: one event wait, and the call launched */
     const int                missed = want_queries && costs_query_may_miss && served == 0;
+
+    if (want_queries) {
+        costs_queried[missed]++;
+    }
     const unsigned long long want = host_mem || costs_app_ready ? 0
                                     : missed                   ? 1
                                     : ((ll || staged) && costs_app_launch) || (ll && costs_ll_persist) ? 0 : 1;
@@ -264,6 +272,8 @@ int main(int argc, char **argv)
             costs_ll_persist = 1;
         } else if (!strcmp(argv[i], "--query-may-miss")) {
             costs_query_may_miss = 1;
+        } else if (!strcmp(argv[i], "--expect-query-misses")) {
+            costs_query_may_miss = costs_expect_misses = 1;
         } else if (!strcmp(argv[i], "--app-wait-event")) {
             costs_app_launch = 0;
         } else if (!strcmp(argv[i], "--thread-level") && i + 1 < argc) {
@@ -508,6 +518,19 @@ int main(int argc, char **argv)
         }
         em_free(dbuf, kind), em_free(dsend, kind);
         free(host), free(hbuf), free(hsend);
+    }
+    if (costs_query_may_miss) { /* how the queries went, on all ranks */
+        int queried[2];
+        MPI_Allreduce(costs_queried, queried, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0) {
+            printf("%-34s %d rung, %d launched after a miss\n", "LL calls after a query", queried[0],
+                   queried[1]);
+        }
+        if (costs_expect_misses && rank == 0 && (queried[0] == 0 || queried[1] == 0)) {
+            costs_failures++;
+            fprintf(stderr, "coll_costs: FAIL: LL calls after a query: %d rung, %d launched; "
+                    "expected some of each\n", queried[0], queried[1]);
+        }
     }
     MPI_Allreduce(&costs_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {

@@ -70,6 +70,16 @@ run "costs-ll-persist-auto-np3" 3 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 \
 run "costs-ll-persist-event-np3" 3 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 \
     --mca coll_gpu_app_wait default_stream "$builddir/tests/mpi/coll_costs" --mem device \
     --ll-persist --app-wait-event "${costs_auto[@]}"
+# the host layer playing such a GPU (every 2nd query misses, ranks missing different calls:
+# one call rung on some ranks and launched on others): the GPU's expectations checked here,
+# with some calls of each kind
+if [ "$device" = host ]; then
+    run "costs-ll-persist-miss-np3" 3 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 \
+        --mca coll_gpu_debug_host_query_miss 2 "$builddir/tests/mpi/coll_costs" --mem device \
+        --ll-persist --expect-query-misses
+    run "ll-persist-miss-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 --mca coll_gpu_debug_host_query_miss 3 \
+        "$check" --mem device --expect-ll-served --counts 0,1,7,1000 --large 0 --no-derived
+fi
 run "ll-persist-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 --mca coll_gpu_node_size 2 \
     --mca coll_gpu_allreduce_algorithm hier_rd --mca coll_gpu_bcast_algorithm hier_tree \
     "$check" --mem device --expect-ll-served --colls allreduce,bcast --counts 1,7,1000 --large 0 --no-derived
