@@ -97,7 +97,7 @@ cg_status_t cg_ucx_watch_releases(void (*release)(void *arg, const void *addr, s
 void        cg_ucx_unwatch_releases(void);
 
 
-/* ==== The inter-node transport (inter_transport.c, inter_algs.c) =========================
+/* ==== The inter-node transport (inter_setup.c, inter_transport.c, inter_algs.c) ==========
  * Point-to-point exchanges between the ranks of different nodes over UCX, and the
  * collectives built from them on a group of ranks (one per node: a rail, or the node
  * leaders). Buffers are device memory; when UCX cannot move device memory itself (Debian's
@@ -116,9 +116,11 @@ typedef struct {
 /* cg_inter_config_t.staging (the same values as the collective layer's setting) */
 enum { CG_INTER_STAGING_AUTO = 0, CG_INTER_STAGING_ALWAYS = 1, CG_INTER_STAGING_NEVER = 2 };
 
+#define CG_INTER_MAX_DEPTH 32 /* chunks in flight each way, at most */
+
 typedef struct {
     size_t chunk_bytes; /* staging chunk */
-    int    depth;       /* chunks in flight each way */
+    int    depth;       /* chunks in flight each way (at most CG_INTER_MAX_DEPTH) */
     int    staging;     /* CG_STAGING_* of coll/cg_coll.h: 0 auto (when UCX cannot move
                            device memory), 1 always, 2 never */
     double timeout_s;
@@ -148,14 +150,14 @@ typedef struct cg_inter {
     int              ucx_device;  /* hand CUDA memory to UCX */
     cg_inter_config_t config;
     char            *pinned;      /* 2 x depth chunks: sends, then receives */
-    cg_dev_event_t  *events[64];
+    cg_dev_event_t  *events[2 * CG_INTER_MAX_DEPTH];
     void            *tmp;         /* device memory for received blocks */
     size_t           tmp_bytes;
     int              failed;
     int              used;        /* exchanged since the last flush (cg_inter_flush) */
 } cg_inter_t;
 
-/* ---- transport (inter_transport.c) ----------------------------------------------------- */
+/* ---- transport (inter_setup.c, inter_transport.c) ------------------------------------- */
 /* addrs: room for size addresses of addr_stride bytes (each slot: 8-byte length, then the
  * address), owned by the transport from now on and filled by the caller before the first
  * exchange. */
