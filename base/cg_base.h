@@ -135,7 +135,8 @@ typedef enum {
     CG_CNT_MEM_CACHE_HITS, /* buffers known as host memory without a query (cg_host_cache) */
     CG_CNT_MEM_RELEASES,   /* releases of address space reported to the host-memory cache */
     CG_CNT_APP_WAITS,      /* orderings after the application's default-stream work by an
-                              event (cg_dev_app_wait) */
+                              event (cg_dev_app_wait, or an LL call's app_done that found
+                              that work not done) */
     CG_CNT_FREES_HELD,     /* frees held back while device work waited for peers */
     CG_CNT_FREE_STALLS,    /* frees that waited for device work that waits for peers
                               (another thread's, or a flag wait queued on a stream; seen by

@@ -9,7 +9,7 @@
  *   inter    the inter-node phase of the collectives: exchanges between comm ranks on
  *            device buffers (staged through host chunks when UCX cannot move device
  *            memory) and ring / recursive doubling / binomial collectives on a group of
- *            ranks, one per node (inter_transport.c, inter_algs.c).
+ *            ranks, one per node (inter_setup.c, inter_transport.c, inter_algs.c).
  */
 #ifndef CG_UCX_H
 #define CG_UCX_H

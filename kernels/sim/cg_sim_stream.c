@@ -47,19 +47,19 @@ static int cg_sim_enqueue(void *dst, const void *src, int value, size_t bytes)
 
 /* The first error of the queued work, as a stream reports it at its synchronisation. The
  * work runs under the lock: a second thread's wait, or a query (cg_sim_stream_idle), sees
- * it done only once it is. */
+ * it done only once it is. Its records are freed after (a large one is unmapped, which
+ * memory hooks see). */
 CG_SIM_EXPORT int cg_sim_stream_sync(void)
 {
-    cg_sim_queued_t *op;
+    cg_sim_queued_t *done, *op;
     int              rc = CG_SIM_OK;
 
     pthread_mutex_lock(&cg_sim_stream_lock);
-    op                 = cg_sim_stream_head;
+    done               = cg_sim_stream_head;
     cg_sim_stream_head = NULL;
     cg_sim_stream_tail = &cg_sim_stream_head;
-    while (op != NULL) {
-        cg_sim_queued_t *next = op->next;
-        void            *d    = op->bytes ? cg_sim_access(op->dst, op->bytes) : op->dst;
+    for (op = done; op != NULL; op = op->next) {
+        void *d = op->bytes ? cg_sim_access(op->dst, op->bytes) : op->dst;
         if (d == NULL) {
             rc = rc == CG_SIM_OK ? CG_SIM_ERR_INVALID : rc;
         } else if (op->value >= 0) {
@@ -67,10 +67,13 @@ CG_SIM_EXPORT int cg_sim_stream_sync(void)
         } else {
             memcpy(d, op->data, op->bytes);
         }
-        free(op);
-        op = next;
     }
     pthread_mutex_unlock(&cg_sim_stream_lock);
+    while (done != NULL) {
+        op   = done;
+        done = done->next;
+        free(op);
+    }
     return rc;
 }
 

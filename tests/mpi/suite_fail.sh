@@ -68,8 +68,9 @@ fi
 # that never come; the abort lines end the call, and the servers serve the staged path's
 # next calls; with a slow rank, the later failure as for launched calls
 fail_served=1 fail_count=1 fail_run fail-ll-persist-np4 4 1 4 --mca coll_gpu_ll_persist 1 --mca coll_gpu_app_wait none
-# the same with the default coll_gpu_app_wait: calls rung after a query of the application's
-# work (rung calls asserted on the host layer only: a GPU's query may find it not yet done)
+# with the default coll_gpu_app_wait, rank 2 failing: calls rung after a query of the
+# application's work (rung calls asserted on the host layer only: a GPU's query may find it
+# not yet done)
 fail_served=$([ "$device" = host ] && echo 1) fail_count=1 fail_run fail-ll-persist-auto-np4 4 2 4 \
     --mca coll_gpu_ll_persist 1
 if [ "$device" = host ]; then

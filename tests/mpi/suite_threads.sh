@@ -21,8 +21,10 @@ run "threads-ll-persist-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 --m
 # rung after a query of the application's work, while the other thread calls and frees (on a
 # GPU the queries of both threads share the layer's event; the host layer has none, and
 # rung calls are asserted there only: a GPU's query may find the work not yet done)
+threads_served=()
+[ "$device" = host ] && threads_served=(--expect-ll-served 1)
 run "threads-ll-persist-auto-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 --mca coll_gpu_ll_persist 1 \
-    "$threads" --cycles 10 $([ "$device" = host ] && echo --expect-ll-served 1)
+    "$threads" --cycles 10 "${threads_served[@]}"
 run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-held 0 --cycles 10
 
 # No free waited for device work that waits for peers (another thread's, or a queued flag
