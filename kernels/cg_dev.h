@@ -348,6 +348,20 @@ static inline cg_status_t cg_dev_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream
     return dev->ops->app_wait(dev, stream);
 }
 
+/* Is the application's work before the call done (the app_done op, no host wait)? A miss
+ * orders stream after that work, as cg_dev_app_wait would, and counts as that wait. */
+static inline cg_status_t cg_dev_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
+{
+    cg_status_t status;
+
+    cg_count(CG_CNT_APP_QUERIES, 1);
+    status = dev->ops->app_done(dev, stream, done);
+    if (status == CG_OK && !*done) {
+        cg_count(CG_CNT_APP_WAITS, 1);
+    }
+    return status;
+}
+
 /* Does an LL call go on the application's legacy default stream (cg_ll_args_t after_app),
  * ordered after its work there and on the blocking streams as an event recorded there
  * would be, with no event? Its completion is still this layer's word (ll_test). */

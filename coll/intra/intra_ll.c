@@ -179,8 +179,7 @@ static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args,
                                     const cg_ll_watch_t *watch)
 {
     cg_dev_t   *dev = group->dev;
-    cg_status_t status;
-    int         queried;
+    cg_status_t status = CG_OK;
 
     if (watch == NULL) {
         group->ll_calls++;
@@ -195,22 +194,20 @@ static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args,
     for (int p = 0; p < group->size; p++) {
         args->inbox[p] = group->scratch[p] + CG_INTRA_FLAG_BYTES;
     }
-    status  = CG_OK;
-    queried = cg_dev_ll_app_query(dev, args);
-    if (queried) { /* the application's work done: a server may run the call; not done: the
-                      group's stream waits for it (never the legacy stream, where a launch
-                      would make the next call's query wait for this call's kernel) */
+    /* With a server: the application's work done, the server may run the call; not done,
+     * the group's stream waits for it (never the legacy stream, where a launch would make
+     * the next call's query wait for this call's kernel). Without: after that work, on the
+     * legacy stream itself or by the event, unless the caller ordered the call. */
+    args->after_app = 0;
+    if (cg_dev_ll_app_query(dev, args)) {
         int done = 0;
-        cg_count(CG_CNT_APP_QUERIES, 1);
-        status            = dev->ops->app_done(dev, group->stream, &done);
+        status            = cg_dev_app_done(dev, group->stream, &done);
         args->app_ordered = status == CG_OK && done;
-        if (status == CG_OK && !done) {
-            cg_count(CG_CNT_APP_WAITS, 1);
+    } else if (!args->app_ordered) {
+        args->after_app = cg_dev_ll_after_app(dev);
+        if (!args->after_app) {
+            status = cg_dev_app_wait(dev, group->stream); /* no host wait */
         }
-    }
-    args->after_app = !queried && !args->app_ordered && cg_dev_ll_after_app(dev);
-    if (status == CG_OK && !queried && !args->app_ordered && !args->after_app) {
-        status = cg_dev_app_wait(dev, group->stream); /* no host wait */
     }
     if (status == CG_OK) {
         status = dev->ops->ll_run(dev, args, group->stream);

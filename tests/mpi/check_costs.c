@@ -125,13 +125,13 @@ static void costs_check_app_waits(const char *name, unsigned long long waits,
     const unsigned long long want_queries = ll && !host_mem && costs_ll_persist && !costs_app_ready;
     /* a query that found the work not done: one event wait, and the call launched */
     const int                missed = want_queries && costs_query_may_miss && served == 0;
+    const unsigned long long want = host_mem || costs_app_ready ? 0
+                                    : missed                   ? 1
+                                    : ((ll || staged) && costs_app_launch) || (ll && costs_ll_persist) ? 0 : 1;
 
     if (want_queries) {
         costs_queried[missed]++;
     }
-    const unsigned long long want = host_mem || costs_app_ready ? 0
-                                    : missed                   ? 1
-                                    : ((ll || staged) && costs_app_launch) || (ll && costs_ll_persist) ? 0 : 1;
 
     if (waits != want || queries != want_queries) {
         costs_failures++;
