@@ -327,18 +327,25 @@ cg_status_t cg_size_parse(const char *text, size_t *size_out)
 {
     char              *end;
     unsigned long long value;
+    unsigned           shift = 0;
 
     if (text == NULL || !isdigit((unsigned char)*text)) {
         return CG_ERR_INVALID_PARAM;
     }
+    errno = 0;
     value = strtoull(text, &end, 10);
     switch (tolower((unsigned char)*end)) {
-    case 'k': value <<= 10; end++; break;
-    case 'm': value <<= 20; end++; break;
-    case 'g': value <<= 30; end++; break;
+    case 'k': shift = 10; end++; break;
+    case 'm': shift = 20; end++; break;
+    case 'g': shift = 30; end++; break;
     case '\0': break;
     default: return CG_ERR_INVALID_PARAM;
     }
+    /* a size that does not fit is an error, never a smaller size */
+    if (errno == ERANGE || value > (SIZE_MAX >> shift)) {
+        return CG_ERR_INVALID_PARAM;
+    }
+    value <<= shift;
     if (tolower((unsigned char)*end) == 'i') {
         end++;
     }

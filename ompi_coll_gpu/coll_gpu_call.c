@@ -342,13 +342,17 @@ cg_op_t mca_coll_gpu_op_map(struct ompi_op_t *op)
     return CG_OP_NONE;
 }
 
-/* count elements of dtype occupy [buf, buf + count * size) with no gaps. */
+/* count elements of dtype occupy [buf, buf + count * size) with no gaps. Open MPI's answer
+ * takes an int32_t count and differs only between 1 and any other count: a count above
+ * INT32_MAX (an allgather's total) asks as 2, never as its low 32 bits (2^32 + 1 would ask
+ * as 1, where a type with gaps counts as dense). */
 int mca_coll_gpu_dtype_is_dense(struct ompi_datatype_t *dtype, size_t count)
 {
     ptrdiff_t true_lb, true_extent;
 
     ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-    return true_lb == 0 && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t)count);
+    return true_lb == 0 &&
+           ompi_datatype_is_contiguous_memory_layout(dtype, count > INT32_MAX ? 2 : (int32_t)count);
 }
 
 /* Bytes of data in count elements of dtype: what a one-rank call copies when the layout is

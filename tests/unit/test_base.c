@@ -60,6 +60,12 @@ START_TEST(test_size_parse)
     ck_assert_int_eq(cg_size_parse("12x", &v), CG_ERR_INVALID_PARAM);
     ck_assert_int_eq(cg_size_parse("-1", &v), CG_ERR_INVALID_PARAM);
     ck_assert_int_eq(cg_size_parse("", &v), CG_ERR_INVALID_PARAM);
+    /* too large: an error, not a size wrapped to a small one */
+    ck_assert_int_eq(cg_size_parse("17179869184G", &v), CG_ERR_INVALID_PARAM);
+    ck_assert_int_eq(cg_size_parse("99999999999999999999999", &v), CG_ERR_INVALID_PARAM);
+    ck_assert_int_eq(cg_size_parse("18014398509481984K", &v), CG_ERR_INVALID_PARAM);
+    ck_assert_int_eq(cg_size_parse("17179869183G", &v), CG_OK); /* the largest */
+    ck_assert_uint_eq(v, (size_t)17179869183u << 30);
 }
 END_TEST
 
