@@ -84,6 +84,7 @@ static int bench_parse_size(const char *s, size_t *out)
 {
     char              *end;
     unsigned long long v;
+    unsigned           shift = 0;
 
     if (!isdigit((unsigned char)*s)) {
         return -1;
@@ -91,10 +92,14 @@ static int bench_parse_size(const char *s, size_t *out)
     errno = 0;
     v     = strtoull(s, &end, 10);
     switch (toupper((unsigned char)*end)) {
-    case 'K': v <<= 10; end++; break;
-    case 'M': v <<= 20; end++; break;
-    case 'G': v <<= 30; end++; break;
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
     }
+    if (v > (SIZE_MAX >> shift)) { /* too large: refused, never wrapped to a small size */
+        return -1;
+    }
+    v <<= shift;
     if (toupper((unsigned char)*end) == 'I') {
         end++;
     }

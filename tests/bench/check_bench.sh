@@ -55,6 +55,7 @@ bad type-bfloat16 "no predefined datatype" -d bfloat16
 bad type-all "one datatype per run" -d all
 bad type-unknown "unsupported datatype 'int16'" -d int16
 bad size "not a size" -b 12Q
+bad size-wrap "not a size" -e 17179869184G
 bad size-order "larger than" -b 1M -e 1K
 bad step-both "exclude each other" -f 2 -i 8
 bad factor "above 1" -f 1
