@@ -47,9 +47,8 @@ static cg_status_t cg_host_stream_status(cg_dev_stream_t *stream)
     return status;
 }
 
-static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
+static cg_status_t cg_host_stream_new(cg_dev_stream_t **stream)
 {
-    (void)dev;
     *stream = calloc(1, sizeof(**stream));
     if (*stream == NULL) {
         return CG_ERR_NO_MEMORY;
@@ -58,10 +57,20 @@ static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream
     return CG_OK;
 }
 
+static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
+{
+    if (__atomic_load_n(&dev->fail_sticky, __ATOMIC_RELAXED) == 2) {
+        *stream = NULL;
+        return CG_ERR_DEVICE; /* after a GPU fault (coll_gpu_debug_fail sticky), as CUDA */
+    }
+    return cg_host_stream_new(stream);
+}
+
 static cg_status_t cg_host_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
 {
-    cg_status_t status = cg_host_stream_create(dev, stream);
+    cg_status_t status = cg_host_stream_new(stream); /* a handle (CUDA: cudaStreamLegacy) */
 
+    (void)dev;
     if (status == CG_OK) {
         (*stream)->on_app = 1;
     }

@@ -321,8 +321,9 @@ typedef struct {
     void                  *arena;
     size_t                 arena_size;
     size_t                 arena_used;
-    int                    broken; /* no device layer: device data cannot be copied; the
-                                      call runs with zeros and returns an error */
+    int                    broken; /* no device layer, or no stream (after a GPU fault):
+                                      device data cannot be copied; the call runs with
+                                      zeros and returns an error */
     int                    pageable; /* the arena is ordinary host memory (page-locked
                                         memory ran out): slower copies, same results */
     int                    lost;   /* a device copy or wait of this staging failed (after

@@ -97,6 +97,14 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
     if (m->under.allreduce == NULL || m->under.allgather == NULL) {
         m->core_failed = 1;
     }
+    /* reduce_scatter's counts for its fast paths, made here: a call cannot fail for want of
+     * them before it agrees with its peers (without them the calls are staged) */
+    m->counts = malloc(sizeof(size_t) * (size_t)ompi_comm_size(comm));
+    if (m->counts == NULL) {
+        cg_warn(CG_SUB_INIT, "%s: out of memory: no fast path on this communicator",
+                comm->c_name);
+        m->core_failed = 1;
+    }
     /* MPI 4.1's assertion that the application uses these memory kinds only on this
      * communicator: host kinds only, on every rank, spares host-buffer calls the agreement
      * (learnt at the first one; coll_gpu_route.c) */

@@ -79,14 +79,14 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     const void *data;
     int         kinds, skind, rkind;
 
-    if (m->counts == NULL && (m->counts = malloc(sizeof(size_t) * (size_t)size)) == NULL) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     for (int i = 0; i < size; i++) {
-        m->counts[i] = rcounts ? (size_t)rcounts[i] : rcount;
-        total += m->counts[i];
+        const size_t count = rcounts ? (size_t)rcounts[i] : rcount;
+        if (m->counts != NULL) { /* NULL: no fast path on this communicator (enable) */
+            m->counts[i] = count;
+        }
+        total += count;
     }
-    own = m->counts[ompi_comm_rank(comm)];
+    own = rcounts ? (size_t)rcounts[ompi_comm_rank(comm)] : rcount;
     /* MPI_IN_PLACE: no input buffer (0, nothing asked); the output holds the whole input */
     data  = mca_coll_gpu_data_start(sbuf, dtype, total, &span);
     skind = mca_coll_gpu_buffer_query(data, span, &route->sattr);

@@ -94,19 +94,24 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
 
     memset(st, 0, sizeof(*st));
     st->module = m;
-    if (dev == NULL) {
-        /* Device memory but no device layer (it failed to open, reported then): this rank
-         * cannot read its data, but it must still take part in the collective of the
-         * layer underneath, or its peers would wait for ever. It sends zeros and its call
-         * returns an error. */
+    if (dev != NULL) {
+        st->stream = blocking ? mca_coll_gpu_blocking_stream(m, dev)
+                              : mca_coll_gpu_module_stream(m, dev);
+        if (st->stream == NULL) {
+            cg_error(CG_SUB_COLL, "no device stream for the copies of a staged collective (the "
+                     "device failed): this rank takes part with zeros and the call returns "
+                     "an error");
+        }
+    }
+    if (st->stream == NULL) {
+        /* Device memory but no device layer (it failed to open, reported then), or no
+         * stream to copy on (after a GPU fault): this rank cannot read its data, but it
+         * must still take part in the collective of the layer underneath, or its peers
+         * would wait for ever. It sends zeros and its call returns an error. */
         st->broken     = 1;
         st->arena      = calloc(1, total_bytes ? total_bytes : 1);
         st->arena_size = total_bytes;
         return st->arena != NULL ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    st->stream = blocking ? mca_coll_gpu_blocking_stream(m, dev) : mca_coll_gpu_module_stream(m, dev);
-    if (st->stream == NULL) {
-        return OMPI_ERROR; /* reported where it failed */
     }
     if (total_bytes == 0) {
         return OMPI_SUCCESS;

@@ -117,10 +117,13 @@ static cg_status_t cg_cuda_stream_create_guarded(cg_dev_stream_t *s)
 
 static cg_status_t cg_cuda_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
 {
-    cg_dev_stream_t *s = calloc(1, sizeof(*s));
+    cg_dev_stream_t *s;
     cg_status_t      status;
 
-    if (s == NULL) {
+    if (__atomic_load_n(&dev->fail_sticky, __ATOMIC_RELAXED) == 2) {
+        return CG_ERR_DEVICE; /* an injected GPU fault (coll_gpu_debug_fail sticky) */
+    }
+    if ((s = calloc(1, sizeof(*s))) == NULL) {
         return CG_ERR_NO_MEMORY;
     }
     status = CG_CUDA_GUARDED(dev, cg_cuda_stream_create_guarded(s));

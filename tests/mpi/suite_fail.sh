@@ -31,6 +31,11 @@ fail_run fail-one-node-np4 4 1 4
 # copy its data; each still takes part in the collective underneath with zeros and returns
 # an error (it left the collective before, and its peers waited in it for ever)
 fail_sticky=1 fail_run fail-sticky-np4 4 1 4
+# the same, then on a new communicator: the failing rank cannot create the new module's
+# stream (CUDA fails that too after a fault; app_wait default_stream: the staged copies
+# need that stream, not the application's), and its staged calls still take part with
+# zeros (before the fix they returned without joining, and their peers waited for ever)
+fail_sticky=1 fail_again=1 fail_run fail-sticky-again-np4 4 1 4 --mca coll_gpu_app_wait default_stream
 # device-side barriers: the failing rank's peers release their flag waits and drain
 fail_run fail-device-sync-np4 4 1 4 --mca coll_gpu_intra_sync device
 # the same with flag waits that block the calling thread (the host layer's older mode: the
