@@ -229,6 +229,11 @@ typedef struct cg_dev_ops {
     /* Copy bytes between any two of: device memory, host memory, imported peer memory. */
     cg_status_t (*copy)(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                         cg_dev_stream_t *stream);
+    /* Copy rows pieces of width bytes, the n-th from src + n * spitch to dst + n * dpitch
+     * (pitches at least width), as one operation (cudaMemcpy2DAsync): a strided layout's
+     * pieces without the bytes between them. */
+    cg_status_t (*copy_2d)(cg_dev_t *dev, void *dst, size_t dpitch, const void *src,
+                           size_t spitch, size_t width, size_t rows, cg_dev_stream_t *stream);
     /* Set bytes of device memory to one byte value (one operation, however large). */
     cg_status_t (*fill)(cg_dev_t *dev, void *dst, int byte, size_t bytes, cg_dev_stream_t *stream);
     cg_status_t (*reduce)(cg_dev_t *dev, const cg_reduce_args_t *args, cg_dev_stream_t *stream);

@@ -278,6 +278,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .event_record   = cg_host_event_record,
     .event_query    = cg_host_event_query,
     .copy           = cg_host_copy,
+    .copy_2d        = cg_host_copy_2d,
     .fill           = cg_host_fill,
     .reduce         = cg_host_reduce,
     .ipc_export     = cg_host_ipc_export,

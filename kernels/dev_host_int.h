@@ -125,6 +125,7 @@ cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args);
 /* ---- stream work (host_queue.c) -------------------------------------------------------- */
 typedef enum {
     CG_HOST_OP_COPY,
+    CG_HOST_OP_COPY_2D,
     CG_HOST_OP_FILL,
     CG_HOST_OP_REDUCE,
     CG_HOST_OP_FLAG_WRITE,
@@ -135,7 +136,8 @@ typedef struct cg_host_op {
     cg_host_op_kind_t  kind;
     void              *dst;    /* copy, fill; the flag of a flag operation */
     const void        *src;    /* copy */
-    size_t             bytes;  /* copy, fill */
+    size_t             bytes;  /* copy, fill; copy_2d: the width of a row */
+    size_t             dpitch, spitch, rows; /* copy_2d */
     int                byte;   /* fill */
     uint64_t           value;  /* flag operations */
     double             since;  /* flag wait: when it was first found unmet */
@@ -221,6 +223,8 @@ cg_status_t cg_host_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
 cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes, cg_dev_stream_t *stream);
 cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                          cg_dev_stream_t *stream);
+cg_status_t cg_host_copy_2d(cg_dev_t *dev, void *dst, size_t dpitch, const void *src,
+                            size_t spitch, size_t width, size_t rows, cg_dev_stream_t *stream);
 cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args, cg_dev_stream_t *stream);
 cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                cg_dev_stream_t *stream);

@@ -201,6 +201,21 @@ cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes
     return cg_host_submit(dev, stream, &op);
 }
 
+cg_status_t cg_host_copy_2d(cg_dev_t *dev, void *dst, size_t dpitch, const void *src,
+                            size_t spitch, size_t width, size_t rows, cg_dev_stream_t *stream)
+{
+    cg_host_op_t op = {.kind = CG_HOST_OP_COPY_2D, .dst = dst, .src = src, .bytes = width,
+                       .dpitch = dpitch, .spitch = spitch, .rows = rows};
+
+    if (width == 0 || rows == 0) {
+        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_OK;
+    }
+    if (dpitch < width || spitch < width) {
+        return cg_dev_fail_injected(dev) ? CG_ERR_DEVICE : CG_ERR_INVALID_PARAM; /* as CUDA */
+    }
+    return cg_host_submit(dev, stream, &op);
+}
+
 cg_status_t cg_host_reduce(cg_dev_t *dev, const cg_reduce_args_t *args, cg_dev_stream_t *stream)
 {
     cg_host_op_t op = {.kind = CG_HOST_OP_REDUCE, .reduce = *args};

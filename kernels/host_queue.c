@@ -51,6 +51,29 @@ static cg_status_t cg_host_run_copy(cg_dev_t *dev, const cg_host_op_t *op)
     return status;
 }
 
+/* Rows of a 2D copy: each side resolved over its whole extent, which must lie in one
+ * allocation (cudaMemcpy2DAsync's rule), row by row. */
+static cg_status_t cg_host_run_copy_2d(cg_dev_t *dev, const cg_host_op_t *op)
+{
+    const size_t dext = (op->rows - 1) * op->dpitch + op->bytes;
+    const size_t sext = (op->rows - 1) * op->spitch + op->bytes;
+    char        *d, *s;
+    cg_status_t  status = cg_host_resolve(dev, op->dst, dext, (void **)&d);
+
+    if (status == CG_OK) {
+        status = cg_host_resolve(dev, op->src, sext, (void **)&s);
+    }
+    if (status == CG_OK && d < s + sext && s < d + dext) {
+        cg_error(CG_SUB_DEV, "2D copy between overlapping ranges %p and %p (undefined on a "
+                 "GPU)", op->dst, op->src);
+        status = CG_ERR_INTERNAL;
+    }
+    for (size_t row = 0; status == CG_OK && row < op->rows; row++) {
+        memcpy(d + row * op->dpitch, s + row * op->spitch, op->bytes);
+    }
+    return status;
+}
+
 static cg_status_t cg_host_run_reduce(cg_dev_t *dev, const cg_host_op_t *op)
 {
     cg_reduce_args_t resolved = op->reduce;
@@ -99,6 +122,8 @@ cg_status_t cg_host_op_run(cg_dev_t *dev, cg_host_op_t *op, int *unmet)
     switch (op->kind) {
     case CG_HOST_OP_COPY:
         return cg_host_run_copy(dev, op);
+    case CG_HOST_OP_COPY_2D:
+        return cg_host_run_copy_2d(dev, op);
     case CG_HOST_OP_FILL:
         status = cg_host_resolve(dev, op->dst, op->bytes, &view);
         if (status == CG_OK) {

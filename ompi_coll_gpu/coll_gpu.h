@@ -255,6 +255,15 @@ int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
 /* The same, with the device layer's answer in *attr (zeros when nothing was asked, or the
  * query failed): a fast path's zero-copy publish uses it instead of asking again. */
 int  mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *attr);
+/* Does the device allocation that attr describes hold [buf, buf + bytes)? */
+static inline int mca_coll_gpu_attr_holds(const cg_mem_attr_t *attr, const void *buf,
+                                          size_t bytes)
+{
+    const uintptr_t at = (uintptr_t)buf;
+
+    return attr->kind == CG_MEM_DEVICE && attr->size > 0 && at >= attr->base &&
+           at - attr->base < attr->size && bytes <= attr->size - (at - attr->base);
+}
 /* The second buffer of a call: when [buf, buf + bytes) lies in the device allocation that
  * the first one's query found (known, of kind known_kind), the same answer with no query
  * (a caching allocator's blocks share one allocation); else mca_coll_gpu_buffer_query. */
@@ -306,6 +315,28 @@ cg_dtype_t mca_coll_gpu_dtype_map(struct ompi_datatype_t *dtype);
 cg_op_t    mca_coll_gpu_op_map(struct ompi_op_t *op);
 int mca_coll_gpu_dtype_is_dense(struct ompi_datatype_t *dtype, size_t count);
 
+/* The pieces of a buffer's layout (coll_gpu_pieces.c): runs of rows pieces of width
+ * bytes, pitch apart, the first offset bytes from the buffer pointer. */
+typedef struct {
+    ptrdiff_t offset;
+    size_t    width, pitch, rows;
+} mca_coll_gpu_run_t;
+
+typedef struct {
+    mca_coll_gpu_run_t *runs;
+    size_t              count, capacity;
+    size_t              bytes; /* in all its pieces */
+} mca_coll_gpu_runs_t;
+
+/* Add the pieces of count elements of dtype laid out from offset bytes past the buffer. */
+int  mca_coll_gpu_runs_add(mca_coll_gpu_runs_t *runs, struct ompi_datatype_t *dtype,
+                           size_t count, ptrdiff_t offset);
+void mca_coll_gpu_runs_free(mca_coll_gpu_runs_t *runs);
+/* Copy the pieces from src_base to dst_base (queued on stream); zero them at base (host). */
+int  mca_coll_gpu_runs_copy(cg_dev_t *dev, const mca_coll_gpu_runs_t *runs, char *dst_base,
+                            const char *src_base, cg_dev_stream_t *stream);
+void mca_coll_gpu_runs_zero(const mca_coll_gpu_runs_t *runs, char *base);
+
 /* staging (coll_gpu_staged.c) */
 typedef struct {
     void     *user;   /* buffer as the application passed it */
@@ -314,6 +345,8 @@ typedef struct {
     ptrdiff_t gap;
     size_t    span;
     int       staged; /* the user buffer is device memory and was staged */
+    mca_coll_gpu_runs_t runs; /* its pieces, copied one by one (count 0: the whole span);
+                                 the staging frees them */
 } mca_coll_gpu_stage_t;
 
 typedef struct {
@@ -331,8 +364,15 @@ typedef struct {
                                       in the collective underneath, with zeros for this
                                       rank's data, and returns this error */
     cg_dev_stream_t       *stream; /* where its copies go and what staging_sync waits for */
+    mca_coll_gpu_stage_t  *placed[2]; /* the buffers given a place in the arena */
+    int                    nplaced;
 } mca_coll_gpu_staging_t;
 
+/* Arena bytes for a staged buffer of span bytes (mca_coll_gpu_stage_device's alignment, and
+ * room to move it so that no two of a call's buffers are passed underneath as one pointer). */
+#define MCA_COLL_GPU_STAGE_ALIGN       64
+#define MCA_COLL_GPU_STAGE_BYTES(span) (CG_ALIGN_UP((size_t)(span), MCA_COLL_GPU_STAGE_ALIGN) + \
+                                        MCA_COLL_GPU_STAGE_ALIGN)
 /* A staging arena of total_bytes for one call of m. blocking: a blocking call, ordered
  * here after the application's queued device work: its copies go on the application's
  * default stream itself where one thread calls (cg_dev_ll_after_app: no event), else on
@@ -345,14 +385,22 @@ int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_
  * staged call synchronises after its copies; on the host when that stream cannot be made);
  * blocking calls are ordered by mca_coll_gpu_staging_begin. */
 void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m);
-/* kind: what mca_coll_gpu_buffer_kind said of user for this call at the entry point (no
- * second memory query, a driver call on a GPU), or MCA_COLL_GPU_KIND_UNKNOWN: ask. */
+/* Stage count elements of dtype at user when they are device memory. reads: the call
+ * reads them (copied in now); writes: the call writes them (mca_coll_gpu_stage_out). A
+ * layout with gaps is copied piece by piece where it is written, or where its span leaves
+ * its first byte's allocation. kind: what mca_coll_gpu_buffer_kind said of user for this
+ * call at the entry point (no second memory query, a driver call on a GPU), or
+ * MCA_COLL_GPU_KIND_UNKNOWN: ask. */
 int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
-                           struct ompi_datatype_t *dtype, size_t count, int copy_in, int kind);
+                           struct ompi_datatype_t *dtype, size_t count, int reads, int writes,
+                           int kind);
 /* A buffer known to be device memory: span bytes from user + gap (any layout: a type map,
- * blocks at displacements) get a place in the arena; copy_in copies them there now. */
+ * blocks at displacements) get a place in the arena; copy_in copies them there now. runs:
+ * the layout's pieces, taken over (emptied), copied one by one; NULL or none: the whole
+ * span is copied, in and out. */
 int  mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
-                               ptrdiff_t gap, size_t span, int copy_in);
+                               ptrdiff_t gap, size_t span, mca_coll_gpu_runs_t *runs,
+                               int copy_in);
 /* Copy a staged buffer's device bytes into its place in the arena (queued on the stream). */
 int  mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);

@@ -18,18 +18,17 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
     const size_t           rspan    = mca_coll_gpu_span(rdtype, rtotal, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(sspan, 64) + CG_ALIGN_UP(rspan, 64), 1);
+    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(sspan) + MCA_COLL_GPU_STAGE_BYTES(rspan), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, scount, 1, skind);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, scount, 1, 0, skind);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
-    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, rdtype, rtotal,
-                               in_place || !mca_coll_gpu_dtype_is_dense(rdtype, rtotal), rkind);
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, rdtype, rtotal, in_place, 1, rkind);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }

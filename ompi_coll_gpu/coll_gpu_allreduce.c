@@ -15,19 +15,17 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t co
     const size_t           span     = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, 2 * CG_ALIGN_UP(span, 64), 1);
+    rc = mca_coll_gpu_staging_begin(&st, m, 2 * MCA_COLL_GPU_STAGE_BYTES(span), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, count, 1, skind);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, count, 1, 0, skind);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
-    /* The output is read first when it holds the input, or gaps that must survive. */
-    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, count,
-                               in_place || !mca_coll_gpu_dtype_is_dense(dtype, count), rkind);
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, count, in_place, 1, rkind);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }

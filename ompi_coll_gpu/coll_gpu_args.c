@@ -41,6 +41,8 @@ static void mca_coll_gpu_region_elements(mca_coll_gpu_region_t *r, void *user,
     ompi_datatype_type_size(dtype, &size);
     r->user     = user;
     r->span     = mca_coll_gpu_span(dtype, count, &r->gap);
+    r->dtype    = dtype;
+    r->count    = count;
     *data_bytes = size * count;
 }
 
@@ -74,20 +76,26 @@ static void mca_coll_gpu_region_blocks(mca_coll_gpu_region_t *r, void *user,
         ompi_datatype_type_size(type, &size);
         *data_bytes += size * (size_t)counts[i];
     }
-    r->user = user;
-    r->gap  = lo <= hi ? lo : 0;
-    r->span = lo <= hi ? (size_t)(hi - lo) : 0;
+    r->user    = user;
+    r->gap     = lo <= hi ? lo : 0;
+    r->span    = lo <= hi ? (size_t)(hi - lo) : 0;
+    r->dtype   = dtype;
+    r->dtypes  = dtypes;
+    r->counts  = counts;
+    r->displs  = displs;
+    r->nblocks = n;
 }
 
-/* The region is read (reads), written (writes); bytes of the span that the data does not
- * cover must survive, so a written region is read first unless the data fills it. */
+/* The region is read (reads), written (writes). */
 static int mca_coll_gpu_region_finish(mca_coll_gpu_region_t *r, size_t data_bytes, int reads,
                                       int writes)
 {
-    r->copy_in  = reads || (writes && data_bytes != r->span);
-    r->copy_out = writes;
-    r->kind     = (r->span == 0 || r->user == MPI_IN_PLACE)
-                      ? 0 : mca_coll_gpu_buffer_kind((char *)r->user + r->gap, r->span);
+    r->copy_in    = reads;
+    r->copy_out   = writes;
+    r->data_bytes = data_bytes;
+    r->kind       = (r->span == 0 || r->user == MPI_IN_PLACE)
+                        ? 0 : mca_coll_gpu_buffer_query((char *)r->user + r->gap, r->span,
+                                                        &r->attr);
     return r->kind;
 }
 
@@ -201,31 +209,68 @@ int mca_coll_gpu_describe(const mca_coll_gpu_args_t *a, mca_coll_gpu_region_t *s
 
 /* ---- staging both buffers ---------------------------------------------------------- */
 
-static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, const mca_coll_gpu_region_t *reg,
+/* The pieces of a region's layout, relative to its buffer pointer. */
+static int mca_coll_gpu_region_runs(const mca_coll_gpu_region_t *reg, mca_coll_gpu_runs_t *runs)
+{
+    int rc = OMPI_SUCCESS;
+
+    if (reg->nblocks == 0) {
+        return mca_coll_gpu_runs_add(runs, reg->dtype, reg->count, 0);
+    }
+    for (int i = 0; i < reg->nblocks && OMPI_SUCCESS == rc; i++) {
+        struct ompi_datatype_t *type = reg->dtypes != NULL ? reg->dtypes[i] : reg->dtype;
+        ptrdiff_t               lb, extent;
+        if (reg->counts[i] <= 0) {
+            continue;
+        }
+        ompi_datatype_get_extent(type, &lb, &extent);
+        rc = mca_coll_gpu_runs_add(runs, type, (size_t)reg->counts[i],
+                                   reg->dtypes != NULL ? (ptrdiff_t)reg->displs[i]
+                                                       : (ptrdiff_t)reg->displs[i] * extent);
+    }
+    return rc;
+}
+
+static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_region_t *reg,
                                      mca_coll_gpu_stage_t *b, int copy)
 {
+    mca_coll_gpu_runs_t runs = {0};
+    int                 rc;
+
     if (!(reg->kind & MCA_COLL_GPU_KIND_DEVICE)) {
         memset(b, 0, sizeof(*b));
         b->user = reg->user;
         b->host = reg->user; /* host memory, MPI_IN_PLACE, or nothing: passed on as it is */
         return OMPI_SUCCESS;
     }
-    return mca_coll_gpu_stage_device(st, b, reg->user, reg->gap, reg->span, copy && reg->copy_in);
+    /* Gaps: the bytes between the pieces are not copied where they are written (another
+     * writer's bytes) or may lie outside every allocation. */
+    if (reg->data_bytes != reg->span &&
+        (reg->copy_out ||
+         !mca_coll_gpu_attr_holds(&reg->attr, (char *)reg->user + reg->gap, reg->span)) &&
+        OMPI_SUCCESS != mca_coll_gpu_region_runs(reg, &runs)) {
+        mca_coll_gpu_runs_free(&runs);
+        reg->copy_in |= reg->copy_out; /* one span: its gaps read first, to survive */
+    }
+    rc = mca_coll_gpu_stage_device(st, b, reg->user, reg->gap, reg->span, &runs,
+                                   copy && reg->copy_in);
+    mca_coll_gpu_runs_free(&runs);
+    return rc;
 }
 
 int mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
-                               const mca_coll_gpu_region_t *send,
-                               const mca_coll_gpu_region_t *recv, mca_coll_gpu_stage_t *s,
-                               mca_coll_gpu_stage_t *r, int copy, int blocking)
+                               mca_coll_gpu_region_t *send, mca_coll_gpu_region_t *recv,
+                               mca_coll_gpu_stage_t *s, mca_coll_gpu_stage_t *r, int copy,
+                               int blocking)
 {
     size_t total = 0;
     int    rc;
 
     if (send->kind & MCA_COLL_GPU_KIND_DEVICE) {
-        total += CG_ALIGN_UP(send->span, 64);
+        total += MCA_COLL_GPU_STAGE_BYTES(send->span);
     }
     if (recv->kind & MCA_COLL_GPU_KIND_DEVICE) {
-        total += CG_ALIGN_UP(recv->span, 64);
+        total += MCA_COLL_GPU_STAGE_BYTES(recv->span);
     }
     rc = mca_coll_gpu_staging_begin(st, m, total, blocking);
     if (OMPI_SUCCESS != rc) {

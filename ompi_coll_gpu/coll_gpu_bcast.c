@@ -14,13 +14,12 @@ static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_dataty
     const size_t           span    = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, CG_ALIGN_UP(span, 64), 1);
+    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(span), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    /* The root sends its data; the others read theirs first only to keep gaps intact. */
-    rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, count,
-                               is_root || !mca_coll_gpu_dtype_is_dense(dtype, count), kind);
+    /* The root sends its data; the others' is written (a layout with gaps piece by piece). */
+    rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, count, is_root, !is_root, kind);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }

@@ -208,11 +208,7 @@ int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
 int mca_coll_gpu_buffer_query_near(const void *buf, size_t bytes, const cg_mem_attr_t *known,
                                    int known_kind, cg_mem_attr_t *out)
 {
-    const uintptr_t at = (uintptr_t)buf;
-
-    if (bytes > 0 && buf != MPI_IN_PLACE && known->kind == CG_MEM_DEVICE && known->size > 0 &&
-        at >= known->base && at - known->base < known->size &&
-        bytes <= known->size - (at - known->base)) {
+    if (bytes > 0 && buf != MPI_IN_PLACE && mca_coll_gpu_attr_holds(known, buf, bytes)) {
         *out = *known;
         return known_kind;
     }

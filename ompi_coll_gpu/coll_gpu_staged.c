@@ -14,8 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MCA_COLL_GPU_STAGE_ALIGN 64
+#include <sys/mman.h>
 
 typedef struct mca_coll_gpu_staging_buf {
     void                            *ptr;
@@ -85,6 +84,32 @@ void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m)
     }
 }
 
+/* An arena of ordinary memory, zero-filled. Pages are taken as they are touched, so a span
+ * far larger than its data (a type over several allocations, with MPI_BOTTOM: only its
+ * pieces are touched) costs the pages of its pieces only. */
+static int mca_coll_gpu_arena_plain(mca_coll_gpu_staging_t *st, size_t bytes)
+{
+    void *ptr = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+    if (ptr == MAP_FAILED) {
+        mca_coll_gpu_show_help("staging allocation failed", bytes);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    st->arena      = ptr;
+    st->arena_size = bytes;
+    st->pageable   = 1;
+    return OMPI_SUCCESS;
+}
+
+static void mca_coll_gpu_arena_free(mca_coll_gpu_staging_t *st)
+{
+    if (st->arena != NULL) {
+        munmap(st->arena, st->arena_size ? st->arena_size : 1);
+    }
+    st->arena = NULL;
+}
+
 int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
                                size_t total_bytes, int blocking)
 {
@@ -108,10 +133,8 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
          * stream to copy on (after a GPU fault): this rank cannot read its data, but it
          * must still take part in the collective of the layer underneath, or its peers
          * would wait for ever. It sends zeros and its call returns an error. */
-        st->broken     = 1;
-        st->arena      = calloc(1, total_bytes ? total_bytes : 1);
-        st->arena_size = total_bytes;
-        return st->arena != NULL ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+        st->broken = 1;
+        return mca_coll_gpu_arena_plain(st, total_bytes);
     }
     if (total_bytes == 0) {
         return OMPI_SUCCESS;
@@ -141,16 +164,12 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
          * and this rank must take part in the collective underneath, or its peers would
          * wait for ever. Not kept in the cache (it would pass for page-locked memory). */
         static int told;
-        if (posix_memalign(&ptr, 4096, total_bytes) != 0) {
-            mca_coll_gpu_show_help("staging allocation failed", total_bytes);
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        }
         if (cg_once(&told)) {
             cg_warn(CG_SUB_COLL, "page-locked host memory for staging %zu bytes is not "
                     "available: staged collectives of this size use ordinary host memory "
                     "(slower copies)", total_bytes);
         }
-        st->pageable = 1;
+        return mca_coll_gpu_arena_plain(st, total_bytes);
     }
     st->arena      = ptr;
     st->arena_size = total_bytes;
@@ -158,10 +177,14 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
 }
 
 int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
-                          struct ompi_datatype_t *dtype, size_t count, int copy_in, int kind)
+                          struct ompi_datatype_t *dtype, size_t count, int reads, int writes,
+                          int kind)
 {
-    ptrdiff_t gap;
-    size_t    span = mca_coll_gpu_span(dtype, count, &gap);
+    mca_coll_gpu_runs_t runs = {0};
+    cg_mem_attr_t       attr;
+    ptrdiff_t           gap;
+    size_t              span = mca_coll_gpu_span(dtype, count, &gap);
+    int                 rc;
 
     if (span > 0 && kind == MCA_COLL_GPU_KIND_UNKNOWN) {
         kind = mca_coll_gpu_buffer_kind((char *)user + gap, span); /* where the data is */
@@ -173,26 +196,64 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
         return OMPI_SUCCESS; /* host memory (or nothing): the layer underneath reads it */
     }
     /* Any device memory is staged (another GPU's, another context's too): the layer
-     * underneath must never see a device pointer. */
-    return mca_coll_gpu_stage_device(st, b, user, gap, span, copy_in);
+     * underneath must never see a device pointer. With gaps, the bytes between the pieces
+     * are not copied: written ones would overwrite another writer's bytes, and read ones
+     * may lie outside every allocation (read in one copy where they lie in the first
+     * byte's allocation). */
+    if (!mca_coll_gpu_dtype_is_dense(dtype, count) &&
+        (writes || (mca_coll_gpu_buffer_query((char *)user + gap, 1, &attr),
+                    !mca_coll_gpu_attr_holds(&attr, (char *)user + gap, span))) &&
+        OMPI_SUCCESS != mca_coll_gpu_runs_add(&runs, dtype, count, 0)) {
+        mca_coll_gpu_runs_free(&runs); /* the whole span then, gaps read first */
+        reads = 1;
+    }
+    rc = mca_coll_gpu_stage_device(st, b, user, gap, span, &runs, reads);
+    mca_coll_gpu_runs_free(&runs);
+    return rc;
 }
 
 int mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
-                              ptrdiff_t gap, size_t span, int copy_in)
+                              ptrdiff_t gap, size_t span, mca_coll_gpu_runs_t *runs,
+                              int copy_in)
 {
     memset(b, 0, sizeof(*b));
     b->user = user;
     b->host = user;
     b->gap  = gap;
     b->span = span;
-    if (st->arena_used + span > st->arena_size) {
+    if (st->arena_used + MCA_COLL_GPU_STAGE_BYTES(span) > st->arena_size ||
+        st->nplaced == CG_ARRAY_SIZE(st->placed)) {
         return OMPI_ERR_BAD_PARAM; /* the caller sized the arena wrong */
     }
     b->host_span = (char *)st->arena + st->arena_used;
-    b->host      = b->host_span - gap;
-    b->staged    = 1;
+    /* The pointer passed underneath is the span's start less its gap, which may land on
+     * another buffer's: the layer underneath would take the call for one in place (Open
+     * MPI's nonblocking collectives do, for a send buffer equal to the receive buffer). */
+    for (int i = 0; i < st->nplaced; i++) {
+        if (st->placed[i]->host == b->host_span - gap) {
+            b->host_span += MCA_COLL_GPU_STAGE_ALIGN;
+            st->arena_used += MCA_COLL_GPU_STAGE_ALIGN;
+        }
+    }
+    b->host   = b->host_span - gap;
+    b->staged = 1;
+    if (runs != NULL) { /* taken over: the staging frees them */
+        b->runs = *runs;
+        memset(runs, 0, sizeof(*runs));
+    }
+    st->placed[st->nplaced++] = b;
     st->arena_used += CG_ALIGN_UP(span, MCA_COLL_GPU_STAGE_ALIGN);
     return copy_in ? mca_coll_gpu_stage_copy_in(st, b) : OMPI_SUCCESS;
+}
+
+/* Zeros where a staged buffer's data is in the arena. */
+static void mca_coll_gpu_stage_zero(mca_coll_gpu_stage_t *b)
+{
+    if (b->runs.count > 0) {
+        mca_coll_gpu_runs_zero(&b->runs, b->host);
+    } else {
+        memset(b->host_span, 0, b->span);
+    }
 }
 
 /* A device copy or wait failed: from now on the staging copies nothing, its arena holds
@@ -205,42 +266,51 @@ static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
                  "part with zeros and the call returns an error");
     }
     st->lost = 1;
-    if (st->arena != NULL) {
-        memset(st->arena, 0, st->arena_used);
+    for (int i = 0; i < st->nplaced; i++) {
+        mca_coll_gpu_stage_zero(st->placed[i]);
     }
+}
+
+/* Copy a staged buffer's bytes between the device and the arena (in: to the arena). */
+static int mca_coll_gpu_stage_copy(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, int in)
+{
+    cg_dev_t *dev = mca_coll_gpu_dev();
+    char     *user = (char *)b->user;
+    int       rc;
+
+    if (b->runs.count > 0) {
+        cg_count(CG_CNT_STAGED_BYTES, b->runs.bytes);
+        rc = in ? mca_coll_gpu_runs_copy(dev, &b->runs, b->host, user, st->stream)
+                : mca_coll_gpu_runs_copy(dev, &b->runs, user, b->host, st->stream);
+    } else {
+        cg_count(CG_CNT_STAGED_BYTES, b->span);
+        rc = mca_coll_gpu_status_to_mpi(
+            in ? dev->ops->copy(dev, b->host_span, user + b->gap, b->span, st->stream)
+               : dev->ops->copy(dev, user + b->gap, b->host_span, b->span, st->stream));
+    }
+    if (OMPI_SUCCESS != rc) {
+        mca_coll_gpu_staging_lose(st);
+    }
+    return OMPI_SUCCESS;
 }
 
 int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
-    cg_dev_t *dev = mca_coll_gpu_dev();
-
     if (b->staged && st->lost) { /* a region placed after the loss: zeros too */
-        memset(b->host_span, 0, b->span);
+        mca_coll_gpu_stage_zero(b);
     }
     if (!b->staged || st->broken || st->lost) {
         return OMPI_SUCCESS; /* zeros when broken or lost */
     }
-    cg_count(CG_CNT_STAGED_BYTES, b->span);
-    if (dev->ops->copy(dev, b->host_span, (char *)b->user + b->gap, b->span,
-                       st->stream) != CG_OK) {
-        mca_coll_gpu_staging_lose(st);
-    }
-    return OMPI_SUCCESS;
+    return mca_coll_gpu_stage_copy(st, b, 1);
 }
 
 int mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
-    cg_dev_t *dev = mca_coll_gpu_dev();
-
     if (!b->staged || st->broken || st->lost) {
         return OMPI_SUCCESS;
     }
-    cg_count(CG_CNT_STAGED_BYTES, b->span);
-    if (dev->ops->copy(dev, (char *)b->user + b->gap, b->host_span, b->span,
-                       st->stream) != CG_OK) {
-        mca_coll_gpu_staging_lose(st);
-    }
-    return OMPI_SUCCESS;
+    return mca_coll_gpu_stage_copy(st, b, 0);
 }
 
 int mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st)
@@ -261,9 +331,12 @@ int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
     cg_dev_t                   *dev = mca_coll_gpu_dev();
     mca_coll_gpu_staging_buf_t *b;
 
+    for (int i = 0; i < st->nplaced; i++) {
+        mca_coll_gpu_runs_free(&st->placed[i]->runs);
+    }
+    st->nplaced = 0;
     if (st->broken) {
-        free(st->arena);
-        st->arena = NULL;
+        mca_coll_gpu_arena_free(st);
         return OMPI_SUCCESS != rc ? rc : OMPI_ERR_NOT_AVAILABLE;
     }
     if (st->lost && OMPI_SUCCESS == rc) {
@@ -276,8 +349,7 @@ int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
         return rc;
     }
     if (st->pageable) {
-        free(st->arena);
-        st->arena = NULL;
+        mca_coll_gpu_arena_free(st);
         return rc;
     }
     b = malloc(sizeof(*b));

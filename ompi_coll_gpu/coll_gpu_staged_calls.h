@@ -82,9 +82,19 @@ typedef struct {
     ptrdiff_t gap;      /* first byte touched, relative to user */
     size_t    span;     /* bytes from there to the last byte touched; 0: nothing */
     int       kind;     /* MCA_COLL_GPU_KIND_* of those bytes (0 when span is 0) */
-    int       copy_in;  /* read by the call, or holding bytes outside the data that must
-                           survive (gaps of the type map, holes between blocks) */
+    int       copy_in;  /* copied in before the call: read by it (or, staged as one span,
+                           holding bytes between its data that must survive) */
     int       copy_out; /* written by the call on this rank */
+    size_t    data_bytes; /* of its data: less than span when its layout has gaps */
+    cg_mem_attr_t attr; /* of its first byte */
+    /* its layout, to list its pieces: count elements of dtype from user, or nblocks
+     * blocks of counts[i] elements at displs[i] (in extents of dtype, or in bytes of
+     * dtypes[i]) */
+    struct ompi_datatype_t        *dtype;
+    struct ompi_datatype_t *const *dtypes;
+    const int                     *counts, *displs;
+    int                            nblocks;
+    size_t                         count;
 } mca_coll_gpu_region_t;
 
 /* A request of the component: the layer underneath's request on staged host buffers. It
@@ -125,12 +135,14 @@ OBJ_CLASS_DECLARATION(mca_coll_gpu_request_t);
 int  mca_coll_gpu_describe(const mca_coll_gpu_args_t *a, mca_coll_gpu_region_t *send,
                            mca_coll_gpu_region_t *recv);
 /* Take an arena for both regions and give each device region its place there (copy: copy
- * the inputs in now and wait for them). Host regions keep the user's pointer. On failure
- * the arena is given back. blocking: as mca_coll_gpu_staging_begin's. */
+ * the inputs in now and wait for them). A layout with gaps is staged piece by piece where
+ * it is written or leaves its first byte's allocation; where its pieces cannot be listed,
+ * as one span, read first (its copy_in set). Host regions keep the user's pointer. On
+ * failure the arena is given back. blocking: as mca_coll_gpu_staging_begin's. */
 int  mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
-                                const mca_coll_gpu_region_t *send,
-                                const mca_coll_gpu_region_t *recv, mca_coll_gpu_stage_t *s,
-                                mca_coll_gpu_stage_t *r, int copy, int blocking);
+                                mca_coll_gpu_region_t *send, mca_coll_gpu_region_t *recv,
+                                mca_coll_gpu_stage_t *s, mca_coll_gpu_stage_t *r, int copy,
+                                int blocking);
 /* The layer underneath's function for the call, on sbuf and rbuf (request: nonblocking
  * and persistent modes). */
 int  mca_coll_gpu_under_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,

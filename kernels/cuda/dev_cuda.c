@@ -255,6 +255,46 @@ static cg_status_t cg_cuda_copy(cg_dev_t *dev, void *dst, const void *src, size_
                                                                stream->stream)));
 }
 
+/* cudaMemcpy2DAsync refuses pitches above the device's largest (cudaDevAttrMaxPitch,
+ * 2^31 - 1 on every GPU so far): wider ones go row by row. */
+#define CG_CUDA_MAX_PITCH ((size_t)INT32_MAX)
+
+static cg_status_t cg_cuda_copy_2d_guarded(void *dst, size_t dpitch, const void *src,
+                                           size_t spitch, size_t width, size_t rows,
+                                           cudaStream_t stream)
+{
+    cg_status_t status = CG_OK;
+
+    if (dpitch <= CG_CUDA_MAX_PITCH && spitch <= CG_CUDA_MAX_PITCH) {
+        return CG_CUDART_CALL(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows,
+                                                cudaMemcpyDefault, stream));
+    }
+    for (size_t row = 0; status == CG_OK && row < rows; row++) {
+        status = CG_CUDART_CALL(cudaMemcpyAsync((char *)dst + row * dpitch,
+                                                (const char *)src + row * spitch, width,
+                                                cudaMemcpyDefault, stream));
+    }
+    return status;
+}
+
+static cg_status_t cg_cuda_copy_2d(cg_dev_t *dev, void *dst, size_t dpitch, const void *src,
+                                   size_t spitch, size_t width, size_t rows,
+                                   cg_dev_stream_t *stream)
+{
+    if (cg_dev_fail_injected(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    if (width == 0 || rows == 0) {
+        return CG_OK;
+    }
+    if (dpitch < width || spitch < width) {
+        return CG_ERR_INVALID_PARAM;
+    }
+    cg_count(CG_CNT_DEV_OPS, 1);
+    return CG_CUDA_GUARDED(dev, cg_cuda_copy_2d_guarded(dst, dpitch, src, spitch, width, rows,
+                                                        stream->stream));
+}
+
 static cg_status_t cg_cuda_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes,
                                 cg_dev_stream_t *stream)
 {
@@ -411,6 +451,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .event_record   = cg_cuda_event_record,
     .event_query    = cg_cuda_event_query,
     .copy           = cg_cuda_copy,
+    .copy_2d        = cg_cuda_copy_2d,
     .fill           = cg_cuda_fill,
     .reduce         = cg_cuda_reduce,
     .ipc_export     = cg_cuda_ipc_export,

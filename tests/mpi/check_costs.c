@@ -482,6 +482,9 @@ int main(int argc, char **argv)
         if (!local && !calls_only) {
             costs_asserted(dbuf, dsend, hbuf, hsend, host, kind);
         }
+        if (!nodes && !calls_only) {
+            costs_gapped(dbuf, dsend, host, kind);
+        }
         /* a slow rank, and kinds changing from call to call, through the calls that run
          * before the agreement: LL (the agreement in its lines) and, on the host layer's
          * host-synchronised node, plans whose first barrier carries it (zero copy, and

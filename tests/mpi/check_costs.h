@@ -51,5 +51,7 @@ int  costs_kinds_varying(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend,
 void costs_host_release(int32_t *host);
 void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend, int32_t *host,
                     em_kind_t kind);
+/* Staged calls on layouts with gaps: pieces copied, gaps untouched. */
+void costs_gapped(void *dbuf, void *dsend, int32_t *host, em_kind_t kind);
 
 #endif

@@ -4,7 +4,8 @@
  * coll_coverage's matrix and main: every collective x mode x type/layout/op x count x in
  * place on five communicators (world, reversed, odd-sized, self, two halves), roots
  * cycling through 0, the last rank and the middle one, requests completed in seven ways;
- * then the overlap tests (check_coverage_overlap.c). Options: see cv_parse.
+ * then the overlap tests (check_coverage_overlap.c) and the layouts staged piece by piece
+ * (check_coverage_pieces.c). Options: see cv_parse.
  */
 #include "check_coverage.h"
 
@@ -193,6 +194,7 @@ int main(int argc, char **argv)
     if (o.overlap) {
         tc_ctx_t dctx = {dup, "dup", wrank, wsize, kind};
         cv_run_overlap(&ctxs[0], &dctx, &ctxs[1], ++seed);
+        cv_run_pieces(&ctxs[0], ++seed);
     }
     if (wrank == 0) {
         cv_print_staged_names();

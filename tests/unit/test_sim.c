@@ -224,6 +224,52 @@ START_TEST(test_strict_layer)
 }
 END_TEST
 
+/* A 2D copy (a strided layout's pieces, coll_gpu_pieces.c): only the rows are written,
+ * the bytes between them keep theirs, both ways between host and device memory; a pitch
+ * below the width is refused, and rows that overrun the device allocation are an illegal
+ * address (cudaMemcpy2DAsync's extent is one allocation). */
+START_TEST(test_copy_2d)
+{
+    cg_dev_t        *dev;
+    cg_dev_stream_t *stream;
+    char             host[96], back[96];
+    void            *dev_buf = NULL;
+
+    ck_assert_int_eq(cg_dev_host_open(NULL, &dev), CG_OK);
+    ck_assert_int_eq(dev->ops->stream_create(dev, &stream), CG_OK);
+    ck_assert_int_eq(dev->ops->mem_alloc(dev, sizeof(host), &dev_buf), CG_OK);
+    memset(back, 'g', sizeof(back));
+    ck_assert_int_eq(dev->ops->copy(dev, dev_buf, back, sizeof(back), stream), CG_OK);
+    for (size_t i = 0; i < sizeof(host); i++) {
+        host[i] = (char)('A' + i % 26);
+    }
+    /* 3 rows of 8 bytes, 32 apart, from host to device; then the whole back */
+    ck_assert_int_eq(dev->ops->copy_2d(dev, (char *)dev_buf + 4, 32, host + 4, 32, 8, 3, stream),
+                     CG_OK);
+    ck_assert_int_eq(dev->ops->copy(dev, back, dev_buf, sizeof(back), stream), CG_OK);
+    ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_OK);
+    for (size_t i = 0; i < sizeof(back); i++) {
+        const int in_row = i >= 4 && (i - 4) % 32 < 8 && (i - 4) / 32 < 3;
+        ck_assert_int_eq(back[i], in_row ? host[i] : 'g');
+    }
+    /* device to host, other pitches on each side */
+    memset(back, '.', sizeof(back));
+    ck_assert_int_eq(dev->ops->copy_2d(dev, back, 10, (char *)dev_buf + 4, 32, 8, 3, stream), CG_OK);
+    ck_assert_int_eq(dev->ops->stream_sync(dev, stream), CG_OK);
+    for (size_t row = 0; row < 3; row++) {
+        ck_assert_int_eq(memcmp(back + row * 10, host + 4 + row * 32, 8), 0);
+        ck_assert_int_eq(back[row * 10 + 8], '.');
+    }
+    ck_assert_int_eq(dev->ops->copy_2d(dev, back, 4, dev_buf, 32, 8, 2, stream),
+                     CG_ERR_INVALID_PARAM);
+    ck_assert_int_eq(dev->ops->copy_2d(dev, back, 8, (char *)dev_buf + 64, 32, 8, 2, stream),
+                     CG_ERR_DEVICE); /* rows at 64 and 96: the second beyond its 96 bytes */
+    dev->ops->mem_free(dev, dev_buf);
+    dev->ops->stream_destroy(dev, stream);
+    cg_dev_close(dev);
+}
+END_TEST
+
 /* Flag waits stay queued on their stream, as on a GPU: the call returns at once, the work
  * queued after the wait runs only once its flag comes (by the layer's progress thread, or
  * by a poll), another stream is not held back, and an event recorded before the wait is
@@ -536,5 +582,5 @@ START_TEST(test_frees_abandoned)
 END_TEST
 
 CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
-             test_strict_layer, test_queued_flag_wait, test_slow_device, test_hints_follow_frees, test_default_stream, test_ll_given_up,
+             test_strict_layer, test_copy_2d, test_queued_flag_wait, test_slow_device, test_hints_follow_frees, test_default_stream, test_ll_given_up,
              test_frees_held, test_frees_abandoned)

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * Staged buffers whose layout has gaps are copied piece by piece: the bytes between the
+ * pieces belong to the application while the call runs. Three cases that a copy of the
+ * whole span gets wrong:
+ *   - gap bytes written (from the host, as a kernel of the application could) while a
+ *     nonblocking allgather into a layout with gaps is in flight keep their new values;
+ *   - two nonblocking allgathervs into the even and odd blocks of one array, in flight
+ *     together, both land (each request's holes are the other's blocks; with blocks of
+ *     64 bytes the staged receive buffer once fell on the send buffer's address, which Open
+ *     MPI's nonblocking collectives take for a call in place);
+ *   - a datatype over two allocations (absolute addresses, MPI_BOTTOM): bcast into it,
+ *     allgather and iallgather from it (the span between them lies in neither).
+ */
+#include "check_coverage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CP_POISON 0xA5
+
+static int32_t cp_value(uint64_t seed, int rank, size_t i)
+{
+    return (int32_t)((seed * 31 + (uint64_t)rank * 1000003u + i * 2654435761u) % 1000033u);
+}
+
+static void cp_expect(const tc_ctx_t *ctx, const char *what, size_t n, size_t wrong)
+{
+    if (wrong) {
+        char detail[200];
+        snprintf(detail, sizeof(detail), "%s n=%zu comm=%s rank=%d: %zu wrong elements", what,
+                 n, ctx->comm_name, ctx->rank, wrong);
+        tc_fail(what, detail);
+    }
+    tc_tests++;
+}
+
+static void cp_rc(const tc_ctx_t *ctx, const char *what, int rc)
+{
+    if (rc != MPI_SUCCESS) {
+        char detail[200];
+        snprintf(detail, sizeof(detail), "%s comm=%s rank=%d: error %d", what, ctx->comm_name,
+                 ctx->rank, rc);
+        tc_fail(what, detail);
+    }
+}
+
+/* Elements of 4 int32s of data then 4 of gap; every gap is rewritten during the call. */
+static void cp_gap_writes(tc_ctx_t *ctx, size_t n, uint64_t seed)
+{
+    const size_t total = n * (size_t)ctx->size, rbytes = total * 32;
+    int32_t     *mine = malloc(n * 16), *got = malloc(rbytes);
+    char        *sdev = em_alloc(n * 16, ctx->kind), *rdev = em_alloc(rbytes, ctx->kind);
+    MPI_Datatype quad, spaced;
+    MPI_Request  req;
+    size_t       wrong = 0;
+
+    MPI_Type_contiguous(4, MPI_INT32_T, &quad);
+    MPI_Type_create_resized(quad, 0, 32, &spaced);
+    MPI_Type_commit(&spaced);
+    for (size_t i = 0; i < n * 4; i++) {
+        mine[i] = cp_value(seed, ctx->rank, i);
+    }
+    em_to_dev(sdev, mine, n * 16, ctx->kind);
+    memset(got, CP_POISON, rbytes);
+    em_to_dev(rdev, got, rbytes, ctx->kind);
+    cp_rc(ctx, "iallgather into gaps",
+          MPI_Iallgather(sdev, (int)n * 4, MPI_INT32_T, rdev, (int)n, spaced, ctx->comm, &req));
+    for (size_t e = 0; e < total; e++) { /* the application owns the gaps meanwhile */
+        int32_t mark[4] = {-(int32_t)e, 1, 2, 3};
+        em_to_dev(rdev + e * 32 + 16, mark, sizeof(mark), ctx->kind);
+    }
+    cp_rc(ctx, "wait (gaps)", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    em_to_host(got, rdev, rbytes, ctx->kind);
+    for (size_t e = 0; e < total; e++) {
+        const int r = (int)(e / n);
+        for (size_t j = 0; j < 4; j++) {
+            wrong += got[e * 8 + j] != cp_value(seed, r, (e % n) * 4 + j);
+            wrong += got[e * 8 + 4 + j] != (j == 0 ? -(int32_t)e : (int32_t)j);
+        }
+    }
+    cp_expect(ctx, "iallgather: gap bytes written during the call", n, wrong);
+    MPI_Type_free(&spaced), MPI_Type_free(&quad);
+    em_free(sdev, ctx->kind), em_free(rdev, ctx->kind);
+    free(mine), free(got);
+}
+
+/* Request 0 gathers into the even blocks of one array, request 1 into the odd ones. */
+static void cp_interleaved(tc_ctx_t *ctx, size_t n, uint64_t seed)
+{
+    const size_t bytes = 2 * n * (size_t)ctx->size * 4;
+    int         *counts = malloc(sizeof(int) * (size_t)ctx->size);
+    int         *displs[2] = {malloc(sizeof(int) * (size_t)ctx->size),
+                              malloc(sizeof(int) * (size_t)ctx->size)};
+    int32_t     *mine = malloc(n * 4), *got = malloc(bytes);
+    char        *sdev[2] = {em_alloc(n * 4, ctx->kind), em_alloc(n * 4, ctx->kind)};
+    char        *rdev = em_alloc(bytes, ctx->kind);
+    MPI_Request  req[2];
+    size_t       wrong = 0;
+
+    for (int half = 0; half < 2; half++) {
+        for (int r = 0; r < ctx->size; r++) {
+            counts[r]       = (int)n;
+            displs[half][r] = (2 * r + half) * (int)n;
+        }
+        for (size_t i = 0; i < n; i++) {
+            mine[i] = cp_value(seed + (uint64_t)half, ctx->rank, i);
+        }
+        em_to_dev(sdev[half], mine, n * 4, ctx->kind);
+    }
+    memset(got, CP_POISON, bytes);
+    em_to_dev(rdev, got, bytes, ctx->kind);
+    for (int half = 0; half < 2; half++) {
+        cp_rc(ctx, "iallgatherv (interleaved)",
+              MPI_Iallgatherv(sdev[half], (int)n, MPI_INT32_T, rdev, counts, displs[half],
+                              MPI_INT32_T, ctx->comm, &req[half]));
+    }
+    cp_rc(ctx, "waitall (interleaved)", MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+    em_to_host(got, rdev, bytes, ctx->kind);
+    for (size_t b = 0; b < 2 * (size_t)ctx->size; b++) {
+        for (size_t i = 0; i < n; i++) {
+            wrong += got[b * n + i] != cp_value(seed + b % 2, (int)(b / 2), i);
+        }
+    }
+    cp_expect(ctx, "two iallgathervs into interleaved blocks", n, wrong);
+    em_free(sdev[0], ctx->kind), em_free(sdev[1], ctx->kind), em_free(rdev, ctx->kind);
+    free(counts), free(displs[0]), free(displs[1]), free(mine), free(got);
+}
+
+/* n int32s in each of two allocations, as one element at absolute addresses. */
+static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed)
+{
+    const size_t all = 2 * n * (size_t)ctx->size;
+    const int    root = ctx->size - 1, blens[2] = {(int)n, (int)n};
+    char        *part[2] = {em_alloc(n * 4, ctx->kind), em_alloc(n * 4, ctx->kind)};
+    char        *rdev = em_alloc(all * 4, ctx->kind);
+    int32_t     *mine = malloc(2 * n * 4), *got = malloc(all * 4);
+    MPI_Aint     at[2];
+    MPI_Datatype both;
+    MPI_Request  req;
+    size_t       wrong = 0;
+
+    MPI_Get_address(part[0], &at[0]);
+    MPI_Get_address(part[1], &at[1]);
+    MPI_Type_create_hindexed(2, blens, at, MPI_INT32_T, &both);
+    MPI_Type_commit(&both);
+
+    /* bcast from the last rank into both parts */
+    for (size_t i = 0; i < 2 * n; i++) {
+        mine[i] = ctx->rank == root ? cp_value(seed, root, i) : (int32_t)0xA5A5A5A5;
+    }
+    em_to_dev(part[0], mine, n * 4, ctx->kind);
+    em_to_dev(part[1], mine + n, n * 4, ctx->kind);
+    cp_rc(ctx, "bcast (two allocations)", MPI_Bcast(MPI_BOTTOM, 1, both, root, ctx->comm));
+    em_to_host(got, part[0], n * 4, ctx->kind);
+    em_to_host(got + n, part[1], n * 4, ctx->kind);
+    for (size_t i = 0; i < 2 * n; i++) {
+        wrong += got[i] != cp_value(seed, root, i);
+    }
+    cp_expect(ctx, "bcast into a type over two allocations", n, wrong);
+
+    /* allgather, blocking and nonblocking, from both parts */
+    for (int nonblocking = 0; nonblocking < 2; nonblocking++) {
+        for (size_t i = 0; i < 2 * n; i++) {
+            mine[i] = cp_value(seed + 7 + (uint64_t)nonblocking, ctx->rank, i);
+        }
+        em_to_dev(part[0], mine, n * 4, ctx->kind);
+        em_to_dev(part[1], mine + n, n * 4, ctx->kind);
+        memset(got, CP_POISON, all * 4);
+        em_to_dev(rdev, got, all * 4, ctx->kind);
+        if (nonblocking) {
+            cp_rc(ctx, "iallgather (two allocations)",
+                  MPI_Iallgather(MPI_BOTTOM, 1, both, rdev, 2 * (int)n, MPI_INT32_T, ctx->comm,
+                                 &req));
+            cp_rc(ctx, "wait (two allocations)", MPI_Wait(&req, MPI_STATUS_IGNORE));
+        } else {
+            cp_rc(ctx, "allgather (two allocations)",
+                  MPI_Allgather(MPI_BOTTOM, 1, both, rdev, 2 * (int)n, MPI_INT32_T, ctx->comm));
+        }
+        em_to_host(got, rdev, all * 4, ctx->kind);
+        wrong = 0;
+        for (size_t j = 0; j < all; j++) {
+            wrong += got[j] != cp_value(seed + 7 + (uint64_t)nonblocking, (int)(j / (2 * n)),
+                                        j % (2 * n));
+        }
+        cp_expect(ctx, nonblocking ? "iallgather from a type over two allocations"
+                                   : "allgather from a type over two allocations", n, wrong);
+    }
+    MPI_Type_free(&both);
+    em_free(part[0], ctx->kind), em_free(part[1], ctx->kind), em_free(rdev, ctx->kind);
+    free(mine), free(got);
+}
+
+void cv_run_pieces(tc_ctx_t *ctx, uint64_t seed)
+{
+    /* 16: blocks of 64 bytes, the staging arena's alignment (the receive buffer passed
+     * underneath once fell on the send buffer, and the call was taken for one in place) */
+    static const size_t counts[] = {1, 7, 16, 100};
+
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        cp_gap_writes(ctx, counts[c], seed + c);
+        cp_interleaved(ctx, counts[c], seed + 10 + c);
+        cp_two_allocations(ctx, counts[c], seed + 20 + c);
+    }
+}
