@@ -26,13 +26,16 @@ enum { MCA_COLL_GPU_APP_WAIT_DEFAULT_STREAM = 0, MCA_COLL_GPU_APP_WAIT_NONE = 1,
        MCA_COLL_GPU_APP_WAIT_AUTO = 3 };
 /* coll_gpu_buffer_check */
 enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_CHECK_LOCAL = 2 };
+/* Results of routing besides success and errors. They travel with the errors that the
+ * layer underneath returns (Open MPI's negative codes, or MPI error classes: small
+ * positive numbers), so they lie far above every MPI error class. */
 /* mca_coll_gpu_route_agree: this rank has host buffers only and announced it (in band) */
-#define MCA_COLL_GPU_AGREED_HOST 1
+#define MCA_COLL_GPU_AGREED_HOST 0x40000001
 /* mca_coll_gpu_route_agree: announced on the board; this rank runs the call's LL at once,
  * the agreement riding on its lines */
-#define MCA_COLL_GPU_AGREED_IN_BAND 2
+#define MCA_COLL_GPU_AGREED_IN_BAND 0x40000002
 /* mca_coll_gpu_rs_route: host buffers, straight to the layer underneath (no descriptor) */
-#define MCA_COLL_GPU_ROUTED_UNDER 3
+#define MCA_COLL_GPU_ROUTED_UNDER 0x40000003
 
 /* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
  * cannot take the fast path for this call (layout, foreign device, ...); RETIRED: this
@@ -289,7 +292,7 @@ int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *c
 /* Run the FAST path of a route (call->watch from it); an MPI status, or
  * MCA_COLL_GPU_FAST_MISSED: an LL call run before the agreement lacked a local rank, nothing
  * was written (allgather: at most blocks of ranks on the call), run the staged path. */
-#define MCA_COLL_GPU_FAST_MISSED 2
+#define MCA_COLL_GPU_FAST_MISSED 0x40000004 /* above the MPI error classes, as the others */
 int  mca_coll_gpu_fast_run(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm,
                            const mca_coll_gpu_route_t *route, cg_call_t *call);
 /* The call descriptor of an entry point: buffers (MPI_IN_PLACE: sbuf NULL), count as
@@ -325,7 +328,9 @@ typedef struct {
 typedef struct {
     mca_coll_gpu_run_t *runs;
     size_t              count, capacity;
-    size_t              bytes; /* in all its pieces */
+    size_t              bytes;   /* in all its pieces */
+    int                 no_join; /* set before adding: separate pieces stay separate copies
+                                    (they may lie in different allocations) */
 } mca_coll_gpu_runs_t;
 
 /* Add the pieces of count elements of dtype laid out from offset bytes past the buffer. */
@@ -373,13 +378,15 @@ typedef struct {
 #define MCA_COLL_GPU_STAGE_ALIGN       64
 #define MCA_COLL_GPU_STAGE_BYTES(span) (CG_ALIGN_UP((size_t)(span), MCA_COLL_GPU_STAGE_ALIGN) + \
                                         MCA_COLL_GPU_STAGE_ALIGN)
-/* A staging arena of total_bytes for one call of m. blocking: a blocking call, ordered
+/* A staging arena of total_bytes for one call of m, whose buffers hold data_bytes of data
+ * (a span far larger, as of a datatype over several allocations, gets ordinary memory whose
+ * pages are taken as touched, not page-locked memory for all of it). blocking: a blocking call, ordered
  * here after the application's queued device work: its copies go on the application's
  * default stream itself where one thread calls (cg_dev_ll_after_app: no event), else on
  * the module's stream after mca_coll_gpu_app_wait. Not blocking (a request): the module's
  * stream; the caller orders it (mca_coll_gpu_app_wait) when its copies start. */
 int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
-                                size_t total_bytes, int blocking);
+                                size_t total_bytes, size_t data_bytes, int blocking);
 /* Order the staging copies of m's requests (nonblocking, persistent) after the
  * application's queued device work (a wait on the module's staging stream, which every
  * staged call synchronises after its copies; on the host when that stream cannot be made);
@@ -387,13 +394,13 @@ int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_
 void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m);
 /* Stage count elements of dtype at user when they are device memory. reads: the call
  * reads them (copied in now); writes: the call writes them (mca_coll_gpu_stage_out). A
- * layout with gaps is copied piece by piece where it is written, or where its span leaves
- * its first byte's allocation. kind: what mca_coll_gpu_buffer_kind said of user for this
- * call at the entry point (no second memory query, a driver call on a GPU), or
- * MCA_COLL_GPU_KIND_UNKNOWN: ask. */
+ * layout with gaps is copied piece by piece where it is written, and any layout where its
+ * span leaves its first byte's allocation. kind and attr: what mca_coll_gpu_buffer_query
+ * said of user's data for this call at the entry point (no second memory query, a driver
+ * call on a GPU), or MCA_COLL_GPU_KIND_UNKNOWN (attr NULL): ask. */
 int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                            struct ompi_datatype_t *dtype, size_t count, int reads, int writes,
-                           int kind);
+                           int kind, const cg_mem_attr_t *attr);
 /* A buffer known to be device memory: span bytes from user + gap (any layout: a type map,
  * blocks at displacements) get a place in the arena; copy_in copies them there now. runs:
  * the layout's pieces, taken over (emptied), copied one by one; NULL or none: the whole

@@ -7,7 +7,8 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
                                          struct ompi_datatype_t *sdtype, void *rbuf,
                                          size_t rcount, struct ompi_datatype_t *rdtype,
                                          struct ompi_communicator_t *comm,
-                                         mca_coll_gpu_module_t *m, int skind, int rkind)
+                                         mca_coll_gpu_module_t *m, int skind, int rkind,
+                                         const mca_coll_gpu_route_t *route)
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   s = {0}, r;
@@ -18,17 +19,20 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
     const size_t           rspan    = mca_coll_gpu_span(rdtype, rtotal, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(sspan) + MCA_COLL_GPU_STAGE_BYTES(rspan), 1);
+    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(sspan) + MCA_COLL_GPU_STAGE_BYTES(rspan),
+                                    (in_place ? 0 : mca_coll_gpu_data_bytes(sdtype, scount)) +
+                                        mca_coll_gpu_data_bytes(rdtype, rtotal), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, scount, 1, 0, skind);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, scount, 1, 0, skind,
+                                   &route->sattr);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
-    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, rdtype, rtotal, in_place, 1, rkind);
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, rdtype, rtotal, in_place, 1, rkind, &route->rattr);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
@@ -92,7 +96,7 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allgather_staged(sbuf, (size_t)scount, sdtype, rbuf, (size_t)rcount,
-                                             rdtype, comm, m, skind, rkind);
+                                             rdtype, comm, m, skind, rkind, &route);
     case MCA_COLL_GPU_PATH_LOCAL: /* dense layouts of the same type signature */
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
     default:

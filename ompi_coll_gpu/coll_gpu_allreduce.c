@@ -6,7 +6,8 @@
 static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t count,
                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                          struct ompi_communicator_t *comm,
-                                         mca_coll_gpu_module_t *m, int skind, int rkind)
+                                         mca_coll_gpu_module_t *m, int skind, int rkind,
+                                         const mca_coll_gpu_route_t *route)
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   s = {0}, r;
@@ -15,17 +16,19 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t co
     const size_t           span     = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, 2 * MCA_COLL_GPU_STAGE_BYTES(span), 1);
+    rc = mca_coll_gpu_staging_begin(&st, m, 2 * MCA_COLL_GPU_STAGE_BYTES(span),
+                                    2 * mca_coll_gpu_data_bytes(dtype, count), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, count, 1, 0, skind);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, count, 1, 0, skind,
+                                   &route->sattr);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
-    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, count, in_place, 1, rkind);
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, count, in_place, 1, rkind, &route->rattr);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
@@ -81,7 +84,7 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
         return mca_coll_gpu_allreduce_staged(sbuf, rbuf, (size_t)count, dtype, op, comm, m,
-                                             skind, rkind);
+                                             skind, rkind, &route);
     case MCA_COLL_GPU_PATH_LOCAL:
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
     default:

@@ -244,10 +244,10 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
         return OMPI_SUCCESS;
     }
     /* Gaps: the bytes between the pieces are not copied where they are written (another
-     * writer's bytes) or may lie outside every allocation. */
-    if (reg->data_bytes != reg->span &&
-        (reg->copy_out ||
-         !mca_coll_gpu_attr_holds(&reg->attr, (char *)reg->user + reg->gap, reg->span)) &&
+     * writer's bytes) or may lie outside every allocation (a span that leaves its first
+     * byte's: then no copy joins two pieces either). */
+    runs.no_join = !mca_coll_gpu_attr_holds(&reg->attr, (char *)reg->user + reg->gap, reg->span);
+    if ((runs.no_join || (reg->copy_out && reg->data_bytes != reg->span)) &&
         OMPI_SUCCESS != mca_coll_gpu_region_runs(reg, &runs)) {
         mca_coll_gpu_runs_free(&runs);
         reg->copy_in |= reg->copy_out; /* one span: its gaps read first, to survive */
@@ -263,16 +263,18 @@ int mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
                                mca_coll_gpu_stage_t *s, mca_coll_gpu_stage_t *r, int copy,
                                int blocking)
 {
-    size_t total = 0;
+    size_t total = 0, data = 0;
     int    rc;
 
     if (send->kind & MCA_COLL_GPU_KIND_DEVICE) {
         total += MCA_COLL_GPU_STAGE_BYTES(send->span);
+        data += send->data_bytes;
     }
     if (recv->kind & MCA_COLL_GPU_KIND_DEVICE) {
         total += MCA_COLL_GPU_STAGE_BYTES(recv->span);
+        data += recv->data_bytes;
     }
-    rc = mca_coll_gpu_staging_begin(st, m, total, blocking);
+    rc = mca_coll_gpu_staging_begin(st, m, total, data, blocking);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -5,7 +5,8 @@
 
 static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_datatype_t *dtype,
                                      int root, struct ompi_communicator_t *comm,
-                                     mca_coll_gpu_module_t *m, int kind)
+                                     mca_coll_gpu_module_t *m, int kind,
+                                     const cg_mem_attr_t *attr)
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   b;
@@ -14,12 +15,13 @@ static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_dataty
     const size_t           span    = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(span), 1);
+    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(span),
+                                    mca_coll_gpu_data_bytes(dtype, count), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     /* The root sends its data; the others' is written (a layout with gaps piece by piece). */
-    rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, count, is_root, !is_root, kind);
+    rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, count, is_root, !is_root, kind, attr);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
@@ -68,7 +70,8 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
         /* a local rank was not on the LL call: staged, as every rank on it */
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_bcast_staged(buf, (size_t)count, dtype, root, comm, m, kinds);
+        return mca_coll_gpu_bcast_staged(buf, (size_t)count, dtype, root, comm, m, kinds,
+                                         &route.rattr);
     case MCA_COLL_GPU_PATH_LOCAL:
         return OMPI_SUCCESS; /* the root is the only rank */
     default:

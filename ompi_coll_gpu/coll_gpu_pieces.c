@@ -40,7 +40,8 @@ static int mca_coll_gpu_runs_push(mca_coll_gpu_runs_t *runs, const mca_coll_gpu_
 
 /* Append a run, joined to the last one where that describes the same bytes: a single
  * piece that ends where the new one starts grows; two single pieces of one width become
- * rows; a run of rows takes the next row of its pattern. */
+ * rows; a run of rows takes the next row of its pattern. Not with no_join: one copy may
+ * not cross from one allocation to another (the pieces of a datatype over several). */
 static int mca_coll_gpu_runs_append(mca_coll_gpu_runs_t *runs, ptrdiff_t offset, size_t width,
                                     size_t pitch, size_t rows)
 {
@@ -54,7 +55,7 @@ static int mca_coll_gpu_runs_append(mca_coll_gpu_runs_t *runs, ptrdiff_t offset,
         run = (mca_coll_gpu_run_t){offset, width * rows, width * rows, 1};
     }
     runs->bytes += run.width * run.rows;
-    if (last != NULL && run.rows == 1) {
+    if (last != NULL && run.rows == 1 && !runs->no_join) {
         if (last->rows == 1 && offset == last->offset + (ptrdiff_t)last->width) {
             last->width += run.width;
             last->pitch = last->width;

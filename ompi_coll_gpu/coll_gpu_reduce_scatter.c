@@ -27,17 +27,20 @@ static int mca_coll_gpu_rs_staged(const void *sbuf, void *rbuf, size_t total, si
     const size_t           rspan    = mca_coll_gpu_span(dtype, rcount, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(sspan) + MCA_COLL_GPU_STAGE_BYTES(rspan), 1);
+    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(sspan) + MCA_COLL_GPU_STAGE_BYTES(rspan),
+                                    mca_coll_gpu_data_bytes(dtype, (in_place ? 0 : total) + rcount), 1);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     if (!in_place) {
-        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, total, 1, 0, route->skind);
+        rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, total, 1, 0, route->skind,
+                                   &route->sattr);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
-    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, rcount, in_place, 1, route->rkind);
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, rcount, in_place, 1, route->rkind,
+                               &route->rattr);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }

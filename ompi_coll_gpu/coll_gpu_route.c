@@ -139,6 +139,9 @@ static void mca_coll_gpu_route_app_wait(mca_coll_gpu_module_t *m, const mca_coll
     }
 }
 
+_Static_assert(MCA_COLL_GPU_AGREED_HOST > MPI_ERR_LASTCODE && MCA_COLL_GPU_FAST_MISSED > MPI_ERR_LASTCODE,
+               "routing results must differ from every MPI error class");
+
 /* How the ranks agree on the memory kinds of a call that could take a fast path
  * (coll_gpu_buffer_check):
  *   local  no agreement: the application promises the same kind on every rank

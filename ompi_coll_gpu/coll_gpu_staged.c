@@ -111,7 +111,7 @@ static void mca_coll_gpu_arena_free(mca_coll_gpu_staging_t *st)
 }
 
 int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
-                               size_t total_bytes, int blocking)
+                               size_t total_bytes, size_t data_bytes, int blocking)
 {
     cg_dev_t                    *dev = mca_coll_gpu_dev();
     mca_coll_gpu_staging_buf_t **pp, **best = NULL;
@@ -138,6 +138,9 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
     }
     if (total_bytes == 0) {
         return OMPI_SUCCESS;
+    }
+    if (total_bytes / 2 > data_bytes + ((size_t)1 << 20)) {
+        return mca_coll_gpu_arena_plain(st, total_bytes); /* mostly gaps: see coll_gpu.h */
     }
     /* The smallest cached buffer that fits. */
     pthread_mutex_lock(&mca_coll_gpu_staging_lock);
@@ -178,16 +181,17 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
 
 int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                           struct ompi_datatype_t *dtype, size_t count, int reads, int writes,
-                          int kind)
+                          int kind, const cg_mem_attr_t *attr)
 {
     mca_coll_gpu_runs_t runs = {0};
-    cg_mem_attr_t       attr;
+    cg_mem_attr_t       asked;
     ptrdiff_t           gap;
     size_t              span = mca_coll_gpu_span(dtype, count, &gap);
     int                 rc;
 
-    if (span > 0 && kind == MCA_COLL_GPU_KIND_UNKNOWN) {
-        kind = mca_coll_gpu_buffer_kind((char *)user + gap, span); /* where the data is */
+    if (span > 0 && (kind == MCA_COLL_GPU_KIND_UNKNOWN || attr == NULL)) {
+        kind = mca_coll_gpu_buffer_query((char *)user + gap, span, &asked); /* where it is */
+        attr = &asked;
     }
     if (span == 0 || !(kind & MCA_COLL_GPU_KIND_DEVICE)) {
         memset(b, 0, sizeof(*b));
@@ -200,9 +204,8 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
      * are not copied: written ones would overwrite another writer's bytes, and read ones
      * may lie outside every allocation (read in one copy where they lie in the first
      * byte's allocation). */
-    if (!mca_coll_gpu_dtype_is_dense(dtype, count) &&
-        (writes || (mca_coll_gpu_buffer_query((char *)user + gap, 1, &attr),
-                    !mca_coll_gpu_attr_holds(&attr, (char *)user + gap, span))) &&
+    runs.no_join = !mca_coll_gpu_attr_holds(attr, (char *)user + gap, span);
+    if ((runs.no_join || (writes && !mca_coll_gpu_dtype_is_dense(dtype, count))) &&
         OMPI_SUCCESS != mca_coll_gpu_runs_add(&runs, dtype, count, 0)) {
         mca_coll_gpu_runs_free(&runs); /* the whole span then, gaps read first */
         reads = 1;
@@ -296,7 +299,7 @@ static int mca_coll_gpu_stage_copy(mca_coll_gpu_staging_t *st, mca_coll_gpu_stag
 
 int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
-    if (b->staged && st->lost) { /* a region placed after the loss: zeros too */
+    if (b->staged && (st->lost || st->broken)) { /* zeros, at every persistent start too */
         mca_coll_gpu_stage_zero(b);
     }
     if (!b->staged || st->broken || st->lost) {
