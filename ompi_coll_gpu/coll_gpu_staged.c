@@ -268,6 +268,9 @@ static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
         cg_error(CG_SUB_COLL, "a device copy of a staged collective failed: this rank takes "
                  "part with zeros and the call returns an error");
     }
+    if (!st->lost && st->stream != NULL) { /* copies queued before may still land */
+        (void)mca_coll_gpu_dev()->ops->stream_sync(mca_coll_gpu_dev(), st->stream);
+    }
     st->lost = 1;
     for (int i = 0; i < st->nplaced; i++) {
         mca_coll_gpu_stage_zero(st->placed[i]);
