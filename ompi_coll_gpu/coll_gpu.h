@@ -272,6 +272,13 @@ static inline int mca_coll_gpu_attr_holds(const cg_mem_attr_t *attr, const void 
  * (a caching allocator's blocks share one allocation); else mca_coll_gpu_buffer_query. */
 int  mca_coll_gpu_buffer_query_near(const void *buf, size_t bytes, const cg_mem_attr_t *known,
                                     int known_kind, cg_mem_attr_t *attr);
+/* The kind of a layout's data: span bytes from data (its first byte), dense or not; known:
+ * as mca_coll_gpu_buffer_query_near (NULL: none). A layout with gaps is asked at its first
+ * and, when that is host memory, its last byte (the host-memory cache learns those bytes
+ * only, not the span, which may lie over several allocations): host first, device last is
+ * DEVICE | NOFAST, staged piece by piece (attr: the first byte's). */
+int  mca_coll_gpu_layout_query(const void *data, size_t span, int dense, const cg_mem_attr_t *known,
+                               int known_kind, cg_mem_attr_t *attr);
 void mca_coll_gpu_host_cache_stop(void);
 /* Host buffers on a communicator whose every rank asserted host memory: 1 when the call
  * goes straight underneath before a descriptor is made (counted; a logged call takes the

@@ -62,15 +62,16 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
         return MCA_COLL_GPU_NESTED(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     }
     data   = mca_coll_gpu_data_start(rbuf, rdtype, rtotal, &span);
-    rkind  = mca_coll_gpu_buffer_query(data, span, &route.rattr);
+    nofast = !mca_coll_gpu_dtype_is_dense(rdtype, rtotal);
+    rkind  = mca_coll_gpu_layout_query(data, span, !nofast, NULL, 0, &route.rattr);
     memset(&route.sattr, 0, sizeof(route.sattr));
     kinds  = rkind;
-    nofast = !mca_coll_gpu_dtype_is_dense(rdtype, rtotal);
     if (sbuf != MPI_IN_PLACE) {
+        const int sdense = mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
         data  = mca_coll_gpu_data_start(sbuf, sdtype, (size_t)scount, &span);
-        skind = mca_coll_gpu_buffer_query_near(data, span, &route.rattr, rkind, &route.sattr);
+        skind = mca_coll_gpu_layout_query(data, span, sdense, &route.rattr, rkind, &route.sattr);
         kinds |= skind;
-        nofast |= !mca_coll_gpu_dtype_is_dense(sdtype, (size_t)scount);
+        nofast |= !sdense;
     }
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLGATHER)) {
         return MCA_COLL_GPU_UNDER(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);

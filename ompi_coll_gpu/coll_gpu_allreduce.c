@@ -51,13 +51,14 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     const void            *sdata = mca_coll_gpu_data_start(sbuf, dtype, (size_t)count, &span);
     const void            *rdata = mca_coll_gpu_data_start(rbuf, dtype, (size_t)count, &span);
     cg_call_t              call;
-    int                    kinds, skind, rkind, rc;
+    int                    kinds, skind, rkind, rc, dense;
 
     if (m->nested > 0) {
         return MCA_COLL_GPU_NESTED(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
-    skind = mca_coll_gpu_buffer_query(sdata, span, &route.sattr);
-    rkind = mca_coll_gpu_buffer_query_near(rdata, span, &route.sattr, skind, &route.rattr);
+    dense = mca_coll_gpu_dtype_is_dense(dtype, (size_t)count);
+    skind = mca_coll_gpu_layout_query(sdata, span, dense, NULL, 0, &route.sattr);
+    rkind = mca_coll_gpu_layout_query(rdata, span, dense, &route.sattr, skind, &route.rattr);
     kinds = skind | rkind;
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLREDUCE)) {
         return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
@@ -67,9 +68,7 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     call.rattr = &route.rattr;
     /* Predefined types (the only ones a fast path reduces) have a fixed layout, padding
      * included, that the device reductions respect: gaps only matter to a local copy. */
-    rc = mca_coll_gpu_route(m, comm, &call, kinds,
-                            mca_coll_gpu_dtype_is_dense(dtype, (size_t)count)
-                                ? 0 : MCA_COLL_GPU_LAYOUT_GAPS, &route);
+    rc = mca_coll_gpu_route(m, comm, &call, kinds, dense ? 0 : MCA_COLL_GPU_LAYOUT_GAPS, &route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -94,8 +94,8 @@ static int mca_coll_gpu_region_finish(mca_coll_gpu_region_t *r, size_t data_byte
     r->copy_out   = writes;
     r->data_bytes = data_bytes;
     r->kind       = (r->span == 0 || r->user == MPI_IN_PLACE)
-                        ? 0 : mca_coll_gpu_buffer_query((char *)r->user + r->gap, r->span,
-                                                        &r->attr);
+                        ? 0 : mca_coll_gpu_layout_query((char *)r->user + r->gap, r->span,
+                                                        data_bytes == r->span, NULL, 0, &r->attr);
     return r->kind;
 }
 

@@ -46,7 +46,8 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     if (m->nested > 0) {
         return MCA_COLL_GPU_NESTED(m, bcast, buf, count, dtype, root, comm);
     }
-    kinds = mca_coll_gpu_buffer_query(data, span, &route.rattr);
+    const int dense = mca_coll_gpu_dtype_is_dense(dtype, (size_t)count);
+    kinds = mca_coll_gpu_layout_query(data, span, dense, NULL, 0, &route.rattr);
     if (mca_coll_gpu_host_direct(m, kinds, CG_COLL_BCAST)) {
         return MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm);
     }
@@ -54,8 +55,7 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     call.root  = root;
     call.rattr = &route.rattr;
     rc = mca_coll_gpu_route(m, comm, &call, kinds,
-                            mca_coll_gpu_dtype_is_dense(dtype, (size_t)count)
-                                ? 0 : MCA_COLL_GPU_LAYOUT_NOFAST | MCA_COLL_GPU_LAYOUT_GAPS,
+                            dense ? 0 : MCA_COLL_GPU_LAYOUT_NOFAST | MCA_COLL_GPU_LAYOUT_GAPS,
                             &route);
     if (OMPI_SUCCESS != rc) {
         return rc;

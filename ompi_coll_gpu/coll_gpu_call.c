@@ -205,6 +205,23 @@ int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
     return kind;
 }
 
+int mca_coll_gpu_layout_query(const void *data, size_t span, int dense, const cg_mem_attr_t *known,
+                              int known_kind, cg_mem_attr_t *out)
+{
+    const size_t  asked = dense ? span : CG_MIN(span, (size_t)1); /* see coll_gpu.h */
+    cg_mem_attr_t last;
+    int           kind;
+
+    kind = known != NULL ? mca_coll_gpu_buffer_query_near(data, asked, known, known_kind, out)
+                         : mca_coll_gpu_buffer_query(data, asked, out);
+    if (dense || span <= 1 || kind != MCA_COLL_GPU_KIND_HOST ||
+        !(mca_coll_gpu_buffer_query((const char *)data + span - 1, 1, &last) &
+          MCA_COLL_GPU_KIND_DEVICE)) {
+        return kind;
+    }
+    return MCA_COLL_GPU_KIND_DEVICE | MCA_COLL_GPU_KIND_NOFAST; /* staged, piece by piece */
+}
+
 int mca_coll_gpu_buffer_query_near(const void *buf, size_t bytes, const cg_mem_attr_t *known,
                                    int known_kind, cg_mem_attr_t *out)
 {

@@ -79,7 +79,7 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     const int size = ompi_comm_size(comm);
     size_t      total = 0, own, span;
     const void *data;
-    int         kinds, skind, rkind;
+    int         kinds, skind, rkind, dense;
 
     for (int i = 0; i < size; i++) {
         const size_t count = rcounts ? (size_t)rcounts[i] : rcount;
@@ -90,10 +90,11 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     }
     own = rcounts ? (size_t)rcounts[ompi_comm_rank(comm)] : rcount;
     /* MPI_IN_PLACE: no input buffer (0, nothing asked); the output holds the whole input */
+    dense = mca_coll_gpu_dtype_is_dense(dtype, total);
     data  = mca_coll_gpu_data_start(sbuf, dtype, total, &span);
-    skind = mca_coll_gpu_buffer_query(data, span, &route->sattr);
+    skind = mca_coll_gpu_layout_query(data, span, dense, NULL, 0, &route->sattr);
     data  = mca_coll_gpu_data_start(rbuf, dtype, sbuf == MPI_IN_PLACE ? total : own, &span);
-    rkind = mca_coll_gpu_buffer_query_near(data, span, &route->sattr, skind, &route->rattr);
+    rkind = mca_coll_gpu_layout_query(data, span, dense, &route->sattr, skind, &route->rattr);
     kinds        = skind | rkind;
     route->skind = skind;
     route->rkind = rkind;
@@ -107,7 +108,7 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     /* predefined types only go fast (see mca_coll_gpu_allreduce): gaps matter to a local
      * copy only */
     return mca_coll_gpu_route(m, comm, call, kinds,
-                              mca_coll_gpu_dtype_is_dense(dtype, total) ? 0 : MCA_COLL_GPU_LAYOUT_GAPS,
+                              dense ? 0 : MCA_COLL_GPU_LAYOUT_GAPS,
                               route);
 }
 

@@ -12,7 +12,8 @@
  *     MPI's nonblocking collectives take for a call in place);
  *   - a datatype over two allocations (absolute addresses, MPI_BOTTOM): bcast into it,
  *     allgather and iallgather from it (the span between them lies in neither, and its two
- *     equal pieces are no strided run).
+ *     equal pieces are no strided run); also with host memory first and device memory
+ *     last (once passed underneath as host memory).
  */
 #include "check_coverage.h"
 
@@ -130,12 +131,33 @@ static void cp_interleaved(tc_ctx_t *ctx, size_t n, uint64_t seed)
     free(counts), free(displs[0]), free(displs[1]), free(mine), free(got);
 }
 
-/* n int32s in each of two allocations, as one element at absolute addresses. */
-static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed)
+/* Write or read part of a layout: host memory by the CPU, the rest as em_ does. */
+static void cp_put(char *part, em_kind_t kind, const int32_t *from, size_t bytes)
+{
+    if (kind == EM_HOST) {
+        memcpy(part, from, bytes);
+    } else {
+        em_to_dev(part, from, bytes, kind);
+    }
+}
+
+static void cp_get(int32_t *to, const char *part, em_kind_t kind, size_t bytes)
+{
+    if (kind == EM_HOST) {
+        memcpy(to, part, bytes);
+    } else {
+        em_to_host(to, part, bytes, kind);
+    }
+}
+
+/* n int32s in each of two allocations, as one element at absolute addresses; host_part:
+ * the first part (in address order) is host memory, the second device memory. */
+static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_part)
 {
     const size_t all = 2 * n * (size_t)ctx->size;
     const int    root = ctx->size - 1, blens[2] = {(int)n, (int)n};
-    char        *part[2] = {em_alloc(n * 4, ctx->kind), em_alloc(n * 4, ctx->kind)};
+    em_kind_t    kinds[2] = {host_part ? EM_HOST : ctx->kind, ctx->kind};
+    char        *part[2] = {em_alloc(n * 4, kinds[0]), em_alloc(n * 4, kinds[1])};
     char        *rdev = em_alloc(all * 4, ctx->kind);
     int32_t     *mine = malloc(2 * n * 4), *got = malloc(all * 4);
     MPI_Aint     at[2];
@@ -145,10 +167,11 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed)
 
     if (part[1] < part[0]) { /* rising addresses: equal pieces at one distance, which one
                                 copy must not join (it would cross from one allocation to
-                                the other) */
-        char *low = part[1];
-        part[1]   = part[0];
-        part[0]   = low;
+                                the other); with a host part, host memory first */
+        char     *low  = part[1];
+        em_kind_t kind = kinds[1];
+        part[1] = part[0], kinds[1] = kinds[0];
+        part[0] = low, kinds[0] = kind;
     }
     MPI_Get_address(part[0], &at[0]);
     MPI_Get_address(part[1], &at[1]);
@@ -159,23 +182,24 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed)
     for (size_t i = 0; i < 2 * n; i++) {
         mine[i] = ctx->rank == root ? cp_value(seed, root, i) : (int32_t)0xA5A5A5A5;
     }
-    em_to_dev(part[0], mine, n * 4, ctx->kind);
-    em_to_dev(part[1], mine + n, n * 4, ctx->kind);
+    cp_put(part[0], kinds[0], mine, n * 4);
+    cp_put(part[1], kinds[1], mine + n, n * 4);
     cp_rc(ctx, "bcast (two allocations)", MPI_Bcast(MPI_BOTTOM, 1, both, root, ctx->comm));
-    em_to_host(got, part[0], n * 4, ctx->kind);
-    em_to_host(got + n, part[1], n * 4, ctx->kind);
+    cp_get(got, part[0], kinds[0], n * 4);
+    cp_get(got + n, part[1], kinds[1], n * 4);
     for (size_t i = 0; i < 2 * n; i++) {
         wrong += got[i] != cp_value(seed, root, i);
     }
-    cp_expect(ctx, "bcast into a type over two allocations", n, wrong);
+    cp_expect(ctx, host_part ? "bcast into a type over host and device memory"
+                             : "bcast into a type over two allocations", n, wrong);
 
     /* allgather, blocking and nonblocking, from both parts */
     for (int nonblocking = 0; nonblocking < 2; nonblocking++) {
         for (size_t i = 0; i < 2 * n; i++) {
             mine[i] = cp_value(seed + 7 + (uint64_t)nonblocking, ctx->rank, i);
         }
-        em_to_dev(part[0], mine, n * 4, ctx->kind);
-        em_to_dev(part[1], mine + n, n * 4, ctx->kind);
+        cp_put(part[0], kinds[0], mine, n * 4);
+        cp_put(part[1], kinds[1], mine + n, n * 4);
         memset(got, CP_POISON, all * 4);
         em_to_dev(rdev, got, all * 4, ctx->kind);
         if (nonblocking) {
@@ -197,7 +221,7 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed)
                                    : "allgather from a type over two allocations", n, wrong);
     }
     MPI_Type_free(&both);
-    em_free(part[0], ctx->kind), em_free(part[1], ctx->kind), em_free(rdev, ctx->kind);
+    em_free(part[0], kinds[0]), em_free(part[1], kinds[1]), em_free(rdev, ctx->kind);
     free(mine), free(got);
 }
 
@@ -210,6 +234,7 @@ void cv_run_pieces(tc_ctx_t *ctx, uint64_t seed)
     for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
         cp_gap_writes(ctx, counts[c], seed + c);
         cp_interleaved(ctx, counts[c], seed + 10 + c);
-        cp_two_allocations(ctx, counts[c], seed + 20 + c);
+        cp_two_allocations(ctx, counts[c], seed + 20 + c, 0);
+        cp_two_allocations(ctx, counts[c], seed + 30 + c, 1);
     }
 }
