@@ -254,9 +254,9 @@ void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_c
 
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);
-int  mca_coll_gpu_buffer_kind(const void *buf, size_t bytes);
-/* The same, with the device layer's answer in *attr (zeros when nothing was asked, or the
- * query failed): a fast path's zero-copy publish uses it instead of asking again. */
+/* MCA_COLL_GPU_KIND_* of one buffer, with the device layer's answer in *attr (zeros when
+ * nothing was asked, or the query failed): a fast path's zero-copy publish uses it instead
+ * of asking again. */
 int  mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *attr);
 /* Does the device allocation that attr describes hold [buf, buf + bytes)? */
 static inline int mca_coll_gpu_attr_holds(const cg_mem_attr_t *attr, const void *buf,
@@ -415,6 +415,15 @@ int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, 
 int  mca_coll_gpu_stage_device(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                                ptrdiff_t gap, size_t span, mca_coll_gpu_runs_t *runs,
                                int copy_in);
+/* The pieces a device buffer is staged by (its runs), listed by list(arg, runs) where it is
+ * written with gaps (gaps_written) or its span [data, data + span) leaves its first byte's
+ * allocation (attr; then no copy joins two pieces). Returns 1 when they could not be
+ * listed: the span is then copied whole (none listed), and read first when written, for
+ * its gaps to survive. */
+int  mca_coll_gpu_stage_pieces(mca_coll_gpu_runs_t *runs, const cg_mem_attr_t *attr,
+                               const void *data, size_t span, int gaps_written,
+                               int (*list)(const void *arg, mca_coll_gpu_runs_t *runs),
+                               const void *arg);
 /* Copy a staged buffer's device bytes into its place in the arena (queued on the stream). */
 int  mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);

@@ -209,10 +209,12 @@ int mca_coll_gpu_describe(const mca_coll_gpu_args_t *a, mca_coll_gpu_region_t *s
 
 /* ---- staging both buffers ---------------------------------------------------------- */
 
-/* The pieces of a region's layout, relative to its buffer pointer. */
-static int mca_coll_gpu_region_runs(const mca_coll_gpu_region_t *reg, mca_coll_gpu_runs_t *runs)
+/* The pieces of a region's layout, relative to its buffer pointer (mca_coll_gpu_stage_pieces'
+ * list). */
+static int mca_coll_gpu_region_runs(const void *arg, mca_coll_gpu_runs_t *runs)
 {
-    int rc = OMPI_SUCCESS;
+    const mca_coll_gpu_region_t *reg = arg;
+    int                          rc  = OMPI_SUCCESS;
 
     if (reg->nblocks == 0) {
         return mca_coll_gpu_runs_add(runs, reg->dtype, reg->count, 0);
@@ -243,13 +245,9 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
         b->host = reg->user; /* host memory, MPI_IN_PLACE, or nothing: passed on as it is */
         return OMPI_SUCCESS;
     }
-    /* Gaps: the bytes between the pieces are not copied where they are written (another
-     * writer's bytes) or may lie outside every allocation (a span that leaves its first
-     * byte's: then no copy joins two pieces either). */
-    runs.no_join = !mca_coll_gpu_attr_holds(&reg->attr, (char *)reg->user + reg->gap, reg->span);
-    if ((runs.no_join || (reg->copy_out && reg->data_bytes != reg->span)) &&
-        OMPI_SUCCESS != mca_coll_gpu_region_runs(reg, &runs)) {
-        mca_coll_gpu_runs_free(&runs);
+    if (mca_coll_gpu_stage_pieces(&runs, &reg->attr, (char *)reg->user + reg->gap, reg->span,
+                                  reg->copy_out && reg->data_bytes != reg->span,
+                                  mca_coll_gpu_region_runs, reg)) {
         reg->copy_in |= reg->copy_out; /* one span: its gaps read first, to survive */
     }
     rc = mca_coll_gpu_stage_device(st, b, reg->user, reg->gap, reg->span, &runs,

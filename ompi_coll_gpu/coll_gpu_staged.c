@@ -179,10 +179,37 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
     return OMPI_SUCCESS;
 }
 
+int mca_coll_gpu_stage_pieces(mca_coll_gpu_runs_t *runs, const cg_mem_attr_t *attr,
+                              const void *data, size_t span, int gaps_written,
+                              int (*list)(const void *arg, mca_coll_gpu_runs_t *runs),
+                              const void *arg)
+{
+    runs->no_join = !mca_coll_gpu_attr_holds(attr, data, span);
+    if ((runs->no_join || gaps_written) && OMPI_SUCCESS != list(arg, runs)) {
+        mca_coll_gpu_runs_free(runs);
+        return 1;
+    }
+    return 0;
+}
+
+/* count elements of dtype from the buffer pointer (mca_coll_gpu_stage_pieces' list). */
+typedef struct {
+    struct ompi_datatype_t *dtype;
+    size_t                  count;
+} mca_coll_gpu_elements_t;
+
+static int mca_coll_gpu_elements_list(const void *arg, mca_coll_gpu_runs_t *runs)
+{
+    const mca_coll_gpu_elements_t *elements = arg;
+
+    return mca_coll_gpu_runs_add(runs, elements->dtype, elements->count, 0);
+}
+
 int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                           struct ompi_datatype_t *dtype, size_t count, int reads, int writes,
                           int kind, const cg_mem_attr_t *attr)
 {
+    const mca_coll_gpu_elements_t elements = {dtype, count};
     mca_coll_gpu_runs_t runs = {0};
     cg_mem_attr_t       asked;
     ptrdiff_t           gap;
@@ -204,11 +231,10 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
      * are not copied: written ones would overwrite another writer's bytes, and read ones
      * may lie outside every allocation (read in one copy where they lie in the first
      * byte's allocation). */
-    runs.no_join = !mca_coll_gpu_attr_holds(attr, (char *)user + gap, span);
-    if ((runs.no_join || (writes && !mca_coll_gpu_dtype_is_dense(dtype, count))) &&
-        OMPI_SUCCESS != mca_coll_gpu_runs_add(&runs, dtype, count, 0)) {
-        mca_coll_gpu_runs_free(&runs); /* the whole span then, gaps read first */
-        reads = 1;
+    if (mca_coll_gpu_stage_pieces(&runs, attr, (char *)user + gap, span,
+                                  writes && !mca_coll_gpu_dtype_is_dense(dtype, count),
+                                  mca_coll_gpu_elements_list, &elements)) {
+        reads = 1; /* the whole span, gaps read first */
     }
     rc = mca_coll_gpu_stage_device(st, b, user, gap, span, &runs, reads);
     mca_coll_gpu_runs_free(&runs);
