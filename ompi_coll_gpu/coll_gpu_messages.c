@@ -78,6 +78,10 @@ void mca_coll_gpu_cuda_required(const char *reason)
             fflush(stderr);
             free(text);
         }
+    } else {
+        /* the others abort a little later, so that mpirun does not end the first local rank
+         * before its message is out (a late one would leave the user with no reason) */
+        sleep(2);
     }
     if (mca_coll_gpu_job_rank() >= 0) {
         ompi_rte_abort(1, NULL);

@@ -106,9 +106,12 @@ START_TEST(test_ipc_already_mapped)
     ck_assert_int_eq(cg_sim_memcpy(buf, &value, sizeof(value)), CG_SIM_OK);
     ck_assert_int_eq(cg_sim_ipc_get_handle(&first, buf), CG_SIM_OK);
     pid = fork();
+    ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         void *mapped = NULL, *twice = NULL;
         int   got = 0, fails = 0;
+        close(to_parent[0]); /* each side keeps its ends only: a side that died is an */
+        close(to_child[1]);  /* end of file for the other, not a read that waits for ever */
         fails += cg_sim_ipc_open(&mapped, &first) != CG_SIM_OK;
         fails += cg_sim_memcpy(&got, mapped, sizeof(got)) != CG_SIM_OK || got != 42;
         fails += cg_sim_ipc_open(&twice, &first) != CG_SIM_ERR_ALREADY_MAPPED;
@@ -122,6 +125,8 @@ START_TEST(test_ipc_already_mapped)
         fails += cg_sim_memcpy(&got, twice, sizeof(got)) != CG_SIM_OK || got != 7;
         _exit(fails);
     }
+    close(to_parent[1]);
+    close(to_child[0]);
     ck_assert_int_eq(read(to_parent[0], &go, 1), 1);
     ck_assert_int_eq(cg_sim_free(buf), CG_SIM_OK);
     ck_assert_int_eq(cg_sim_malloc(&again, 4096, 0), CG_SIM_OK);
@@ -131,6 +136,8 @@ START_TEST(test_ipc_already_mapped)
     ck_assert_uint_ne(second.buffer_id, first.buffer_id);
     ck_assert_int_eq(write(to_child[1], &second, sizeof(second)), (ssize_t)sizeof(second));
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    close(to_parent[0]);
+    close(to_child[1]);
     ck_assert(WIFEXITED(status));
     ck_assert_int_eq(WEXITSTATUS(status), 0);
     cg_sim_free(again);
