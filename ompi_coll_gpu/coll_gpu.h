@@ -135,6 +135,9 @@ typedef struct mca_coll_gpu_component_t {
     int       dev_failed;   /* opening failed once: never try again */
     int       host_cache_state; /* 0 not tried, 1 in use, -1 unavailable (coll_gpu_call.c) */
     int       active_kind;  /* CG_DEV_KIND_* chosen at init */
+    int       no_device;    /* coll_gpu_device=auto with no CUDA here: every buffer is host
+                             * memory, the rank only joins its peers' agreements (a job over
+                             * GPU and CPU nodes: they run them, and it must too) */
     int      *host_buffer_ranks;
     int       num_host_buffer_ranks;
     /* the algorithm (or "underlying") of each collective's last call: MPI_T pvars */

@@ -22,7 +22,8 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
     cg_status_t status;
 
     pthread_mutex_lock(&mca_coll_gpu_dev_lock);
-    if (mca_coll_gpu_dev() == NULL && !mca_coll_gpu_component.dev_failed) {
+    if (mca_coll_gpu_dev() == NULL && !mca_coll_gpu_component.dev_failed &&
+        !mca_coll_gpu_component.no_device) {
         if (mca_coll_gpu_component.active_kind == CG_DEV_KIND_HOST) {
             cg_dev_host_config_t config = {
                 .host_buffer_ranks     = mca_coll_gpu_component.host_buffer_ranks,
@@ -150,6 +151,11 @@ int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
     memset(out, 0, sizeof(*out));
     if (bytes == 0 || buf == MPI_IN_PLACE) {
         return 0;
+    }
+    if (mca_coll_gpu_component.no_device) { /* no CUDA here: no device memory either */
+        out->kind   = CG_MEM_HOST;
+        out->device = -1;
+        return MCA_COLL_GPU_KIND_HOST;
     }
     if (cg_host_cache_lookup(buf, bytes)) {
         out->kind   = CG_MEM_HOST;

@@ -286,9 +286,18 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
         }
         if (mca_coll_gpu_component.device_mode == MCA_COLL_GPU_DEVICE_CUDA) {
             mca_coll_gpu_cuda_required(reason); /* stops the job */
-        } else {
-            cg_warn(CG_SUB_INIT, "disqualified: %s (coll_gpu_device=auto)", reason);
+            return OMPI_ERROR;
         }
-        return OMPI_ERROR;
+        /* Not a disqualification: in a job over GPU and CPU nodes the ranks with a GPU
+         * agree on memory kinds with a small collective of their own, which this rank
+         * must join (without the component it would pair their agreement with its data's
+         * collective: wrong results or a hang). Its buffers are host memory, which it
+         * asserts at the first agreement of each communicator: where every rank lacks
+         * CUDA, that is the last one, and calls cost what Open MPI alone costs. */
+        mca_coll_gpu_component.no_device   = 1;
+        mca_coll_gpu_component.active_kind = CG_DEV_KIND_CUDA;
+        cg_warn(CG_SUB_INIT, "no GPU here: %s (coll_gpu_device=auto): host memory only, "
+                "collectives run underneath after one agreement per communicator", reason);
+        return OMPI_SUCCESS;
     }
 }

@@ -110,9 +110,10 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *module,
      * (learnt at the first one; coll_gpu_route.c) */
     {
         char kinds[256];
-        m->host_asserted = mca_coll_gpu_comm_info(comm, "mpi_assert_memory_alloc_kinds", kinds,
-                                                  (int)sizeof(kinds)) &&
-                           mca_coll_gpu_kinds_host_only(kinds);
+        m->host_asserted = mca_coll_gpu_component.no_device || /* it cannot have any other */
+                           (mca_coll_gpu_comm_info(comm, "mpi_assert_memory_alloc_kinds", kinds,
+                                                   (int)sizeof(kinds)) &&
+                            mca_coll_gpu_kinds_host_only(kinds));
     }
     cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "enabled on %s (cid %u, %d ranks)", comm->c_name,
            mca_coll_gpu_comm_id(comm), ompi_comm_size(comm));

@@ -505,10 +505,18 @@ leak_args=(--comms world --colls allreduce --counts 1000 --large 0 --types MPI_I
 run_dies "leak-off-np2" 2 --mca coll ^gpu "$check" --mem device "${leak_args[@]}"
 run_dies "leak-off-np1" 1 --mca coll ^gpu "$check" --mem device "${leak_args[@]}"
 if [ "$device" = host ]; then
-    # auto on a machine without GPU: quietly off (verbose 0), correct results
+    # auto on a machine without GPU: quiet (verbose 0), host memory only, correct results
     run "auto-no-gpu" 4 --mca coll_gpu_device auto "$check" --mem host "${quiet_args[@]}" && off_check auto-no-gpu
     run "auto-no-gpu-verbose" 2 --mca coll_gpu_device auto --mca coll_gpu_verbose 1 "$check" --mem host "${quiet_args[@]}" &&
-        { logs auto-no-gpu-verbose | grep -q "disqualified:" || fail "auto-no-gpu-verbose: no reason given at verbose 1"; }
+        { logs auto-no-gpu-verbose | grep -q "no GPU here:" || fail "auto-no-gpu-verbose: no reason given at verbose 1"; }
+    # a job over a node without a GPU (ranks 0 and 1: auto finds no driver, host memory)
+    # and a node with one (ranks 2 and 3: device memory): the GPU ranks agree on memory
+    # kinds with a collective of their own, which the others must join (before the fix
+    # they had left the component: every collective mismatched, errors or a hang)
+    nogpu_first=(bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-0}" -lt "$1" ]; then export OMPI_MCA_coll_gpu_device=auto;
+        mem=host; else mem=device; fi; prog=$2; shift 2; exec "$prog" --mem "$mem" "$@"' nogpu_first)
+    run "nogpu-node-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 "${nogpu_first[@]}" 2 "$check" \
+        "${forced_args[@]}"
 fi
 
 # 8b. Every other collective, and the nonblocking and persistent forms of all sixteen
