@@ -41,11 +41,14 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             status = cg_dev_host_open(&config, &dev);
         } else {
             status = cg_dev_cuda_open(ordinal, &dev);
-            /* calls may run at once on several threads: no kernel loaded lazily then */
-            if (status == CG_OK && mca_coll_gpu_component.thread_multi &&
+            /* calls may run at once on several threads, or an LL server may stay on the
+             * GPU: no kernel loaded lazily then (a lazy load may wait for the device's
+             * other work: another thread's call, a server until it leaves) */
+            if (status == CG_OK &&
+                (mca_coll_gpu_component.thread_multi || mca_coll_gpu_component.ll_persist > 0) &&
                 cg_dev_cuda_preload(dev) != CG_OK) {
                 cg_warn(CG_SUB_DEV, "cannot load the kernels at open: they load at their first "
-                        "launch (under MPI_THREAD_MULTIPLE that may wait for another thread's call)");
+                        "launch (which may wait for another thread's call or an LL server)");
             }
         }
         /* calls may run at once on several threads: no free while device work of
@@ -62,9 +65,11 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             dev->app_launch = (mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH ||
                                mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_AUTO) &&
                               mca_coll_gpu_component.thread_single;
-            /* a kernel that stays would hold a time-sliced GPU from the other ranks (the CUDA
-             * layer counts every GPU without MPS as time-sliced: only under MPS) */
-            dev->ll_persist = mca_coll_gpu_component.ll_persist > 0 && !dev->caps.time_sliced;
+            /* a kernel that stays would hold a time-sliced GPU from the other ranks: only
+             * under MPS, which the CUDA layer must have seen (a driver that cannot say is
+             * not time-sliced for the planner, but gets no server) */
+            dev->ll_persist = mca_coll_gpu_component.ll_persist > 0 && !dev->caps.time_sliced &&
+                              (dev->kind != CG_DEV_KIND_CUDA || dev->caps.mps);
             if (mca_coll_gpu_component.ll_persist > 0 && !dev->ll_persist) {
                 mca_coll_gpu_show_help_once("ll_persist without MPS");
             } else if (dev->ll_persist && !dev->app_ready) {

@@ -290,6 +290,21 @@ phase_probe() {
     return $rc
 }
 
+# kit_ab_served NAME: the run's calls went to the LL server (rank 0's counters: ll_served
+# 0.9 per call or more); else the server was off (no MPS seen: the help text in the log)
+# and the row measured the launched kernel under the server's name.
+kit_ab_served() {
+    local log=$kit_work/logs/bench-$1.log served
+    [ -f "$log" ] || return 0 # not run: not selected, or left out by the deadline guard
+    grep -q "^cg-kit: no time left" "$log" && return 0
+    served=$(sed -n 's/.*counters per call (rank 0):.*ll_served \([0-9.]*\).*/\1/p' "$log" 2>/dev/null | tail -1)
+    if awk -v v="${served:-0}" 'BEGIN { exit !(v >= 0.9) }'; then
+        return 0
+    fi
+    kit_say "FAIL $1: ll_served ${served:-0} per call: the calls did not go to the LL server$(grep -q 'll_persist' "$log" 2>/dev/null && echo ' (the log says why)')"
+    return 1
+}
+
 # One benchmark run: NAME NP ESTIMATE [mpirun arguments] -- [benchmark arguments]. Its table
 # goes to bench.txt, its rows to bench.csv, its files to the archive.
 kit_bench_one() {
@@ -383,7 +398,8 @@ phase_ab() {
     local ready=(--mca coll_gpu_app_wait none) persist=(--mca coll_gpu_app_wait none --mca coll_gpu_ll_persist 1)
     for round in 1 2; do
         kit_bench_one "ab-latency-launched-$round" 4 "$e" "${ready[@]}" -- -C allreduce "${lat[@]}" --counters || rc=1
-        kit_bench_one "ab-latency-persist-$round" 4 "$e" "${persist[@]}" -- -C allreduce "${lat[@]}" --counters || rc=1
+        kit_bench_one "ab-latency-persist-$round" 4 "$e" "${persist[@]}" -- -C allreduce "${lat[@]}" --counters &&
+            kit_ab_served "ab-latency-persist-$round" || rc=1
         kit_bench_one "ab-latency-persist-auto-$round" 4 "$e" --mca coll_gpu_ll_persist 1 -- -C allreduce \
             "${lat[@]}" --counters || rc=1
     done
