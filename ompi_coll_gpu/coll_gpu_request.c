@@ -99,6 +99,10 @@ mca_coll_gpu_request_t *mca_coll_gpu_request_new(mca_coll_gpu_module_t *m,
     req->freeing                      = MCA_COLL_GPU_FREE_NONE;
     memset(&req->st, 0, sizeof(req->st));
     OBJ_RETAIN(m);
+    /* MPI lets the application free the communicator while the request is pending: it
+     * goes when its operations have completed. The request keeps it (and the collective
+     * underneath, which Open MPI 4.1's libnbc runs on it, crashes without) until its end. */
+    OBJ_RETAIN(comm);
     return req;
 }
 
@@ -155,6 +159,10 @@ static void mca_coll_gpu_request_destroy(mca_coll_gpu_request_t *req)
     req->copied = NULL;
     OBJ_RELEASE(req->module);
     req->module = NULL;
+    if (req->super.super.req_mpi_object.comm != NULL) {
+        OBJ_RELEASE(req->super.super.req_mpi_object.comm);
+        req->super.super.req_mpi_object.comm = NULL;
+    }
     OMPI_REQUEST_FINI(&req->super.super);
     pthread_mutex_lock(&mca_coll_gpu_requests_lock);
     if (mca_coll_gpu_requests_unused_count < MCA_COLL_GPU_REQUESTS_CACHED) {

@@ -14,6 +14,10 @@
  *     allgather and iallgather from it (the span between them lies in neither, and its two
  *     equal pieces are no strided run); also with host memory first and device memory
  *     last (once passed underneath as host memory).
+ * Also (MPI allows it: the communicator goes when its last operation has completed) a
+ * nonblocking allreduce and a persistent one whose communicator is freed while they are
+ * pending; the persistent one is started twice after the free. Device memory on every
+ * rank only: Open MPI 4.1's own nonblocking collectives (host memory) crash on that.
  */
 #include "check_coverage.h"
 
@@ -225,16 +229,72 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_
     free(mine), free(got);
 }
 
+/* Allreduces on a duplicate of ctx's communicator, freed while they are pending. */
+static void cp_freed_comm(tc_ctx_t *ctx, size_t n, uint64_t seed)
+{
+    const size_t bytes = n * sizeof(int32_t);
+    int32_t     *mine = malloc(bytes), *got = malloc(bytes);
+    char        *sdev = em_alloc(bytes, ctx->kind), *rdev = em_alloc(bytes, ctx->kind);
+    MPI_Comm     dup;
+    MPI_Request  reqs[2];
+    size_t       wrong = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        mine[i] = cp_value(seed, ctx->rank, i);
+    }
+    em_to_dev(sdev, mine, bytes, ctx->kind);
+    memset(got, CP_POISON, bytes);
+    em_to_dev(rdev, got, bytes, ctx->kind);
+    MPI_Comm_dup(ctx->comm, &dup);
+    cp_rc(ctx, "freed-comm iallreduce", MPI_Iallreduce(sdev, rdev, (int)n, MPI_INT32_T, MPI_SUM, dup, &reqs[0]));
+    cp_rc(ctx, "freed-comm allreduce_init",
+          CV_INIT(Allreduce)(MPI_IN_PLACE, sdev, (int)n, MPI_INT32_T, MPI_MAX, dup, MPI_INFO_NULL, &reqs[1]));
+    MPI_Comm_free(&dup);
+    cp_rc(ctx, "freed-comm wait", MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
+    em_to_host(got, rdev, bytes, ctx->kind);
+    for (size_t i = 0; i < n; i++) {
+        int64_t sum = 0;
+        for (int r = 0; r < ctx->size; r++) {
+            sum += cp_value(seed, r, i);
+        }
+        wrong += got[i] != (int32_t)sum;
+    }
+    cp_expect(ctx, "iallreduce on a freed communicator", n, wrong);
+    for (int round = 0; round < 2; round++) { /* max of the ranks' values, then again */
+        cp_rc(ctx, "freed-comm start", MPI_Start(&reqs[1]));
+        cp_rc(ctx, "freed-comm wait", MPI_Wait(&reqs[1], MPI_STATUS_IGNORE));
+    }
+    em_to_host(got, sdev, bytes, ctx->kind);
+    wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t max = cp_value(seed, 0, i);
+        for (int r = 1; r < ctx->size; r++) {
+            max = cp_value(seed, r, i) > max ? cp_value(seed, r, i) : max;
+        }
+        wrong += got[i] != max;
+    }
+    cp_expect(ctx, "persistent allreduce on a freed communicator", n, wrong);
+    MPI_Request_free(&reqs[1]);
+    em_free(sdev, ctx->kind), em_free(rdev, ctx->kind);
+    free(mine), free(got);
+}
+
 void cv_run_pieces(tc_ctx_t *ctx, uint64_t seed)
 {
     /* 16: blocks of 64 bytes, the staging arena's alignment (the receive buffer passed
      * underneath once fell on the send buffer, and the call was taken for one in place) */
     static const size_t counts[] = {1, 7, 16, 100};
+    int                 device = ctx->kind != EM_HOST, all_device = 0;
+
+    MPI_Allreduce(&device, &all_device, 1, MPI_INT, MPI_MIN, ctx->comm);
 
     for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
         cp_gap_writes(ctx, counts[c], seed + c);
         cp_interleaved(ctx, counts[c], seed + 10 + c);
         cp_two_allocations(ctx, counts[c], seed + 20 + c, 0);
         cp_two_allocations(ctx, counts[c], seed + 30 + c, 1);
+        if (all_device) {
+            cp_freed_comm(ctx, counts[c], seed + 40 + c);
+        }
     }
 }
