@@ -5,18 +5,24 @@
  * when there is no GPU) and calls the four collectives coll/gpu accelerates. Nothing in it
  * knows about the component: run it with and without `--mca coll ^gpu` and compare.
  *
- *   mpirun -np 4 coll_gpu_hello [count]
+ *   mpirun -np 4 coll_gpu_hello [count [--reset]]
+ *
+ * --reset: cudaDeviceReset before MPI_Finalize, as programs derived from CUDA's samples do
+ * (every allocation and stream of the process goes while MPI still holds its own).
  */
 #include "example_mem.h"
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
     int    rank, size, errors = 0, all_errors = 0;
     size_t count = (argc > 1) ? (size_t)atol(argv[1]) : 1 << 20;
+    int    reset = argc > 2 && strcmp(argv[2], "--reset") == 0; /* cudaDeviceReset before
+                                                                   * MPI_Finalize */
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -78,6 +84,10 @@ int main(int argc, char **argv)
     em_free(dsend, kind);
     em_free(drecv, kind);
     free(host);
+    if (reset && em_device_reset() && rank == 0) {
+        printf("coll_gpu_hello: device reset before MPI_Finalize\n");
+        fflush(stdout);
+    }
     MPI_Finalize();
     return all_errors ? 1 : 0;
 }

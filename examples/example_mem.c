@@ -434,3 +434,14 @@ double em_round_trip_us(int reps, em_kind_t kind)
     (void)kind, (void)reps;
     return 0.0;
 }
+
+int em_device_reset(void)
+{
+#ifdef CG_HAVE_CUDA
+    if (em_backend == EM_BACKEND_CUDA) {
+        EM_CUDA(cudaDeviceReset());
+        return 1;
+    }
+#endif
+    return 0;
+}

@@ -142,7 +142,9 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
         /* a local rank was not on the LL call: staged, as every rank on it */
         /* fall through */
     case MCA_COLL_GPU_PATH_STAGED:
-        return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, call.counts[ompi_comm_rank(comm)],
+        /* rcounts, not call.counts: the module's array may be missing (enable), which
+         * sends every call here */
+        return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, (size_t)rcounts[ompi_comm_rank(comm)],
                                       dtype, op, comm, m, mca_coll_gpu_rs_run, rcounts, &route);
     case MCA_COLL_GPU_PATH_LOCAL:
         return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));

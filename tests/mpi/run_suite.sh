@@ -571,6 +571,14 @@ fi
 # 10. The examples, as a user runs them.
 run "hello-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_hello" 100000 &&
     { grep -q "correct" "$logdir/hello-np4.log" || fail "hello-np4: no result line"; }
+# the application resets the device before MPI_Finalize (cudaDeviceReset, a CUDA samples
+# habit): the component's finalize must neither crash nor hang on what went with it (on a
+# GPU only: the host layer has no reset)
+if [ "$device" = cuda ]; then
+    run "hello-reset-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_hello" 100000 --reset &&
+        { grep -q "device reset before MPI_Finalize" "$logdir/hello-reset-np4.log" ||
+          fail "hello-reset-np4: the device was not reset"; }
+fi
 run "overlap-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_overlap" 65536 8 &&
     { grep -q "gradients correct" "$logdir/overlap-np4.log" || fail "overlap-np4: no result line"; }
 run "bench-np3" 3 "${dev_mca[@]}" "$builddir/coll_gpu_bench" -C allreduce -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 &&
