@@ -110,7 +110,10 @@ static cg_status_t cg_cuda_server_check(cg_cuda_server_t *server)
     cudaError_t err = cudaStreamQuery(server->queue);
 
     if (err == cudaSuccess || err == cudaErrorNotReady) {
-        (void)cudaGetLastError();
+        if (err == cudaErrorNotReady) { /* not an error: not left for the application's next
+                                         * check (after a success, its own error stays) */
+            (void)cudaGetLastError();
+        }
         return CG_OK;
     }
     cg_error(CG_SUB_DEV, "the LL server failed: %s", cudaGetErrorString(err));
