@@ -62,7 +62,7 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "%h is replaced by the host name, %p by the process id, %r by the MPI_COMM_WORLD rank; "
      "empty: stderr"},
     {"device", INT, device_values, &CG_C->device_mode, OPAL_INFO_LVL_2, 0, RO,
-     "Device layer: auto (CUDA when a driver and a GPU are there; otherwise the rank takes "
+     "Device layer: auto (CUDA when a CUDA driver is installed; otherwise the rank takes "
      "host memory only and passes its calls underneath after one agreement per "
      "communicator, so that it can share a job with GPU ranks; the driver starts only at "
      "the first call with device buffers), cuda, or host (the host device layer, for testing and debugging without a "

@@ -90,6 +90,10 @@ kit_phase() {
 # output in logs/NAME.log; prints PASS/FAIL/TIMEOUT/SKIP NAME. Returns the exit status; 0 for
 # a run kit-mpirun.sh refused for lack of time before the deadline (SKIP: the deadline
 # guards leave out what does not fit, they do not fail the phase).
+kit_refused() { # NAME: was kit_run NAME refused for lack of time?
+    grep -q "^cg-kit: no time left" "$kit_work/logs/$1.log" 2>/dev/null
+}
+
 kit_run() {
     local name=$1 np=$2 log rc t0
     shift 2

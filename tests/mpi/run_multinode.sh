@@ -176,8 +176,10 @@ if selected reclaim-killed-np4; then
         --watchdog 50 >"$log" 2>&1 &
     launcher=$!
     victim="" seen="" now="" victim_segs=""
-    for i in $(seq 1 225); do # a rank that has set up its communicators (segments named);
-        # 45 s at most: 4 ranks may be slow to start on a loaded machine (the job's watchdog: 50 s)
+    poll_end=$((SECONDS + 40))
+    while [ "$SECONDS" -lt "$poll_end" ]; do # a rank that has set up its communicators
+        # (segments named); 40 s at most: 4 ranks may be slow to start on a loaded machine,
+        # and the job's watchdog ends it at 50 s
         sleep 0.2
         for pid in $(pgrep -f "coll_soak --mem host --cycles 1000000"); do # libtool: .libs/lt-coll_soak
             # named in two polls in a row: its scratch, not a board page between its
