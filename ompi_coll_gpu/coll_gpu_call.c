@@ -140,11 +140,12 @@ void mca_coll_gpu_host_cache_stop(void)
     pthread_mutex_unlock(&mca_coll_gpu_host_cache_lock);
 }
 
-/* MCA_COLL_GPU_KIND_* of one buffer (the device layer's answer in *out); 0 when it holds no data on this rank. Device memory
- * is never reported as host memory: memory the layer's kernels cannot address (another
- * GPU's, another context's, a pointer whose query failed) is DEVICE | NOFAST (the staged
- * path copies it), and device memory when the layer cannot be opened is DEVICE | BROKEN
- * (the call takes part in the collective with zeros and returns an error). */
+/* MCA_COLL_GPU_KIND_* of one buffer (the device layer's answer in *out); 0 when it holds no
+ * data on this rank. Device memory is never reported as host memory: memory the layer's
+ * kernels cannot address (another GPU's, another context's, a pointer whose query failed)
+ * is DEVICE | NOFAST (the staged path copies it), and device memory when the layer cannot
+ * be opened is DEVICE | BROKEN (the call takes part in the collective with zeros and
+ * returns an error). */
 int mca_coll_gpu_buffer_query(const void *buf, size_t bytes, cg_mem_attr_t *out)
 {
     cg_dev_t     *dev;

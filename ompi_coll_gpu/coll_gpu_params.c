@@ -65,9 +65,10 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Device layer: auto (CUDA when a CUDA driver is installed; otherwise the rank takes "
      "host memory only and passes its calls underneath after one agreement per "
      "communicator, so that it can share a job with GPU ranks; the driver starts only at "
-     "the first call with device buffers), cuda, or host (the host device layer, for testing and debugging without a "
-     "GPU: strict when the application allocates from the simulated GPU, libcg_sim, whose "
-     "memory the CPU cannot touch; otherwise every host buffer plays a device buffer)"},
+     "the first call with device buffers), cuda, or host (the host device layer, for "
+     "testing and debugging without a GPU: strict when the application allocates from the "
+     "simulated GPU, libcg_sim, whose memory the CPU cannot touch; otherwise every host "
+     "buffer plays a device buffer)"},
     {"node_size", INT, NULL, &CG_C->node_size, OPAL_INFO_LVL_5, SET, EQ,
      "0: group ranks by the node they run on. N > 0: group N consecutive ranks of each "
      "communicator into one virtual node; N < 0: -N virtual nodes, the ranks dealt to them "

@@ -300,7 +300,7 @@ phase_probe() {
 kit_ab_served() {
     local log=$kit_work/logs/bench-$1.log served
     [ -f "$log" ] || return 0 # not run: not selected, or left out by the deadline guard
-    grep -q "^cg-kit: no time left" "$log" && return 0
+    kit_refused "bench-$1" && return 0
     served=$(sed -n 's/.*counters per call (rank 0):.*ll_served \([0-9.]*\).*/\1/p' "$log" 2>/dev/null | tail -1)
     if awk -v v="${served:-0}" 'BEGIN { exit !(v >= 0.9) }'; then
         return 0

@@ -246,9 +246,11 @@ static void cp_freed_comm(tc_ctx_t *ctx, size_t n, uint64_t seed)
     memset(got, CP_POISON, bytes);
     em_to_dev(rdev, got, bytes, ctx->kind);
     MPI_Comm_dup(ctx->comm, &dup);
-    cp_rc(ctx, "freed-comm iallreduce", MPI_Iallreduce(sdev, rdev, (int)n, MPI_INT32_T, MPI_SUM, dup, &reqs[0]));
+    cp_rc(ctx, "freed-comm iallreduce",
+          MPI_Iallreduce(sdev, rdev, (int)n, MPI_INT32_T, MPI_SUM, dup, &reqs[0]));
     cp_rc(ctx, "freed-comm allreduce_init",
-          CV_INIT(Allreduce)(MPI_IN_PLACE, sdev, (int)n, MPI_INT32_T, MPI_MAX, dup, MPI_INFO_NULL, &reqs[1]));
+          CV_INIT(Allreduce)(MPI_IN_PLACE, sdev, (int)n, MPI_INT32_T, MPI_MAX, dup,
+                             MPI_INFO_NULL, &reqs[1]));
     MPI_Comm_free(&dup);
     cp_rc(ctx, "freed-comm wait", MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
     em_to_host(got, rdev, bytes, ctx->kind);
