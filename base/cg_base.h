@@ -148,6 +148,9 @@ typedef enum {
     CG_CNT_APP_QUERIES,    /* asked whether the application's work before an LL call was
                               done, so that a server could run it (an event recorded on the
                               legacy default stream and queried, no wait) */
+    CG_CNT_STAGED_COMPACT, /* staged buffers placed compactly: a layout mostly of gaps (a
+                              type over allocations far apart), an equivalent type passed
+                              underneath */
     CG_CNT_COUNT
 } cg_counter_t;
 

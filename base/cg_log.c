@@ -277,6 +277,11 @@ static const struct {
                                            "the call (coll_gpu_ll_persist without "
                                            "coll_gpu_app_wait none): an event recorded on the "
                                            "legacy default stream and queried, no wait"},
+    [CG_CNT_STAGED_COMPACT] = {"staged_compact", "Staged buffers placed compactly: a layout "
+                                                 "mostly of gaps (a datatype over allocations "
+                                                 "far apart, with MPI_BOTTOM), its pieces close "
+                                                 "together and an equivalent datatype passed "
+                                                 "underneath"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

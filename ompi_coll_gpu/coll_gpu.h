@@ -329,10 +329,14 @@ cg_op_t    mca_coll_gpu_op_map(struct ompi_op_t *op);
 int mca_coll_gpu_dtype_is_dense(struct ompi_datatype_t *dtype, size_t count);
 
 /* The pieces of a buffer's layout (coll_gpu_pieces.c): runs of rows pieces of width
- * bytes, pitch apart, the first offset bytes from the buffer pointer. */
+ * bytes, pitch apart, the first offset bytes from the buffer pointer; in the arena at
+ * host_offset, host_pitch apart where the runs are rebased (compact staging), else as in
+ * the buffer. */
 typedef struct {
     ptrdiff_t offset;
     size_t    width, pitch, rows;
+    ptrdiff_t host_offset;
+    size_t    host_pitch;
 } mca_coll_gpu_run_t;
 
 typedef struct {
@@ -341,16 +345,46 @@ typedef struct {
     size_t              bytes;   /* in all its pieces */
     int                 no_join; /* set before adding: separate pieces stay separate copies
                                     (they may lie in different allocations) */
+    int                 rebased; /* host_offset and host_pitch place them in the arena */
 } mca_coll_gpu_runs_t;
 
 /* Add the pieces of count elements of dtype laid out from offset bytes past the buffer. */
 int  mca_coll_gpu_runs_add(mca_coll_gpu_runs_t *runs, struct ompi_datatype_t *dtype,
                            size_t count, ptrdiff_t offset);
 void mca_coll_gpu_runs_free(mca_coll_gpu_runs_t *runs);
-/* Copy the pieces from src_base to dst_base (queued on stream); zero them at base (host). */
-int  mca_coll_gpu_runs_copy(cg_dev_t *dev, const mca_coll_gpu_runs_t *runs, char *dst_base,
-                            const char *src_base, cg_dev_stream_t *stream);
-void mca_coll_gpu_runs_zero(const mca_coll_gpu_runs_t *runs, char *base);
+/* Copy the pieces between the buffer at user_base and the arena at host_base (to_host: to
+ * the arena; queued on stream); zero them in the arena. */
+int  mca_coll_gpu_runs_copy(cg_dev_t *dev, const mca_coll_gpu_runs_t *runs, char *host_base,
+                            char *user_base, int to_host, cg_dev_stream_t *stream);
+void mca_coll_gpu_runs_zero(const mca_coll_gpu_runs_t *runs, char *host_base);
+
+/* Compact staging of a layout mostly of gaps, as of a type over several allocations given
+ * with MPI_BOTTOM (coll_gpu_compact.c): its pieces staged close together, and the layer
+ * underneath given type, an equivalent of the application's (same count, same type
+ * signature) whose displacements point into them. */
+typedef struct {
+    ptrdiff_t lo, hi; /* bytes of one element's blocks near each other, from the buffer */
+    ptrdiff_t at;     /* their place in the element's compact copy */
+} mca_coll_gpu_cluster_t;
+
+typedef struct {
+    struct ompi_datatype_t *type; /* NULL: the layout is staged as it lies */
+    mca_coll_gpu_cluster_t *clusters;
+    size_t                  nclusters;
+    ptrdiff_t               extent; /* of type: one element's compact copy */
+    size_t                  end;    /* first byte past the compact copy of the first element */
+} mca_coll_gpu_compact_t;
+
+/* A plan for count elements of dtype (plan->type NULL where it would gain nothing or
+ * cannot describe them); freed with mca_coll_gpu_compact_free. */
+void   mca_coll_gpu_compact_plan(struct ompi_datatype_t *dtype, size_t count,
+                                 mca_coll_gpu_compact_t *plan);
+size_t mca_coll_gpu_compact_span(const mca_coll_gpu_compact_t *plan, size_t count);
+/* The pieces of count elements of dtype, rebased into the compact copy. */
+int    mca_coll_gpu_compact_runs(const mca_coll_gpu_compact_t *plan,
+                                 struct ompi_datatype_t *dtype, size_t count,
+                                 mca_coll_gpu_runs_t *runs);
+void   mca_coll_gpu_compact_free(mca_coll_gpu_compact_t *plan);
 
 /* staging (coll_gpu_staged.c) */
 typedef struct {
@@ -362,7 +396,12 @@ typedef struct {
     int       staged; /* the user buffer is device memory and was staged */
     mca_coll_gpu_runs_t runs; /* its pieces, copied one by one (count 0: the whole span);
                                  the staging frees them */
+    struct ompi_datatype_t *type; /* staged compactly: the type to pass underneath with
+                                     host (a reference the staging releases); else NULL */
 } mca_coll_gpu_stage_t;
+
+/* The type to pass underneath with a staged buffer b of the application's dtype. */
+#define MCA_COLL_GPU_STAGED_TYPE(b, dtype) ((b)->type != NULL ? (b)->type : (dtype))
 
 typedef struct {
     mca_coll_gpu_module_t *module;
@@ -407,10 +446,20 @@ void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m);
  * layout with gaps is copied piece by piece where it is written, and any layout where its
  * span leaves its first byte's allocation. kind and attr: what mca_coll_gpu_buffer_query
  * said of user's data for this call at the entry point (no second memory query, a driver
- * call on a GPU), or MCA_COLL_GPU_KIND_UNKNOWN (attr NULL): ask. */
+ * call on a GPU), or MCA_COLL_GPU_KIND_UNKNOWN (attr NULL): ask. plan: NULL, or where it has
+ * a type, device data is staged compactly (the call passes the buffer's b->type). */
 int  mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                            struct ompi_datatype_t *dtype, size_t count, int reads, int writes,
-                           int kind, const cg_mem_attr_t *attr);
+                           int kind, const cg_mem_attr_t *attr,
+                           const mca_coll_gpu_compact_t *plan);
+/* A device buffer of count elements of dtype staged compactly by plan (which has a type);
+ * copy_in: its data copied to the arena now. */
+int  mca_coll_gpu_stage_compact(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
+                                struct ompi_datatype_t *dtype, size_t count,
+                                const mca_coll_gpu_compact_t *plan, int copy_in);
+/* Arena bytes to stage count elements of dtype (by plan where it has a type). */
+size_t mca_coll_gpu_stage_bytes(struct ompi_datatype_t *dtype, size_t count,
+                                const mca_coll_gpu_compact_t *plan);
 /* A buffer known to be device memory: span bytes from user + gap (any layout: a type map,
  * blocks at displacements) get a place in the arena; copy_in copies them there now. runs:
  * the layout's pieces, taken over (emptied), copied one by one; NULL or none: the whole

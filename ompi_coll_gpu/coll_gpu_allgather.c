@@ -12,37 +12,52 @@ static int mca_coll_gpu_allgather_staged(const void *sbuf, size_t scount,
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   s = {0}, r;
-    ptrdiff_t              gap;
+    mca_coll_gpu_compact_t splan = {0}, rplan = {0};
     const int              in_place = (sbuf == MPI_IN_PLACE);
     const size_t           rtotal   = rcount * (size_t)ompi_comm_size(comm);
-    const size_t           sspan    = in_place ? 0 : mca_coll_gpu_span(sdtype, scount, &gap);
-    const size_t           rspan    = mca_coll_gpu_span(rdtype, rtotal, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(sspan) + MCA_COLL_GPU_STAGE_BYTES(rspan),
+    /* a layout mostly of gaps (a type over allocations far apart) staged compactly */
+    if (!in_place && (skind & MCA_COLL_GPU_KIND_DEVICE)) {
+        mca_coll_gpu_compact_plan(sdtype, scount, &splan);
+    }
+    if (rkind & MCA_COLL_GPU_KIND_DEVICE) {
+        mca_coll_gpu_compact_plan(rdtype, rtotal, &rplan);
+    }
+    rc = mca_coll_gpu_staging_begin(&st, m,
+                                    (in_place ? 0 : mca_coll_gpu_stage_bytes(sdtype, scount,
+                                                                             &splan)) +
+                                        mca_coll_gpu_stage_bytes(rdtype, rtotal, &rplan),
                                     (in_place ? 0 : mca_coll_gpu_data_bytes(sdtype, scount)) +
                                         mca_coll_gpu_data_bytes(rdtype, rtotal), 1);
     if (OMPI_SUCCESS != rc) {
-        return rc;
+        goto plans;
     }
     if (!in_place) {
         rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, sdtype, scount, 1, 0, skind,
-                                   &route->sattr);
+                                   &route->sattr, &splan);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
-    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, rdtype, rtotal, in_place, 1, rkind, &route->rattr);
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, rdtype, rtotal, in_place, 1, rkind, &route->rattr,
+                               &rplan);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
-    rc = MCA_COLL_GPU_UNDER(m, allgather, in_place ? MPI_IN_PLACE : s.host, (mca_coll_gpu_count_t)scount, sdtype,
-                            r.host, (mca_coll_gpu_count_t)rcount, rdtype, comm);
+    rc = MCA_COLL_GPU_UNDER(m, allgather, in_place ? MPI_IN_PLACE : s.host,
+                            (mca_coll_gpu_count_t)scount, MCA_COLL_GPU_STAGED_TYPE(&s, sdtype),
+                            r.host, (mca_coll_gpu_count_t)rcount,
+                            MCA_COLL_GPU_STAGED_TYPE(&r, rdtype), comm);
     if (OMPI_SUCCESS == rc && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &r))) {
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    return mca_coll_gpu_staging_end(&st, rc);
+    rc = mca_coll_gpu_staging_end(&st, rc);
+plans:
+    mca_coll_gpu_compact_free(&splan);
+    mca_coll_gpu_compact_free(&rplan);
+    return rc;
 }
 
 int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,

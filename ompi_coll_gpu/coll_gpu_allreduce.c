@@ -23,12 +23,13 @@ static int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, size_t co
     }
     if (!in_place) {
         rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, count, 1, 0, skind,
-                                   &route->sattr);
+                                   &route->sattr, NULL);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
-    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, count, in_place, 1, rkind, &route->rattr);
+    rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, count, in_place, 1, rkind, &route->rattr,
+                               NULL);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }

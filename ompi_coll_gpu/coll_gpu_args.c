@@ -203,6 +203,9 @@ int mca_coll_gpu_describe(const mca_coll_gpu_args_t *a, mca_coll_gpu_region_t *s
         rreads = 0;
         break;
     }
+    /* reductions are staged as they lie: the op sees the layout (a user function may know
+     * it), and one type is passed for both buffers */
+    send->moved = recv->moved = (a->op == NULL);
     return mca_coll_gpu_region_finish(send, sbytes, sreads, 0) |
            mca_coll_gpu_region_finish(recv, rbytes, rreads, rwrites);
 }
@@ -245,6 +248,10 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
         b->host = reg->user; /* host memory, MPI_IN_PLACE, or nothing: passed on as it is */
         return OMPI_SUCCESS;
     }
+    if (reg->plan.type != NULL) {
+        return mca_coll_gpu_stage_compact(st, b, reg->user, reg->dtype, reg->count, &reg->plan,
+                                          copy && reg->copy_in);
+    }
     if (mca_coll_gpu_stage_pieces(&runs, &reg->attr, (char *)reg->user + reg->gap, reg->span,
                                   reg->copy_out && reg->data_bytes != reg->span,
                                   mca_coll_gpu_region_runs, reg)) {
@@ -256,6 +263,23 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
     return rc;
 }
 
+/* A device region of count elements whose layout is mostly gaps, of a call that only moves
+ * its data, is staged compactly. */
+static void mca_coll_gpu_region_plan(mca_coll_gpu_region_t *reg)
+{
+    if (reg->span > 0 && reg->moved && reg->nblocks == 0 &&
+        (reg->kind & MCA_COLL_GPU_KIND_DEVICE)) {
+        mca_coll_gpu_compact_plan(reg->dtype, reg->count, &reg->plan);
+    }
+}
+
+static size_t mca_coll_gpu_region_bytes(const mca_coll_gpu_region_t *reg)
+{
+    return MCA_COLL_GPU_STAGE_BYTES(reg->plan.type != NULL
+                                        ? mca_coll_gpu_compact_span(&reg->plan, reg->count)
+                                        : reg->span);
+}
+
 int mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t *m,
                                mca_coll_gpu_region_t *send, mca_coll_gpu_region_t *recv,
                                mca_coll_gpu_stage_t *s, mca_coll_gpu_stage_t *r, int copy,
@@ -264,24 +288,44 @@ int mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
     size_t total = 0, data = 0;
     int    rc;
 
+    mca_coll_gpu_region_plan(send);
+    mca_coll_gpu_region_plan(recv);
     if (send->kind & MCA_COLL_GPU_KIND_DEVICE) {
-        total += MCA_COLL_GPU_STAGE_BYTES(send->span);
+        total += mca_coll_gpu_region_bytes(send);
         data += send->data_bytes;
     }
     if (recv->kind & MCA_COLL_GPU_KIND_DEVICE) {
-        total += MCA_COLL_GPU_STAGE_BYTES(recv->span);
+        total += mca_coll_gpu_region_bytes(recv);
         data += recv->data_bytes;
     }
     rc = mca_coll_gpu_staging_begin(st, m, total, data, blocking);
-    if (OMPI_SUCCESS != rc) {
-        return rc;
+    if (OMPI_SUCCESS == rc &&
+        (OMPI_SUCCESS != (rc = mca_coll_gpu_stage_region(st, send, s, copy)) ||
+         OMPI_SUCCESS != (rc = mca_coll_gpu_stage_region(st, recv, r, copy)) ||
+         (copy && OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(st))))) {
+        rc = mca_coll_gpu_staging_end(st, rc);
     }
-    if (OMPI_SUCCESS != (rc = mca_coll_gpu_stage_region(st, send, s, copy)) ||
-        OMPI_SUCCESS != (rc = mca_coll_gpu_stage_region(st, recv, r, copy)) ||
-        (copy && OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(st)))) {
-        return mca_coll_gpu_staging_end(st, rc);
+    mca_coll_gpu_compact_free(&send->plan); /* the staged buffers hold their types */
+    mca_coll_gpu_compact_free(&recv->plan);
+    return rc;
+}
+
+const mca_coll_gpu_args_t *mca_coll_gpu_args_staged(const mca_coll_gpu_args_t *a,
+                                                    const mca_coll_gpu_stage_t *s,
+                                                    const mca_coll_gpu_stage_t *r,
+                                                    mca_coll_gpu_args_t *copy)
+{
+    if (s->type == NULL && r->type == NULL) {
+        return a;
     }
-    return OMPI_SUCCESS;
+    *copy = *a;
+    if (a->id == MCA_COLL_GPU_ID_BCAST) {
+        copy->dtype = r->type; /* its one buffer */
+    } else {
+        copy->sdtype = MCA_COLL_GPU_STAGED_TYPE(s, a->sdtype);
+        copy->rdtype = MCA_COLL_GPU_STAGED_TYPE(r, a->rdtype);
+    }
+    return copy;
 }
 
 /* ---- the layer underneath ---------------------------------------------------------- */

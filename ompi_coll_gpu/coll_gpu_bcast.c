@@ -10,27 +10,33 @@ static int mca_coll_gpu_bcast_staged(void *buf, size_t count, struct ompi_dataty
 {
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   b;
-    ptrdiff_t              gap;
+    mca_coll_gpu_compact_t plan = {0};
     const int              is_root = (ompi_comm_rank(comm) == root);
-    const size_t           span    = mca_coll_gpu_span(dtype, count, &gap);
     int                    rc;
 
-    rc = mca_coll_gpu_staging_begin(&st, m, MCA_COLL_GPU_STAGE_BYTES(span),
+    if (kind & MCA_COLL_GPU_KIND_DEVICE) { /* a layout mostly of gaps: staged compactly */
+        mca_coll_gpu_compact_plan(dtype, count, &plan);
+    }
+    rc = mca_coll_gpu_staging_begin(&st, m, mca_coll_gpu_stage_bytes(dtype, count, &plan),
                                     mca_coll_gpu_data_bytes(dtype, count), 1);
     if (OMPI_SUCCESS != rc) {
-        return rc;
+        goto plan;
     }
     /* The root sends its data; the others' is written (a layout with gaps piece by piece). */
-    rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, count, is_root, !is_root, kind, attr);
+    rc = mca_coll_gpu_stage_in(&st, &b, buf, dtype, count, is_root, !is_root, kind, attr, &plan);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }
-    rc = MCA_COLL_GPU_UNDER(m, bcast, b.host, (mca_coll_gpu_count_t)count, dtype, root, comm);
+    rc = MCA_COLL_GPU_UNDER(m, bcast, b.host, (mca_coll_gpu_count_t)count,
+                            MCA_COLL_GPU_STAGED_TYPE(&b, dtype), root, comm);
     if (OMPI_SUCCESS == rc && !is_root && OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &b))) {
         rc = mca_coll_gpu_staging_sync(&st);
     }
 out:
-    return mca_coll_gpu_staging_end(&st, rc);
+    rc = mca_coll_gpu_staging_end(&st, rc);
+plan:
+    mca_coll_gpu_compact_free(&plan);
+    return rc;
 }
 
 int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_datatype_t *dtype,

@@ -51,7 +51,7 @@ static int mca_coll_gpu_runs_append(mca_coll_gpu_runs_t *runs, ptrdiff_t offset,
     if (width == 0 || rows == 0) {
         return OMPI_SUCCESS;
     }
-    if (rows > 1 && pitch == width) { /* rows that touch: one piece */
+    if (rows > 1 && pitch == width && !runs->rebased) { /* rows that touch: one piece */
         run = (mca_coll_gpu_run_t){offset, width * rows, width * rows, 1};
     }
     runs->bytes += run.width * run.rows;
@@ -145,17 +145,22 @@ int mca_coll_gpu_runs_add(mca_coll_gpu_runs_t *runs, struct ompi_datatype_t *dty
     }
     ompi_datatype_get_extent(dtype, &lb, &extent);
     rc = mca_coll_gpu_raw_pieces(dtype, 1, 0, mca_coll_gpu_element_piece, &e);
-    if (OMPI_SUCCESS == rc && count > 1 &&
+    if (OMPI_SUCCESS == rc && count > 1 && !runs->rebased &&
         (size_t)(extent < 0 ? -extent : extent) < (size_t)(e.hi - e.lo)) {
         /* elements that interleave or overlap (a send type may): every piece in order */
         rc = mca_coll_gpu_raw_pieces(dtype, count, offset, mca_coll_gpu_runs_piece, runs);
     } else if (OMPI_SUCCESS == rc) {
         /* each piece of the element, once per element: rows one extent apart (a negative
-         * extent: from the last element up) */
+         * extent: from the last element up); rebased runs (compact staging) so even where
+         * elements interleave: each row has its place in the arena */
         const ptrdiff_t first = extent < 0 ? (ptrdiff_t)(count - 1) * extent : 0;
         const size_t    pitch = (size_t)(extent < 0 ? -extent : extent);
         for (size_t i = 0; i < e.element.count && OMPI_SUCCESS == rc; i++) {
             const mca_coll_gpu_run_t *piece = &e.element.runs[i];
+            if (runs->rebased && count > 1 && piece->width > pitch) {
+                rc = OMPI_ERROR; /* rebased: a piece longer than the extent */
+                break;
+            }
             rc = mca_coll_gpu_runs_append(runs, offset + first + piece->offset, piece->width,
                                           pitch, count);
         }
@@ -172,18 +177,23 @@ void mca_coll_gpu_runs_free(mca_coll_gpu_runs_t *runs)
 
 /* ---- copying them ------------------------------------------------------------------ */
 
-int mca_coll_gpu_runs_copy(cg_dev_t *dev, const mca_coll_gpu_runs_t *runs, char *dst_base,
-                           const char *src_base, cg_dev_stream_t *stream)
+int mca_coll_gpu_runs_copy(cg_dev_t *dev, const mca_coll_gpu_runs_t *runs, char *host_base,
+                           char *user_base, int to_host, cg_dev_stream_t *stream)
 {
     for (size_t i = 0; i < runs->count; i++) {
-        const mca_coll_gpu_run_t *run = &runs->runs[i];
+        const mca_coll_gpu_run_t *run  = &runs->runs[i];
+        char                     *user = user_base + run->offset;
+        char *host = host_base + (runs->rebased ? run->host_offset : run->offset);
+        size_t host_pitch = runs->rebased ? run->host_pitch : run->pitch;
         cg_status_t               status;
         if (run->rows == 1) {
-            status = dev->ops->copy(dev, dst_base + run->offset, src_base + run->offset,
+            status = dev->ops->copy(dev, to_host ? host : user, to_host ? user : host,
                                     run->width, stream);
+        } else if (to_host) {
+            status = dev->ops->copy_2d(dev, host, host_pitch, user, run->pitch, run->width,
+                                       run->rows, stream);
         } else {
-            status = dev->ops->copy_2d(dev, dst_base + run->offset, run->pitch,
-                                       src_base + run->offset, run->pitch, run->width,
+            status = dev->ops->copy_2d(dev, user, run->pitch, host, host_pitch, run->width,
                                        run->rows, stream);
         }
         if (status != CG_OK) {
@@ -193,12 +203,14 @@ int mca_coll_gpu_runs_copy(cg_dev_t *dev, const mca_coll_gpu_runs_t *runs, char 
     return OMPI_SUCCESS;
 }
 
-void mca_coll_gpu_runs_zero(const mca_coll_gpu_runs_t *runs, char *base)
+void mca_coll_gpu_runs_zero(const mca_coll_gpu_runs_t *runs, char *host_base)
 {
     for (size_t i = 0; i < runs->count; i++) {
-        const mca_coll_gpu_run_t *run = &runs->runs[i];
+        const mca_coll_gpu_run_t *run   = &runs->runs[i];
+        const ptrdiff_t           at    = runs->rebased ? run->host_offset : run->offset;
+        const size_t              pitch = runs->rebased ? run->host_pitch : run->pitch;
         for (size_t row = 0; row < run->rows; row++) {
-            memset(base + run->offset + (ptrdiff_t)(row * run->pitch), 0, run->width);
+            memset(host_base + at + (ptrdiff_t)(row * pitch), 0, run->width);
         }
     }
 }

@@ -34,13 +34,13 @@ static int mca_coll_gpu_rs_staged(const void *sbuf, void *rbuf, size_t total, si
     }
     if (!in_place) {
         rc = mca_coll_gpu_stage_in(&st, &s, (void *)sbuf, dtype, total, 1, 0, route->skind,
-                                   &route->sattr);
+                                   &route->sattr, NULL);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
     rc = mca_coll_gpu_stage_in(&st, &r, rbuf, dtype, rcount, in_place, 1, route->rkind,
-                               &route->rattr);
+                               &route->rattr, NULL);
     if (OMPI_SUCCESS != rc || OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&st))) {
         goto out;
     }

@@ -112,6 +112,7 @@ int mca_coll_gpu_request_stage(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
                                mca_coll_gpu_region_t *recv)
 {
     mca_coll_gpu_request_t *req;
+    mca_coll_gpu_args_t     staged;
     int                     kinds, rc;
 
     *req_out = NULL;
@@ -132,7 +133,8 @@ int mca_coll_gpu_request_stage(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
     if (OMPI_SUCCESS != rc) {
         return mca_coll_gpu_request_abandon(req, rc);
     }
-    rc = mca_coll_gpu_under_call(m, a, req->send.host, req->recv.host, &req->under);
+    rc = mca_coll_gpu_under_call(m, mca_coll_gpu_args_staged(a, &req->send, &req->recv, &staged),
+                                 req->send.host, req->recv.host, &req->under);
     if (OMPI_SUCCESS != rc) {
         req->under = NULL;
         return mca_coll_gpu_request_abandon(req, rc);

@@ -205,9 +205,44 @@ static int mca_coll_gpu_elements_list(const void *arg, mca_coll_gpu_runs_t *runs
     return mca_coll_gpu_runs_add(runs, elements->dtype, elements->count, 0);
 }
 
+size_t mca_coll_gpu_stage_bytes(struct ompi_datatype_t *dtype, size_t count,
+                                const mca_coll_gpu_compact_t *plan)
+{
+    ptrdiff_t gap;
+
+    return MCA_COLL_GPU_STAGE_BYTES(plan != NULL && plan->type != NULL
+                                        ? mca_coll_gpu_compact_span(plan, count)
+                                        : mca_coll_gpu_span(dtype, count, &gap));
+}
+
+int mca_coll_gpu_stage_compact(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
+                               struct ompi_datatype_t *dtype, size_t count,
+                               const mca_coll_gpu_compact_t *plan, int copy_in)
+{
+    mca_coll_gpu_runs_t runs = {0};
+    int                 rc;
+
+    if (OMPI_SUCCESS != (rc = mca_coll_gpu_compact_runs(plan, dtype, count, &runs))) {
+        mca_coll_gpu_runs_free(&runs);
+        memset(b, 0, sizeof(*b));
+        return rc; /* not expected: every piece was checked in one element by the plan */
+    }
+    rc = mca_coll_gpu_stage_device(st, b, user, 0, mca_coll_gpu_compact_span(plan, count),
+                                   &runs, 0);
+    mca_coll_gpu_runs_free(&runs);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    OBJ_RETAIN(plan->type); /* released by the staging's end */
+    b->type = plan->type;
+    cg_count(CG_CNT_STAGED_COMPACT, 1);
+    return copy_in ? mca_coll_gpu_stage_copy_in(st, b) : OMPI_SUCCESS;
+}
+
 int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, void *user,
                           struct ompi_datatype_t *dtype, size_t count, int reads, int writes,
-                          int kind, const cg_mem_attr_t *attr)
+                          int kind, const cg_mem_attr_t *attr,
+                          const mca_coll_gpu_compact_t *plan)
 {
     const mca_coll_gpu_elements_t elements = {dtype, count};
     mca_coll_gpu_runs_t runs = {0};
@@ -225,6 +260,9 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
         b->user = user;
         b->host = user;
         return OMPI_SUCCESS; /* host memory (or nothing): the layer underneath reads it */
+    }
+    if (plan != NULL && plan->type != NULL) {
+        return mca_coll_gpu_stage_compact(st, b, user, dtype, count, plan, reads);
     }
     /* Any device memory is staged (another GPU's, another context's too): the layer
      * underneath must never see a device pointer. With gaps, the bytes between the pieces
@@ -312,8 +350,7 @@ static int mca_coll_gpu_stage_copy(mca_coll_gpu_staging_t *st, mca_coll_gpu_stag
 
     if (b->runs.count > 0) {
         cg_count(CG_CNT_STAGED_BYTES, b->runs.bytes);
-        rc = in ? mca_coll_gpu_runs_copy(dev, &b->runs, b->host, user, st->stream)
-                : mca_coll_gpu_runs_copy(dev, &b->runs, user, b->host, st->stream);
+        rc = mca_coll_gpu_runs_copy(dev, &b->runs, b->host, user, in, st->stream);
     } else {
         cg_count(CG_CNT_STAGED_BYTES, b->span);
         rc = mca_coll_gpu_status_to_mpi(
@@ -365,6 +402,10 @@ int mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc)
 
     for (int i = 0; i < st->nplaced; i++) {
         mca_coll_gpu_runs_free(&st->placed[i]->runs);
+        if (st->placed[i]->type != NULL) {
+            OBJ_RELEASE(st->placed[i]->type);
+            st->placed[i]->type = NULL;
+        }
     }
     st->nplaced = 0;
     if (st->broken) {

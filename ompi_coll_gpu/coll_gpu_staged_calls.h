@@ -95,6 +95,10 @@ typedef struct {
     const int                     *counts, *displs;
     int                            nblocks;
     size_t                         count;
+    int                            moved;    /* the call only moves its data (no reduction
+                                                with an op that sees its layout) */
+    mca_coll_gpu_compact_t         plan;     /* its compact staging (coll_gpu_compact.c),
+                                                made and freed by mca_coll_gpu_stage_regions */
 } mca_coll_gpu_region_t;
 
 /* A request of the component: the layer underneath's request on staged host buffers. It
@@ -143,6 +147,12 @@ int  mca_coll_gpu_stage_regions(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_
                                 mca_coll_gpu_region_t *send, mca_coll_gpu_region_t *recv,
                                 mca_coll_gpu_stage_t *s, mca_coll_gpu_stage_t *r, int copy,
                                 int blocking);
+/* The call's arguments as passed underneath with staged buffers s and r: a itself, or, where
+ * one was staged compactly, copy with its type in place of the application's. */
+const mca_coll_gpu_args_t *mca_coll_gpu_args_staged(const mca_coll_gpu_args_t *a,
+                                                    const mca_coll_gpu_stage_t *s,
+                                                    const mca_coll_gpu_stage_t *r,
+                                                    mca_coll_gpu_args_t *copy);
 /* The layer underneath's function for the call, on sbuf and rbuf (request: nonblocking
  * and persistent modes). */
 int  mca_coll_gpu_under_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,

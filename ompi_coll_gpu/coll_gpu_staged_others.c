@@ -10,6 +10,7 @@
 int mca_coll_gpu_staged_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
 {
     mca_coll_gpu_region_t  send, recv;
+    mca_coll_gpu_args_t    staged;
     mca_coll_gpu_staging_t st;
     mca_coll_gpu_stage_t   s, r;
     int                    kinds, rc;
@@ -24,7 +25,8 @@ int mca_coll_gpu_staged_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    rc = mca_coll_gpu_under_call(m, a, s.host, r.host, NULL);
+    rc = mca_coll_gpu_under_call(m, mca_coll_gpu_args_staged(a, &s, &r, &staged), s.host, r.host,
+                                 NULL);
     if (OMPI_SUCCESS == rc && recv.copy_out &&
         OMPI_SUCCESS == (rc = mca_coll_gpu_stage_out(&st, &r))) {
         rc = mca_coll_gpu_staging_sync(&st);

@@ -8,6 +8,7 @@
  * (check_coverage_pieces.c). Options: see cv_parse.
  */
 #include "check_coverage.h"
+#include "tests/mpi/check_pvar.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ typedef struct {
     int    ncounts;
     int    all_variants; /* every variant (world); otherwise the first two and one derived */
     int    overlap;
+    int    expect_compact; /* the pieces' far-apart layouts must be staged compactly */
 } cv_options_t;
 
 static MPI_Op cv_user_sum, cv_user_matmul;
@@ -120,12 +122,14 @@ static int cv_parse(int argc, char **argv, cv_options_t *o, const char **mem)
         else if (CV_OPT("--colls")) snprintf(o->colls, sizeof(o->colls), "%s", v);
         else if (CV_OPT("--modes")) snprintf(o->modes, sizeof(o->modes), "%s", v);
         else if (strcmp(a, "--no-overlap") == 0) o->overlap = 0;
+        else if (strcmp(a, "--expect-compact") == 0) o->expect_compact = 1;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else if (strcmp(a, "--trace") == 0) tc_verbose = 2;
         else {
             fprintf(stderr, "usage: coll_coverage [--mem auto|device|pool|host|mixed] "
                             "[--counts LIST] [--colls LIST] [--modes blocking,nonblocking,"
-                            "persistent] [--no-overlap] [--verbose] [--trace]\n");
+                            "persistent] [--no-overlap] [--expect-compact] [--verbose] "
+                            "[--trace]\n");
             return 1;
         }
 #undef CV_OPT
@@ -192,9 +196,22 @@ int main(int argc, char **argv)
         }
     }
     if (o.overlap) {
-        tc_ctx_t dctx = {dup, "dup", wrank, wsize, kind};
+        tc_ctx_t           dctx = {dup, "dup", wrank, wsize, kind};
+        check_pvar_watch_t compact;
+        int                watched = 0;
         cv_run_overlap(&ctxs[0], &dctx, &ctxs[1], ++seed);
+        if (o.expect_compact) {
+            watched = check_pvar_watch(&compact, "coll_gpu_staged_compact");
+        }
         cv_run_pieces(&ctxs[0], ++seed);
+        /* --expect-compact: the type over host memory terabytes below device memory was
+         * staged compactly (as it lies, its arena would need terabytes) */
+        if (o.expect_compact && (check_pvar_watched(&compact) == 0 || !watched)) {
+            tc_fail("staged compactly", watched ? "coll_gpu_staged_compact stayed 0 over the "
+                                                  "layouts of allocations far apart"
+                                                : "no performance variable "
+                                                  "coll_gpu_staged_compact");
+        }
     }
     if (wrank == 0) {
         cv_print_staged_names();

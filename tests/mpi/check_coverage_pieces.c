@@ -13,7 +13,10 @@
  *   - a datatype over two allocations (absolute addresses, MPI_BOTTOM): bcast into it,
  *     allgather and iallgather from it (the span between them lies in neither, and its two
  *     equal pieces are no strided run); also with host memory first and device memory
- *     last (once passed underneath as host memory).
+ *     last (once passed underneath as host memory), the host memory terabytes below the
+ *     device memory (a span no arena can mirror: staged compactly); and an allgather
+ *     from and a bcast into two elements of such a type whose extent is half a part
+ *     (elements that lie across each other's pieces).
  * Also (MPI allows it: the communicator goes when its last operation has completed) a
  * nonblocking allreduce and a persistent one whose communicator is freed while they are
  * pending; the persistent one is started twice after the free. Device memory on every
@@ -21,9 +24,11 @@
  */
 #include "check_coverage.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define CP_POISON 0xA5
 
@@ -154,14 +159,36 @@ static void cp_get(int32_t *to, const char *part, em_kind_t kind, size_t bytes)
     }
 }
 
+/* Host memory at the bottom of the address space (4 GiB), terabytes below the mappings
+ * device memory comes from: a type over both spans more address space than the process
+ * has. Where that address is taken, anywhere. */
+#define CP_FAR_ADDRESS ((uintptr_t)1 << 32)
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000 /* Linux 4.17; older kernels take the address as a hint */
+#endif
+
+static char *cp_far_alloc(size_t bytes)
+{
+    void *ptr = mmap((void *)CP_FAR_ADDRESS, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+    if (ptr == MAP_FAILED) {
+        ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+    return ptr == MAP_FAILED ? NULL : ptr;
+}
+
 /* n int32s in each of two allocations, as one element at absolute addresses; host_part:
- * the first part (in address order) is host memory, the second device memory. */
+ * the first part (in address order) is host memory, far below the second, device memory
+ * (staged compactly: as it lies, it would need terabytes of arena). */
 static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_part)
 {
     const size_t all = 2 * n * (size_t)ctx->size;
     const int    root = ctx->size - 1, blens[2] = {(int)n, (int)n};
     em_kind_t    kinds[2] = {host_part ? EM_HOST : ctx->kind, ctx->kind};
-    char        *part[2] = {em_alloc(n * 4, kinds[0]), em_alloc(n * 4, kinds[1])};
+    char        *far = host_part ? cp_far_alloc(n * 4) : NULL;
+    char        *part[2] = {host_part ? far : em_alloc(n * 4, kinds[0]),
+                            em_alloc(n * 4, kinds[1])};
     char        *rdev = em_alloc(all * 4, ctx->kind);
     int32_t     *mine = malloc(2 * n * 4), *got = malloc(all * 4);
     MPI_Aint     at[2];
@@ -225,7 +252,67 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_
                                    : "allgather from a type over two allocations", n, wrong);
     }
     MPI_Type_free(&both);
-    em_free(part[0], kinds[0]), em_free(part[1], kinds[1]), em_free(rdev, ctx->kind);
+
+    /* two elements of half of each part, one extent (half a part) apart: each element
+     * lies across the other's pieces */
+    if (n >= 2) {
+        const int    h = (int)(n / 2), hblens[2] = {h, h};
+        const size_t per_rank = 4 * (size_t)h;
+        MPI_Datatype halves, pieces;
+        MPI_Type_create_hindexed(2, hblens, at, MPI_INT32_T, &pieces);
+        MPI_Type_create_resized(pieces, at[0], (MPI_Aint)h * 4, &halves);
+        MPI_Type_commit(&halves);
+        for (size_t i = 0; i < 2 * n; i++) {
+            mine[i] = cp_value(seed + 9, ctx->rank, i);
+        }
+        cp_put(part[0], kinds[0], mine, n * 4);
+        cp_put(part[1], kinds[1], mine + n, n * 4);
+        memset(got, CP_POISON, all * 4);
+        em_to_dev(rdev, got, all * 4, ctx->kind);
+        cp_rc(ctx, "allgather (two elements over two allocations)",
+              MPI_Allgather(MPI_BOTTOM, 2, halves, rdev, (int)per_rank, MPI_INT32_T,
+                            ctx->comm));
+        em_to_host(got, rdev, all * 4, ctx->kind);
+        wrong = 0;
+        for (int r = 0; r < ctx->size; r++) { /* element k: part 0 then part 1, h each */
+            for (size_t j = 0; j < per_rank; j++) {
+                const size_t k = j / (2 * (size_t)h), in = j % (2 * (size_t)h);
+                const size_t from = in < (size_t)h ? k * (size_t)h + in
+                                                   : n + k * (size_t)h + (in - (size_t)h);
+                wrong += got[(size_t)r * per_rank + j] != cp_value(seed + 9, r, from);
+            }
+        }
+        cp_expect(ctx, "allgather from two elements over two allocations", n, wrong);
+
+        /* and bcast into two such elements (each written back to its own pieces) */
+        for (size_t i = 0; i < 2 * n; i++) {
+            mine[i] = ctx->rank == root ? cp_value(seed + 13, root, i) : (int32_t)0xA5A5A5A5;
+        }
+        cp_put(part[0], kinds[0], mine, n * 4);
+        cp_put(part[1], kinds[1], mine + n, n * 4);
+        cp_rc(ctx, "bcast (two elements over two allocations)",
+              MPI_Bcast(MPI_BOTTOM, 2, halves, root, ctx->comm));
+        cp_get(got, part[0], kinds[0], n * 4);
+        cp_get(got + n, part[1], kinds[1], n * 4);
+        wrong = 0;
+        for (size_t i = 0; i < 2 * n; i++) { /* beyond 2h of a part: untouched */
+            const size_t in_part = i % n;
+            const int    sent = in_part < 2 * (size_t)h;
+            wrong += got[i] != (sent || ctx->rank == root ? cp_value(seed + 13, root, i)
+                                                          : (int32_t)0xA5A5A5A5);
+        }
+        cp_expect(ctx, "bcast into two elements over two allocations", n, wrong);
+        MPI_Type_free(&halves);
+        MPI_Type_free(&pieces);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (part[i] == far) {
+            munmap(far, n * 4);
+        } else {
+            em_free(part[i], kinds[i]);
+        }
+    }
+    em_free(rdev, ctx->kind);
     free(mine), free(got);
 }
 

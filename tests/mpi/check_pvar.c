@@ -57,3 +57,26 @@ int check_pvar_expect_served(const char *program)
     }
     return 0;
 }
+
+int check_pvar_watch(check_pvar_watch_t *watch, const char *name)
+{
+    int provided;
+
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_pvar_session_create(&watch->session);
+    watch->handle = check_pvar_handle(watch->session, name);
+    return watch->handle != MPI_T_PVAR_HANDLE_NULL;
+}
+
+unsigned long long check_pvar_watched(check_pvar_watch_t *watch)
+{
+    unsigned long long value = 0;
+
+    if (watch->handle != MPI_T_PVAR_HANDLE_NULL) {
+        MPI_T_pvar_read(watch->session, watch->handle, &value);
+        MPI_T_pvar_handle_free(watch->session, &watch->handle);
+    }
+    MPI_T_pvar_session_free(&watch->session);
+    MPI_T_finalize();
+    return value;
+}

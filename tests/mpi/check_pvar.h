@@ -17,4 +17,14 @@ MPI_T_pvar_handle check_pvar_handle(MPI_T_pvar_session session, const char *name
 void check_pvar_served_start(void);
 int  check_pvar_expect_served(const char *program);
 
+/* A counter watched from now on: check_pvar_watch after MPI_Init (0: no such variable, the
+ * component not loaded), check_pvar_watched for what it counted since (the watch ends). */
+typedef struct {
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle  handle;
+} check_pvar_watch_t;
+
+int                check_pvar_watch(check_pvar_watch_t *watch, const char *name);
+unsigned long long check_pvar_watched(check_pvar_watch_t *watch);
+
 #endif

@@ -525,7 +525,8 @@ fi
 #     other than 0, five communicators (single-rank ones included), requests completed with
 #     Wait, Test loops and the array forms, several in flight on three communicators and
 #     completed in any order, persistent ones started together; rank 0's log shows every
-#     call it made on device memory staged. Then ranks mixing host and device memory, one
+#     call it made on device memory staged, and a type over allocations terabytes apart
+#     staged compactly (coll_gpu_staged_compact). Then ranks mixing host and device memory, one
 #     rank, the test's own references against Open MPI alone (host memory), and a device
 #     pointer of a nonblocking call without the component (it must crash: the stand-in
 #     sees what a GPU would).
@@ -543,9 +544,10 @@ coverage_proof() { # NAME
         return 1
     fi
 }
-run "coverage-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$coverage" --mem device &&
+run "coverage-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$coverage" --mem device \
+    --expect-compact &&
     coverage_proof coverage-np4
-run "coverage-np1" 1 "${dev_mca[@]}" "$coverage" --mem device --counts 0,1,1000
+run "coverage-np1" 1 "${dev_mca[@]}" "$coverage" --mem device --counts 0,1,1000 --expect-compact
 run "coverage-mixed-kinds-np3" 3 "${dev_mca[@]}" "$coverage" --mem mixed --counts 0,1,1000
 run "coverage-reference-np3" 3 --mca coll ^gpu "$coverage" --mem host --counts 1,7 --no-overlap
 run_dies "leak-off-nonblocking-np2" 2 --mca coll ^gpu "$coverage" --mem device --colls allreduce \

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
+/*
+ * Compact staging of a layout whose pieces lie far apart. A type over several allocations,
+ * given with MPI_BOTTOM (absolute addresses), spans the distance between them: terabytes
+ * where one lies on the heap and one among the mappings. Staged as it lies, its arena would
+ * need that much address space, which the process may not have. Instead its pieces are
+ * staged close together, and the layer underneath gets, in place of the application's
+ * type, an equivalent one: the same count, the same type signature, the same blocks of the
+ * same subtypes, at displacements that point into the compact copy.
+ *
+ * Only the outermost constructor of the type is rebuilt (under any dup or resized): its
+ * blocks keep their subtypes and move as wholes, in clusters of blocks closer than
+ * MCA_COLL_GPU_COMPACT_NEAR. Element i of the compact type lies i extents of it from the
+ * buffer pointer, as element i of the application's type lies i of its extents from its
+ * pointer (where elements interleave too: each has its own compact copy). Layouts this
+ * cannot describe (an outermost constructor without blocks, a negative extent, too many
+ * blocks) are staged as they lie.
+ */
+#include "ompi_coll_gpu/coll_gpu.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MCA_COLL_GPU_COMPACT_NEAR       ((ptrdiff_t)1 << 20) /* closer blocks: one cluster */
+#define MCA_COLL_GPU_COMPACT_MAX_BLOCKS 4096
+#define MCA_COLL_GPU_COMPACT_ALIGN      64 /* a cluster keeps its address modulo this */
+
+/* One block of the outermost constructor: blen elements of type at disp bytes. */
+typedef struct {
+    ptrdiff_t               disp;
+    int                     blen;
+    struct ompi_datatype_t *type;
+    ptrdiff_t               lo, hi; /* the bytes it touches (lo == hi: none) */
+    size_t                  cluster;
+} mca_coll_gpu_block_t;
+
+typedef struct {
+    mca_coll_gpu_block_t   *blocks;
+    int                     nblocks;
+    struct ompi_datatype_t **held; /* derived types get_contents returned: to free */
+    int                      nheld, held_max;
+} mca_coll_gpu_blocks_t;
+
+/* Its constructor's arguments are kept: MPI_Type_get_envelope and _contents would fail,
+ * through the error handler, on a type another component built without them. */
+static int mca_coll_gpu_has_args(struct ompi_datatype_t *type)
+{
+    return !ompi_datatype_is_predefined(type) && type->args != NULL;
+}
+
+/* A type get_contents returned: a derived one is a new handle, freed when done. */
+static int mca_coll_gpu_blocks_hold(mca_coll_gpu_blocks_t *list, struct ompi_datatype_t *type)
+{
+    if (ompi_datatype_is_predefined(type)) {
+        return OMPI_SUCCESS;
+    }
+    if (list->nheld == list->held_max) {
+        int                      held_max = list->held_max ? 2 * list->held_max : 8;
+        struct ompi_datatype_t **grown = realloc(list->held, (size_t)held_max * sizeof(*grown));
+        if (grown == NULL) {
+            MPI_Datatype lost = type;
+            (void)PMPI_Type_free(&lost);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        list->held     = grown;
+        list->held_max = held_max;
+    }
+    list->held[list->nheld++] = type;
+    return OMPI_SUCCESS;
+}
+
+static void mca_coll_gpu_blocks_free(mca_coll_gpu_blocks_t *list)
+{
+    for (int i = 0; i < list->nheld; i++) {
+        MPI_Datatype type = list->held[i];
+        (void)PMPI_Type_free(&type);
+    }
+    free(list->held);
+    free(list->blocks);
+    memset(list, 0, sizeof(*list));
+}
+
+/* The outermost constructor's blocks, from its arguments (MPI_Type_get_contents). */
+static int mca_coll_gpu_blocks_from(mca_coll_gpu_blocks_t *list, int combiner, const int *ints,
+                                    const MPI_Aint *addrs, struct ompi_datatype_t *const *types)
+{
+    const int n = ints[0];
+    ptrdiff_t lb, extent;
+
+    switch (combiner) {
+    case MPI_COMBINER_STRUCT:
+    case MPI_COMBINER_HINDEXED:
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED_BLOCK:
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR:
+        break;
+    default:
+        return OMPI_ERROR; /* no blocks to move (contiguous, subarray, darray, ...) */
+    }
+    if (n < 0 || n > MCA_COLL_GPU_COMPACT_MAX_BLOCKS ||
+        (list->blocks = calloc(n > 0 ? (size_t)n : 1, sizeof(*list->blocks))) == NULL) {
+        return OMPI_ERROR;
+    }
+    list->nblocks = n;
+    ompi_datatype_get_extent(types[0], &lb, &extent);
+    for (int i = 0; i < n; i++) {
+        mca_coll_gpu_block_t *b = &list->blocks[i];
+        b->type = types[0];
+        switch (combiner) {
+        case MPI_COMBINER_STRUCT:
+            b->blen = ints[1 + i], b->disp = addrs[i], b->type = types[i];
+            break;
+        case MPI_COMBINER_HINDEXED:
+            b->blen = ints[1 + i], b->disp = addrs[i];
+            break;
+        case MPI_COMBINER_INDEXED:
+            b->blen = ints[1 + i], b->disp = (ptrdiff_t)ints[1 + n + i] * extent;
+            break;
+        case MPI_COMBINER_HINDEXED_BLOCK:
+            b->blen = ints[1], b->disp = addrs[i];
+            break;
+        case MPI_COMBINER_INDEXED_BLOCK:
+            b->blen = ints[1], b->disp = (ptrdiff_t)ints[2 + i] * extent;
+            break;
+        case MPI_COMBINER_VECTOR:
+            b->blen = ints[1], b->disp = (ptrdiff_t)i * ints[2] * extent;
+            break;
+        case MPI_COMBINER_HVECTOR:
+            b->blen = ints[1], b->disp = (ptrdiff_t)i * addrs[0];
+            break;
+        }
+        if (b->blen < 0) {
+            return OMPI_ERROR;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+/* The blocks of dtype's outermost constructor with blocks, under any dup or resized. */
+static int mca_coll_gpu_blocks_decode(struct ompi_datatype_t *dtype, mca_coll_gpu_blocks_t *list)
+{
+    struct ompi_datatype_t *outer = dtype, **types = NULL;
+    int                     ni, na, nd, combiner, *ints = NULL, held, rc = OMPI_ERROR;
+    MPI_Aint               *addrs = NULL;
+
+    for (int depth = 0;; depth++) {
+        if (!mca_coll_gpu_has_args(outer) ||
+            MPI_SUCCESS != PMPI_Type_get_envelope(outer, &ni, &na, &nd, &combiner) ||
+            ni > 2 * MCA_COLL_GPU_COMPACT_MAX_BLOCKS + 2 || na > MCA_COLL_GPU_COMPACT_MAX_BLOCKS ||
+            nd > MCA_COLL_GPU_COMPACT_MAX_BLOCKS || nd < 1 || depth > 8) {
+            return OMPI_ERROR;
+        }
+        ints  = calloc((size_t)(ni > 0 ? ni : 1), sizeof(*ints)); /* none: dup, resized */
+        addrs = malloc((size_t)(na > 0 ? na : 1) * sizeof(*addrs));
+        types = malloc((size_t)nd * sizeof(*types));
+        if (ints == NULL || addrs == NULL || types == NULL ||
+            MPI_SUCCESS != PMPI_Type_get_contents(outer, ni, na, nd, ints, addrs, types)) {
+            goto out;
+        }
+        held = OMPI_SUCCESS;
+        for (int i = 0; i < nd; i++) { /* every one, so that every one is freed */
+            if (OMPI_SUCCESS != mca_coll_gpu_blocks_hold(list, types[i])) {
+                held = OMPI_ERR_OUT_OF_RESOURCE;
+            }
+        }
+        if (OMPI_SUCCESS != held) {
+            goto out;
+        }
+        if (MPI_COMBINER_DUP != combiner && MPI_COMBINER_RESIZED != combiner) {
+            break;
+        }
+        outer = types[0];
+        free(ints), free(addrs), free(types);
+        ints = NULL, addrs = NULL, types = NULL;
+    }
+    rc = mca_coll_gpu_blocks_from(list, combiner, ints, addrs, types);
+out:
+    free(ints), free(addrs), free(types);
+    return rc;
+}
+
+static int mca_coll_gpu_cluster_order(const void *left, const void *right)
+{
+    const mca_coll_gpu_block_t *a = *(mca_coll_gpu_block_t *const *)left;
+    const mca_coll_gpu_block_t *b = *(mca_coll_gpu_block_t *const *)right;
+
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static ptrdiff_t mca_coll_gpu_compact_mod(ptrdiff_t value)
+{
+    return ((value % MCA_COLL_GPU_COMPACT_ALIGN) + MCA_COLL_GPU_COMPACT_ALIGN) %
+           MCA_COLL_GPU_COMPACT_ALIGN;
+}
+
+/* The bytes each block touches; the blocks in clusters; each cluster's compact place. */
+static int mca_coll_gpu_compact_place(mca_coll_gpu_blocks_t *list, mca_coll_gpu_compact_t *plan)
+{
+    mca_coll_gpu_block_t **order = malloc((size_t)(list->nblocks + 1) * sizeof(*order));
+    size_t                 touched = 0;
+    ptrdiff_t              end = 0;
+
+    plan->clusters = calloc((size_t)(list->nblocks + 1), sizeof(*plan->clusters));
+    if (order == NULL || plan->clusters == NULL) {
+        free(order);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i < list->nblocks; i++) {
+        mca_coll_gpu_block_t *b = &list->blocks[i];
+        ptrdiff_t             lb, extent, true_lb, true_extent, repeat;
+        size_t                size = 0;
+        ompi_datatype_type_size(b->type, &size);
+        b->lo = b->hi = 0;
+        if (b->blen == 0 || size == 0) {
+            continue; /* no data: displacement 0 in the compact type */
+        }
+        ompi_datatype_get_extent(b->type, &lb, &extent);
+        ompi_datatype_get_true_extent(b->type, &true_lb, &true_extent);
+        repeat = (ptrdiff_t)(b->blen - 1) * extent;
+        b->lo = b->disp + true_lb + (repeat < 0 ? repeat : 0);
+        b->hi = b->disp + true_lb + true_extent + (repeat > 0 ? repeat : 0);
+        order[touched++] = b;
+    }
+    qsort(order, touched, sizeof(*order), mca_coll_gpu_cluster_order);
+    for (size_t i = 0; i < touched; i++) {
+        mca_coll_gpu_cluster_t *last = plan->nclusters > 0 ? &plan->clusters[plan->nclusters - 1]
+                                                           : NULL;
+        if (last == NULL || order[i]->lo > last->hi + MCA_COLL_GPU_COMPACT_NEAR) {
+            last     = &plan->clusters[plan->nclusters++];
+            last->lo = order[i]->lo;
+            last->hi = order[i]->hi;
+        }
+        last->hi         = order[i]->hi > last->hi ? order[i]->hi : last->hi;
+        order[i]->cluster = plan->nclusters - 1;
+    }
+    for (size_t i = 0; i < plan->nclusters; i++) { /* in order, each at its address mod 64 */
+        mca_coll_gpu_cluster_t *c = &plan->clusters[i];
+        c->at = (ptrdiff_t)CG_ALIGN_UP((size_t)end, MCA_COLL_GPU_COMPACT_ALIGN) +
+                mca_coll_gpu_compact_mod(c->lo);
+        end   = c->at + (c->hi - c->lo);
+    }
+    free(order);
+    plan->end    = (size_t)end;
+    plan->extent = (ptrdiff_t)CG_ALIGN_UP((size_t)end, MCA_COLL_GPU_COMPACT_ALIGN);
+    return plan->nclusters > 0 ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+/* The compact type: a struct of the same blocks at their compact displacements, resized to
+ * the compact element (a struct has every constructor's type signature for its blocks). */
+static int mca_coll_gpu_compact_type(const mca_coll_gpu_blocks_t *list,
+                                     mca_coll_gpu_compact_t *plan)
+{
+    const int    n = list->nblocks;
+    int         *blens = malloc((size_t)(n + 1) * sizeof(*blens));
+    MPI_Aint    *disps = malloc((size_t)(n + 1) * sizeof(*disps));
+    MPI_Datatype *types = malloc((size_t)(n + 1) * sizeof(*types)), blocks = MPI_DATATYPE_NULL;
+    int          rc = OMPI_ERROR;
+
+    if (blens != NULL && disps != NULL && types != NULL) {
+        for (int i = 0; i < n; i++) {
+            const mca_coll_gpu_block_t   *b = &list->blocks[i];
+            const mca_coll_gpu_cluster_t *c = &plan->clusters[b->cluster];
+            blens[i] = b->blen;
+            types[i] = b->type;
+            disps[i] = b->lo == b->hi ? 0 : b->disp + (c->at - c->lo);
+        }
+        if (MPI_SUCCESS == PMPI_Type_create_struct(n, blens, disps, types, &blocks) &&
+            MPI_SUCCESS == PMPI_Type_create_resized(blocks, 0, plan->extent, &plan->type) &&
+            MPI_SUCCESS == PMPI_Type_commit(&plan->type)) {
+            rc = OMPI_SUCCESS;
+        }
+    }
+    if (blocks != MPI_DATATYPE_NULL) {
+        (void)PMPI_Type_free(&blocks);
+    }
+    free(blens), free(disps), free(types);
+    return rc;
+}
+
+void mca_coll_gpu_compact_plan(struct ompi_datatype_t *dtype, size_t count,
+                               mca_coll_gpu_compact_t *plan)
+{
+    mca_coll_gpu_blocks_t list;
+    mca_coll_gpu_runs_t   check = {0};
+    ptrdiff_t             gap, lb, extent;
+    size_t                size = 0, span = mca_coll_gpu_span(dtype, count, &gap);
+
+    memset(plan, 0, sizeof(*plan));
+    ompi_datatype_type_size(dtype, &size);
+    if (span == 0 || span / 2 <= size * count + ((size_t)1 << 20)) {
+        return; /* not mostly gaps (every predefined type): staged as it lies */
+    }
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    if (count > 1 && extent <= 0) {
+        return; /* elements from the last one up, or all at one place */
+    }
+    memset(&list, 0, sizeof(list));
+    if (OMPI_SUCCESS != mca_coll_gpu_blocks_decode(dtype, &list) ||
+        OMPI_SUCCESS != mca_coll_gpu_compact_place(&list, plan) ||
+        2 * mca_coll_gpu_compact_span(plan, count) > span ||
+        OMPI_SUCCESS != mca_coll_gpu_compact_type(&list, plan) ||
+        /* every piece of an element within one cluster, none longer than the extent
+         * (checked on two elements: the rows of the rest are alike) */
+        OMPI_SUCCESS != mca_coll_gpu_compact_runs(plan, dtype, count > 1 ? 2 : 1, &check)) {
+        mca_coll_gpu_compact_free(plan);
+    }
+    mca_coll_gpu_runs_free(&check);
+    mca_coll_gpu_blocks_free(&list);
+}
+
+/* The cluster holding offset (clusters in rising order, apart), or NULL. */
+static const mca_coll_gpu_cluster_t *mca_coll_gpu_cluster_of(const mca_coll_gpu_compact_t *plan,
+                                                             ptrdiff_t offset)
+{
+    size_t low = 0, high = plan->nclusters;
+
+    while (low < high) {
+        const size_t mid = low + (high - low) / 2;
+        if (offset < plan->clusters[mid].lo) {
+            high = mid;
+        } else if (offset >= plan->clusters[mid].hi) {
+            low = mid + 1;
+        } else {
+            return &plan->clusters[mid];
+        }
+    }
+    return NULL;
+}
+
+size_t mca_coll_gpu_compact_span(const mca_coll_gpu_compact_t *plan, size_t count)
+{
+    return count == 0 ? 0 : (count - 1) * (size_t)plan->extent + plan->end;
+}
+
+int mca_coll_gpu_compact_runs(const mca_coll_gpu_compact_t *plan, struct ompi_datatype_t *dtype,
+                              size_t count, mca_coll_gpu_runs_t *runs)
+{
+    ptrdiff_t lb, extent;
+    int       rc;
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    runs->no_join = 1; /* one run per piece of an element: each in one cluster */
+    runs->rebased = 1;
+    if (OMPI_SUCCESS != (rc = mca_coll_gpu_runs_add(runs, dtype, count, 0))) {
+        return rc;
+    }
+    for (size_t i = 0; i < runs->count; i++) {
+        mca_coll_gpu_run_t           *run = &runs->runs[i];
+        const mca_coll_gpu_cluster_t *c   = mca_coll_gpu_cluster_of(plan, run->offset);
+        if (c == NULL || run->offset + (ptrdiff_t)run->width > c->hi ||
+            (run->rows > 1 && run->pitch != (size_t)extent)) {
+            return OMPI_ERROR;
+        }
+        run->host_offset = c->at + (run->offset - c->lo);
+        run->host_pitch  = run->rows > 1 ? (size_t)plan->extent : run->width;
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_gpu_compact_free(mca_coll_gpu_compact_t *plan)
+{
+    if (plan->type != NULL) {
+        MPI_Datatype type = plan->type;
+        (void)PMPI_Type_free(&type);
+    }
+    free(plan->clusters);
+    memset(plan, 0, sizeof(*plan));
+}
