@@ -126,6 +126,8 @@ const char *cv_name(const cv_call_t *k); /* "ireduce", "reduce_init", "reduce" *
 void cv_run_overlap(tc_ctx_t *world, tc_ctx_t *dup, tc_ctx_t *reversed, uint64_t seed);
 /* Layouts with gaps staged piece by piece (check_coverage_pieces.c). */
 void cv_run_pieces(tc_ctx_t *ctx, uint64_t seed);
+/* How many of its calls had a type over device memory and host memory over 64 MiB apart. */
+int  cv_pieces_far_cases(void);
 
 /* For main (check_coverage_main.c): the proof line, the layouts' datatypes, the user ops
  * (element-wise sum, commutative; 2x2 matrix product, not commutative). */

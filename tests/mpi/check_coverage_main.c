@@ -205,12 +205,19 @@ int main(int argc, char **argv)
         }
         cv_run_pieces(&ctxs[0], ++seed);
         /* --expect-compact: the type over host memory terabytes below device memory was
-         * staged compactly (as it lies, its arena would need terabytes) */
-        if (o.expect_compact && (check_pvar_watched(&compact) == 0 || !watched)) {
+         * staged compactly (as it lies, its arena would need terabytes); where the host
+         * memory could not be placed far below, nothing is expected */
+        if (o.expect_compact && (check_pvar_watched(&compact) == 0 || !watched) &&
+            cv_pieces_far_cases() > 0) {
             tc_fail("staged compactly", watched ? "coll_gpu_staged_compact stayed 0 over the "
                                                   "layouts of allocations far apart"
                                                 : "no performance variable "
                                                   "coll_gpu_staged_compact");
+        }
+        if (o.expect_compact && cv_pieces_far_cases() == 0) {
+            fprintf(stderr, "coll_coverage: NOTE rank %d: no type over host memory far below "
+                    "device memory ran (host memory only, or that address was taken): compact "
+                    "staging not checked\n", wrank);
         }
     }
     if (wrank == 0) {

@@ -11,12 +11,12 @@
  *     64 bytes the staged receive buffer once fell on the send buffer's address, which Open
  *     MPI's nonblocking collectives take for a call in place);
  *   - a datatype over two allocations (absolute addresses, MPI_BOTTOM): bcast into it,
- *     allgather and iallgather from it (the span between them lies in neither, and its two
- *     equal pieces are no strided run); also with host memory first and device memory
- *     last (once passed underneath as host memory), the host memory terabytes below the
- *     device memory (a span no arena can mirror: staged compactly); and an allgather
- *     from and a bcast into two elements of such a type whose extent is half a part
- *     (elements that lie across each other's pieces).
+ *     allgather, iallgather and allgather_init (two starts) from it (the span between them
+ *     lies in neither, and its two equal pieces are no strided run); also with host memory
+ *     first and device memory last (once passed underneath as host memory), the host
+ *     memory terabytes below the device memory (a span no arena can mirror: staged
+ *     compactly); and an allgather from and a bcast into two elements of such a type
+ *     whose extent is half a part (elements that lie across each other's pieces).
  * Also (MPI allows it: the communicator goes when its last operation has completed) a
  * nonblocking allreduce and a persistent one whose communicator is freed while they are
  * pending; the persistent one is started twice after the free. Device memory on every
@@ -167,6 +167,13 @@ static void cp_get(int32_t *to, const char *part, em_kind_t kind, size_t bytes)
 #define MAP_FIXED_NOREPLACE 0x100000 /* Linux 4.17; older kernels take the address as a hint */
 #endif
 
+static int cp_far_cases; /* calls on device memory over allocations over 64 MiB apart */
+
+int cv_pieces_far_cases(void)
+{
+    return cp_far_cases;
+}
+
 static char *cp_far_alloc(size_t bytes)
 {
     void *ptr = mmap((void *)CP_FAR_ADDRESS, bytes, PROT_READ | PROT_WRITE,
@@ -193,7 +200,7 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_
     int32_t     *mine = malloc(2 * n * 4), *got = malloc(all * 4);
     MPI_Aint     at[2];
     MPI_Datatype both;
-    MPI_Request  req;
+    MPI_Request  req, persistent = MPI_REQUEST_NULL;
     size_t       wrong = 0;
 
     if (part[1] < part[0]) { /* rising addresses: equal pieces at one distance, which one
@@ -206,6 +213,9 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_
     }
     MPI_Get_address(part[0], &at[0]);
     MPI_Get_address(part[1], &at[1]);
+    if (host_part && ctx->kind != EM_HOST && at[1] - at[0] > ((MPI_Aint)64 << 20)) {
+        cp_far_cases++; /* a span mostly gaps: staged compactly (--expect-compact) */
+    }
     MPI_Type_create_hindexed(2, blens, at, MPI_INT32_T, &both);
     MPI_Type_commit(&both);
 
@@ -224,33 +234,48 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_
     cp_expect(ctx, host_part ? "bcast into a type over host and device memory"
                              : "bcast into a type over two allocations", n, wrong);
 
-    /* allgather, blocking and nonblocking, from both parts */
-    for (int nonblocking = 0; nonblocking < 2; nonblocking++) {
+    /* allgather from both parts: blocking, nonblocking, persistent (started twice, new
+     * data in the same parts each time) */
+    for (int mode = 0; mode < 4; mode++) {
+        static const char *const names[4] = {"allgather", "iallgather", "allgather_init",
+                                             "allgather_init, second start"};
+        const uint64_t           round = seed + 7 + (uint64_t)mode;
+        char                     what[96];
         for (size_t i = 0; i < 2 * n; i++) {
-            mine[i] = cp_value(seed + 7 + (uint64_t)nonblocking, ctx->rank, i);
+            mine[i] = cp_value(round, ctx->rank, i);
         }
         cp_put(part[0], kinds[0], mine, n * 4);
         cp_put(part[1], kinds[1], mine + n, n * 4);
         memset(got, CP_POISON, all * 4);
         em_to_dev(rdev, got, all * 4, ctx->kind);
-        if (nonblocking) {
-            cp_rc(ctx, "iallgather (two allocations)",
-                  MPI_Iallgather(MPI_BOTTOM, 1, both, rdev, 2 * (int)n, MPI_INT32_T, ctx->comm,
-                                 &req));
-            cp_rc(ctx, "wait (two allocations)", MPI_Wait(&req, MPI_STATUS_IGNORE));
-        } else {
-            cp_rc(ctx, "allgather (two allocations)",
+        snprintf(what, sizeof(what), "%s (two allocations)", names[mode]);
+        if (mode == 0) {
+            cp_rc(ctx, what,
                   MPI_Allgather(MPI_BOTTOM, 1, both, rdev, 2 * (int)n, MPI_INT32_T, ctx->comm));
+        } else {
+            if (mode == 1) {
+                cp_rc(ctx, what, MPI_Iallgather(MPI_BOTTOM, 1, both, rdev, 2 * (int)n,
+                                                MPI_INT32_T, ctx->comm, &req));
+            } else {
+                if (mode == 2) {
+                    cp_rc(ctx, what, CV_INIT(Allgather)(MPI_BOTTOM, 1, both, rdev, 2 * (int)n,
+                                                        MPI_INT32_T, ctx->comm, MPI_INFO_NULL,
+                                                        &persistent));
+                }
+                req = persistent;
+                cp_rc(ctx, "start (two allocations)", MPI_Start(&req));
+            }
+            cp_rc(ctx, "wait (two allocations)", MPI_Wait(&req, MPI_STATUS_IGNORE));
         }
         em_to_host(got, rdev, all * 4, ctx->kind);
         wrong = 0;
         for (size_t j = 0; j < all; j++) {
-            wrong += got[j] != cp_value(seed + 7 + (uint64_t)nonblocking, (int)(j / (2 * n)),
-                                        j % (2 * n));
+            wrong += got[j] != cp_value(round, (int)(j / (2 * n)), j % (2 * n));
         }
-        cp_expect(ctx, nonblocking ? "iallgather from a type over two allocations"
-                                   : "allgather from a type over two allocations", n, wrong);
+        snprintf(what, sizeof(what), "%s from a type over two allocations", names[mode]);
+        cp_expect(ctx, what, n, wrong);
     }
+    MPI_Request_free(&persistent);
     MPI_Type_free(&both);
 
     /* two elements of half of each part, one extent (half a part) apart: each element
