@@ -9,13 +9,16 @@
  * type, an equivalent one: the same count, the same type signature, the same blocks of the
  * same subtypes, at displacements that point into the compact copy.
  *
- * Only the outermost constructor of the type is rebuilt (under any dup or resized): its
- * blocks keep their subtypes and move as wholes, in clusters of blocks closer than
- * MCA_COLL_GPU_COMPACT_NEAR. Element i of the compact type lies i extents of it from the
+ * The type is taken apart into blocks from its outermost constructor (under any dup or
+ * resized); a block that is itself mostly gaps (a contiguous run of such elements, a
+ * struct member that spans the allocations) is taken apart in turn, element by element,
+ * MCA_COLL_GPU_COMPACT_DEPTH levels at most. The blocks keep their subtypes and move as
+ * wholes, in clusters of blocks closer than MCA_COLL_GPU_COMPACT_NEAR; the compact type is
+ * a struct of them in type-map order. Element i of it lies i extents of it from the
  * buffer pointer, as element i of the application's type lies i of its extents from its
  * pointer (where elements interleave too: each has its own compact copy). Layouts this
- * cannot describe (an outermost constructor without blocks, a negative extent, too many
- * blocks) are staged as they lie.
+ * cannot describe (no blocks to take apart: subarray, darray; a negative extent; over
+ * MCA_COLL_GPU_COMPACT_MAX_BLOCKS blocks) are staged as they lie.
  */
 #include "ompi_coll_gpu/coll_gpu.h"
 
@@ -25,9 +28,10 @@
 
 #define MCA_COLL_GPU_COMPACT_NEAR       ((ptrdiff_t)1 << 20) /* closer blocks: one cluster */
 #define MCA_COLL_GPU_COMPACT_MAX_BLOCKS 4096
+#define MCA_COLL_GPU_COMPACT_DEPTH      4 /* levels of blocks taken apart below the outermost */
 #define MCA_COLL_GPU_COMPACT_ALIGN      64 /* a cluster keeps its address modulo this */
 
-/* One block of the outermost constructor: blen elements of type at disp bytes. */
+/* One block: blen elements of type at disp bytes. */
 typedef struct {
     ptrdiff_t               disp;
     int                     blen;
@@ -37,8 +41,8 @@ typedef struct {
 } mca_coll_gpu_block_t;
 
 typedef struct {
-    mca_coll_gpu_block_t   *blocks;
-    int                     nblocks;
+    mca_coll_gpu_block_t    *blocks;
+    int                      nblocks, blocks_max;
     struct ompi_datatype_t **held; /* derived types get_contents returned: to free */
     int                      nheld, held_max;
 } mca_coll_gpu_blocks_t;
@@ -82,76 +86,129 @@ static void mca_coll_gpu_blocks_free(mca_coll_gpu_blocks_t *list)
     memset(list, 0, sizeof(*list));
 }
 
-/* The outermost constructor's blocks, from its arguments (MPI_Type_get_contents). */
-static int mca_coll_gpu_blocks_from(mca_coll_gpu_blocks_t *list, int combiner, const int *ints,
-                                    const MPI_Aint *addrs, struct ompi_datatype_t *const *types)
+/* block's bytes: [lo, hi), none where it holds no data. */
+static void mca_coll_gpu_block_bounds(mca_coll_gpu_block_t *block)
 {
-    const int n = ints[0];
-    ptrdiff_t lb, extent;
+    ptrdiff_t lb, extent, true_lb, true_extent, repeat;
+    size_t    size = 0;
 
-    switch (combiner) {
-    case MPI_COMBINER_STRUCT:
-    case MPI_COMBINER_HINDEXED:
-    case MPI_COMBINER_INDEXED:
-    case MPI_COMBINER_HINDEXED_BLOCK:
-    case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_VECTOR:
-    case MPI_COMBINER_HVECTOR:
-        break;
-    default:
-        return OMPI_ERROR; /* no blocks to move (contiguous, subarray, darray, ...) */
+    ompi_datatype_type_size(block->type, &size);
+    block->lo = block->hi = 0;
+    if (block->blen == 0 || size == 0) {
+        return; /* no data: displacement 0 in the compact type */
     }
-    if (n < 0 || n > MCA_COLL_GPU_COMPACT_MAX_BLOCKS ||
-        (list->blocks = calloc(n > 0 ? (size_t)n : 1, sizeof(*list->blocks))) == NULL) {
-        return OMPI_ERROR;
-    }
-    list->nblocks = n;
-    ompi_datatype_get_extent(types[0], &lb, &extent);
-    for (int i = 0; i < n; i++) {
-        mca_coll_gpu_block_t *b = &list->blocks[i];
-        b->type = types[0];
-        switch (combiner) {
-        case MPI_COMBINER_STRUCT:
-            b->blen = ints[1 + i], b->disp = addrs[i], b->type = types[i];
-            break;
-        case MPI_COMBINER_HINDEXED:
-            b->blen = ints[1 + i], b->disp = addrs[i];
-            break;
-        case MPI_COMBINER_INDEXED:
-            b->blen = ints[1 + i], b->disp = (ptrdiff_t)ints[1 + n + i] * extent;
-            break;
-        case MPI_COMBINER_HINDEXED_BLOCK:
-            b->blen = ints[1], b->disp = addrs[i];
-            break;
-        case MPI_COMBINER_INDEXED_BLOCK:
-            b->blen = ints[1], b->disp = (ptrdiff_t)ints[2 + i] * extent;
-            break;
-        case MPI_COMBINER_VECTOR:
-            b->blen = ints[1], b->disp = (ptrdiff_t)i * ints[2] * extent;
-            break;
-        case MPI_COMBINER_HVECTOR:
-            b->blen = ints[1], b->disp = (ptrdiff_t)i * addrs[0];
-            break;
-        }
-        if (b->blen < 0) {
+    ompi_datatype_get_extent(block->type, &lb, &extent);
+    ompi_datatype_get_true_extent(block->type, &true_lb, &true_extent);
+    repeat    = (ptrdiff_t)(block->blen - 1) * extent;
+    block->lo = block->disp + true_lb + (repeat < 0 ? repeat : 0);
+    block->hi = block->disp + true_lb + true_extent + (repeat > 0 ? repeat : 0);
+}
+
+/* Mostly gaps (its data far apart): its type's own blocks are taken in its place. */
+static int mca_coll_gpu_block_sparse(const mca_coll_gpu_block_t *block)
+{
+    size_t size = 0;
+
+    ompi_datatype_type_size(block->type, &size);
+    return block->hi > block->lo &&
+           (size_t)(block->hi - block->lo) / 2 > (size_t)block->blen * size + ((size_t)1 << 20);
+}
+
+static int mca_coll_gpu_blocks_push(mca_coll_gpu_blocks_t *list,
+                                    const mca_coll_gpu_block_t *block)
+{
+    if (list->nblocks == list->blocks_max) {
+        int                   blocks_max = list->blocks_max ? 2 * list->blocks_max : 16;
+        mca_coll_gpu_block_t *grown;
+        if (list->nblocks >= MCA_COLL_GPU_COMPACT_MAX_BLOCKS ||
+            (grown = realloc(list->blocks, (size_t)blocks_max * sizeof(*grown))) == NULL) {
             return OMPI_ERROR;
         }
+        list->blocks     = grown;
+        list->blocks_max = blocks_max;
     }
+    list->blocks[list->nblocks++] = *block;
     return OMPI_SUCCESS;
 }
 
-/* The blocks of dtype's outermost constructor with blocks, under any dup or resized. */
-static int mca_coll_gpu_blocks_decode(struct ompi_datatype_t *dtype, mca_coll_gpu_blocks_t *list)
+static int mca_coll_gpu_blocks_add(mca_coll_gpu_blocks_t *list, struct ompi_datatype_t *dtype,
+                                   ptrdiff_t base, int depth);
+
+/* Block i of a constructor, from its arguments (MPI_Type_get_contents), displaced by base;
+ * one mostly of gaps by its type's blocks, element by element (depth: levels left). */
+static int mca_coll_gpu_blocks_one(mca_coll_gpu_blocks_t *list, int combiner, const int *ints,
+                                   const MPI_Aint *addrs, struct ompi_datatype_t *const *types,
+                                   int i, ptrdiff_t base, int depth)
+{
+    const int            n = ints[0];
+    mca_coll_gpu_block_t block = {0, 0, types[0], 0, 0, 0};
+    ptrdiff_t            lb, extent;
+    const int            mark = list->nblocks;
+
+    ompi_datatype_get_extent(types[0], &lb, &extent);
+    switch (combiner) {
+    case MPI_COMBINER_CONTIGUOUS:
+        block.blen = n;
+        break;
+    case MPI_COMBINER_STRUCT:
+        block.blen = ints[1 + i], block.disp = addrs[i], block.type = types[i];
+        break;
+    case MPI_COMBINER_HINDEXED:
+        block.blen = ints[1 + i], block.disp = addrs[i];
+        break;
+    case MPI_COMBINER_INDEXED:
+        block.blen = ints[1 + i], block.disp = (ptrdiff_t)ints[1 + n + i] * extent;
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        block.blen = ints[1], block.disp = addrs[i];
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        block.blen = ints[1], block.disp = (ptrdiff_t)ints[2 + i] * extent;
+        break;
+    case MPI_COMBINER_VECTOR:
+        block.blen = ints[1], block.disp = (ptrdiff_t)i * ints[2] * extent;
+        break;
+    case MPI_COMBINER_HVECTOR:
+        block.blen = ints[1], block.disp = (ptrdiff_t)i * addrs[0];
+        break;
+    default:
+        return OMPI_ERROR; /* no blocks to move (subarray, darray, ...) */
+    }
+    if (block.blen < 0) {
+        return OMPI_ERROR;
+    }
+    block.disp += base;
+    mca_coll_gpu_block_bounds(&block);
+    if (depth > 0 && mca_coll_gpu_block_sparse(&block) && mca_coll_gpu_has_args(block.type)) {
+        ptrdiff_t sub_lb, sub_extent;
+        int       rc = OMPI_SUCCESS;
+        ompi_datatype_get_extent(block.type, &sub_lb, &sub_extent);
+        for (int element = 0; element < block.blen && OMPI_SUCCESS == rc; element++) {
+            rc = mca_coll_gpu_blocks_add(list, block.type,
+                                         block.disp + (ptrdiff_t)element * sub_extent, depth - 1);
+        }
+        if (OMPI_SUCCESS == rc) {
+            return OMPI_SUCCESS;
+        }
+        list->nblocks = mark; /* its type cannot be taken apart: the block as it is */
+    }
+    return mca_coll_gpu_blocks_push(list, &block);
+}
+
+/* The blocks of dtype's outermost constructor (under any dup or resized), displaced by base,
+ * appended to list; one mostly of gaps taken apart in turn, depth levels at most. */
+static int mca_coll_gpu_blocks_add(mca_coll_gpu_blocks_t *list, struct ompi_datatype_t *dtype,
+                                   ptrdiff_t base, int depth)
 {
     struct ompi_datatype_t *outer = dtype, **types = NULL;
-    int                     ni, na, nd, combiner, *ints = NULL, held, rc = OMPI_ERROR;
+    int                     ni, na, nd, combiner, *ints = NULL, held, nblocks, rc = OMPI_ERROR;
     MPI_Aint               *addrs = NULL;
 
-    for (int depth = 0;; depth++) {
+    for (int level = 0;; level++) {
         if (!mca_coll_gpu_has_args(outer) ||
             MPI_SUCCESS != PMPI_Type_get_envelope(outer, &ni, &na, &nd, &combiner) ||
             ni > 2 * MCA_COLL_GPU_COMPACT_MAX_BLOCKS + 2 || na > MCA_COLL_GPU_COMPACT_MAX_BLOCKS ||
-            nd > MCA_COLL_GPU_COMPACT_MAX_BLOCKS || nd < 1 || depth > 8) {
+            nd > MCA_COLL_GPU_COMPACT_MAX_BLOCKS || nd < 1 || level > 8) {
             return OMPI_ERROR;
         }
         ints  = calloc((size_t)(ni > 0 ? ni : 1), sizeof(*ints)); /* none: dup, resized */
@@ -177,7 +234,14 @@ static int mca_coll_gpu_blocks_decode(struct ompi_datatype_t *dtype, mca_coll_gp
         free(ints), free(addrs), free(types);
         ints = NULL, addrs = NULL, types = NULL;
     }
-    rc = mca_coll_gpu_blocks_from(list, combiner, ints, addrs, types);
+    nblocks = MPI_COMBINER_CONTIGUOUS == combiner ? 1 : ints[0];
+    if (ni < 1 || nblocks < 0 || nblocks > MCA_COLL_GPU_COMPACT_MAX_BLOCKS) {
+        goto out;
+    }
+    rc = OMPI_SUCCESS;
+    for (int i = 0; i < nblocks && OMPI_SUCCESS == rc; i++) {
+        rc = mca_coll_gpu_blocks_one(list, combiner, ints, addrs, types, i, base, depth);
+    }
 out:
     free(ints), free(addrs), free(types);
     return rc;
@@ -210,20 +274,9 @@ static int mca_coll_gpu_compact_place(mca_coll_gpu_blocks_t *list, mca_coll_gpu_
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     for (int i = 0; i < list->nblocks; i++) {
-        mca_coll_gpu_block_t *b = &list->blocks[i];
-        ptrdiff_t             lb, extent, true_lb, true_extent, repeat;
-        size_t                size = 0;
-        ompi_datatype_type_size(b->type, &size);
-        b->lo = b->hi = 0;
-        if (b->blen == 0 || size == 0) {
-            continue; /* no data: displacement 0 in the compact type */
+        if (list->blocks[i].hi > list->blocks[i].lo) { /* bounds from mca_coll_gpu_block_bounds */
+            order[touched++] = &list->blocks[i];
         }
-        ompi_datatype_get_extent(b->type, &lb, &extent);
-        ompi_datatype_get_true_extent(b->type, &true_lb, &true_extent);
-        repeat = (ptrdiff_t)(b->blen - 1) * extent;
-        b->lo = b->disp + true_lb + (repeat < 0 ? repeat : 0);
-        b->hi = b->disp + true_lb + true_extent + (repeat > 0 ? repeat : 0);
-        order[touched++] = b;
     }
     qsort(order, touched, sizeof(*order), mca_coll_gpu_cluster_order);
     for (size_t i = 0; i < touched; i++) {
@@ -299,7 +352,7 @@ void mca_coll_gpu_compact_plan(struct ompi_datatype_t *dtype, size_t count,
         return; /* elements from the last one up, or all at one place */
     }
     memset(&list, 0, sizeof(list));
-    if (OMPI_SUCCESS != mca_coll_gpu_blocks_decode(dtype, &list) ||
+    if (OMPI_SUCCESS != mca_coll_gpu_blocks_add(&list, dtype, 0, MCA_COLL_GPU_COMPACT_DEPTH) ||
         OMPI_SUCCESS != mca_coll_gpu_compact_place(&list, plan) ||
         2 * mca_coll_gpu_compact_span(plan, count) > span ||
         OMPI_SUCCESS != mca_coll_gpu_compact_type(&list, plan) ||

@@ -16,7 +16,8 @@
  *     first and device memory last (once passed underneath as host memory), the host
  *     memory terabytes below the device memory (a span no arena can mirror: staged
  *     compactly); and an allgather from and a bcast into two elements of such a type
- *     whose extent is half a part (elements that lie across each other's pieces).
+ *     whose extent is half a part (elements that lie across each other's pieces), the
+ *     allgather also from one contiguous pair of them (a block that itself spans both).
  * Also (MPI allows it: the communicator goes when its last operation has completed) a
  * nonblocking allreduce and a persistent one whose communicator is freed while they are
  * pending; the persistent one is started twice after the free. Device memory on every
@@ -283,31 +284,38 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_
     if (n >= 2) {
         const int    h = (int)(n / 2), hblens[2] = {h, h};
         const size_t per_rank = 4 * (size_t)h;
-        MPI_Datatype halves, pieces;
+        MPI_Datatype halves, pieces, pair;
         MPI_Type_create_hindexed(2, hblens, at, MPI_INT32_T, &pieces);
         MPI_Type_create_resized(pieces, at[0], (MPI_Aint)h * 4, &halves);
         MPI_Type_commit(&halves);
-        for (size_t i = 0; i < 2 * n; i++) {
-            mine[i] = cp_value(seed + 9, ctx->rank, i);
-        }
-        cp_put(part[0], kinds[0], mine, n * 4);
-        cp_put(part[1], kinds[1], mine + n, n * 4);
-        memset(got, CP_POISON, all * 4);
-        em_to_dev(rdev, got, all * 4, ctx->kind);
-        cp_rc(ctx, "allgather (two elements over two allocations)",
-              MPI_Allgather(MPI_BOTTOM, 2, halves, rdev, (int)per_rank, MPI_INT32_T,
-                            ctx->comm));
-        em_to_host(got, rdev, all * 4, ctx->kind);
-        wrong = 0;
-        for (int r = 0; r < ctx->size; r++) { /* element k: part 0 then part 1, h each */
-            for (size_t j = 0; j < per_rank; j++) {
-                const size_t k = j / (2 * (size_t)h), in = j % (2 * (size_t)h);
-                const size_t from = in < (size_t)h ? k * (size_t)h + in
-                                                   : n + k * (size_t)h + (in - (size_t)h);
-                wrong += got[(size_t)r * per_rank + j] != cp_value(seed + 9, r, from);
+        MPI_Type_contiguous(2, halves, &pair); /* the same two, one block of a wider type */
+        MPI_Type_commit(&pair);
+        for (int form = 0; form < 2; form++) { /* 2 halves; 1 pair */
+            for (size_t i = 0; i < 2 * n; i++) {
+                mine[i] = cp_value(seed + 9 + (uint64_t)form, ctx->rank, i);
             }
+            cp_put(part[0], kinds[0], mine, n * 4);
+            cp_put(part[1], kinds[1], mine + n, n * 4);
+            memset(got, CP_POISON, all * 4);
+            em_to_dev(rdev, got, all * 4, ctx->kind);
+            cp_rc(ctx, "allgather (two elements over two allocations)",
+                  MPI_Allgather(MPI_BOTTOM, 2 - form, form ? pair : halves, rdev, (int)per_rank,
+                                MPI_INT32_T, ctx->comm));
+            em_to_host(got, rdev, all * 4, ctx->kind);
+            wrong = 0;
+            for (int r = 0; r < ctx->size; r++) { /* element k: part 0 then part 1, h each */
+                for (size_t j = 0; j < per_rank; j++) {
+                    const size_t k = j / (2 * (size_t)h), in = j % (2 * (size_t)h);
+                    const size_t from = in < (size_t)h ? k * (size_t)h + in
+                                                       : n + k * (size_t)h + (in - (size_t)h);
+                    wrong += got[(size_t)r * per_rank + j] !=
+                             cp_value(seed + 9 + (uint64_t)form, r, from);
+                }
+            }
+            cp_expect(ctx, form ? "allgather from a pair of elements over two allocations"
+                                : "allgather from two elements over two allocations", n, wrong);
         }
-        cp_expect(ctx, "allgather from two elements over two allocations", n, wrong);
+        MPI_Type_free(&pair);
 
         /* and bcast into two such elements (each written back to its own pieces) */
         for (size_t i = 0; i < 2 * n; i++) {
