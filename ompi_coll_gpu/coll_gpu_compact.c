@@ -122,7 +122,7 @@ static int mca_coll_gpu_blocks_push(mca_coll_gpu_blocks_t *list,
         mca_coll_gpu_block_t *grown;
         if (list->nblocks >= MCA_COLL_GPU_COMPACT_MAX_BLOCKS ||
             (grown = realloc(list->blocks, (size_t)blocks_max * sizeof(*grown))) == NULL) {
-            return OMPI_ERROR;
+            return OMPI_ERR_OUT_OF_RESOURCE; /* the whole plan is given up, not retried */
         }
         list->blocks     = grown;
         list->blocks_max = blocks_max;
@@ -143,7 +143,7 @@ static int mca_coll_gpu_blocks_one(mca_coll_gpu_blocks_t *list, int combiner, co
     const int            n = ints[0];
     mca_coll_gpu_block_t block = {0, 0, types[0], 0, 0, 0};
     ptrdiff_t            lb, extent;
-    const int            mark = list->nblocks;
+    const int            mark = list->nblocks, held_mark = list->nheld;
 
     ompi_datatype_get_extent(types[0], &lb, &extent);
     switch (combiner) {
@@ -187,10 +187,15 @@ static int mca_coll_gpu_blocks_one(mca_coll_gpu_blocks_t *list, int combiner, co
             rc = mca_coll_gpu_blocks_add(list, block.type,
                                          block.disp + (ptrdiff_t)element * sub_extent, depth - 1);
         }
-        if (OMPI_SUCCESS == rc) {
-            return OMPI_SUCCESS;
+        if (OMPI_SUCCESS == rc || OMPI_ERR_OUT_OF_RESOURCE == rc) {
+            return rc; /* too many blocks: the plan is given up (no retry per element) */
         }
-        list->nblocks = mark; /* its type cannot be taken apart: the block as it is */
+        /* its type cannot be taken apart: the block as it is */
+        list->nblocks = mark;
+        while (list->nheld > held_mark) {
+            MPI_Datatype type = list->held[--list->nheld];
+            (void)PMPI_Type_free(&type);
+        }
     }
     return mca_coll_gpu_blocks_push(list, &block);
 }
@@ -233,6 +238,19 @@ static int mca_coll_gpu_blocks_add(mca_coll_gpu_blocks_t *list, struct ompi_data
         outer = types[0];
         free(ints), free(addrs), free(types);
         ints = NULL, addrs = NULL, types = NULL;
+    }
+    switch (combiner) {
+    case MPI_COMBINER_CONTIGUOUS:
+    case MPI_COMBINER_STRUCT:
+    case MPI_COMBINER_HINDEXED:
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED_BLOCK:
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR:
+        break;
+    default:
+        goto out; /* no blocks to take apart (subarray, darray, ...) */
     }
     nblocks = MPI_COMBINER_CONTIGUOUS == combiner ? 1 : ints[0];
     if (ni < 1 || nblocks < 0 || nblocks > MCA_COLL_GPU_COMPACT_MAX_BLOCKS) {

@@ -349,6 +349,41 @@ static void cp_two_allocations(tc_ctx_t *ctx, size_t n, uint64_t seed, int host_
     free(mine), free(got);
 }
 
+/* A type of more far-apart blocks than compact staging takes apart (4096): 3000 elements,
+ * each a word at the head and one at the tail of one 64 MiB allocation (a span mostly of
+ * gaps). The plan is given up at once, and the bcast into it is staged as it lies: exact. */
+static void cp_many_blocks(tc_ctx_t *ctx, uint64_t seed)
+{
+    const size_t span = (size_t)64 << 20, n = 3000, bytes = n * 4;
+    const int    root = ctx->size - 1, blens[2] = {1, 1};
+    char        *big = em_alloc(span, ctx->kind);
+    int32_t     *mine = malloc(2 * bytes), *got = malloc(2 * bytes);
+    MPI_Aint     at[2] = {0, (MPI_Aint)(span - bytes)};
+    MPI_Datatype ends, one, many;
+    size_t       wrong = 0;
+
+    MPI_Type_create_hindexed(2, blens, at, MPI_INT32_T, &ends);
+    MPI_Type_create_resized(ends, 0, 4, &one); /* element k: word k of the head and tail */
+    MPI_Type_contiguous((int)n, one, &many);
+    MPI_Type_commit(&many);
+    for (size_t i = 0; i < 2 * n; i++) {
+        mine[i] = ctx->rank == root ? cp_value(seed, root, i) : (int32_t)0xA5A5A5A5;
+    }
+    em_to_dev(big, mine, bytes, ctx->kind);
+    em_to_dev(big + span - bytes, mine + n, bytes, ctx->kind);
+    cp_rc(ctx, "bcast (many far blocks)", MPI_Bcast(big, 1, many, root, ctx->comm));
+    em_to_host(got, big, bytes, ctx->kind);
+    em_to_host(got + n, big + span - bytes, bytes, ctx->kind);
+    for (size_t i = 0; i < 2 * n; i++) { /* the root's head, then its tail */
+        wrong += got[i] != cp_value(seed, root, i);
+    }
+    cp_expect(ctx, "bcast into a type of more far-apart blocks than compact staging takes",
+              n, wrong);
+    MPI_Type_free(&many), MPI_Type_free(&one), MPI_Type_free(&ends);
+    em_free(big, ctx->kind);
+    free(mine), free(got);
+}
+
 /* Allreduces on a duplicate of ctx's communicator, freed while they are pending. */
 static void cp_freed_comm(tc_ctx_t *ctx, size_t n, uint64_t seed)
 {
@@ -409,6 +444,7 @@ void cv_run_pieces(tc_ctx_t *ctx, uint64_t seed)
     int                 device = ctx->kind != EM_HOST, all_device = 0;
 
     MPI_Allreduce(&device, &all_device, 1, MPI_INT, MPI_MIN, ctx->comm);
+    cp_many_blocks(ctx, seed + 50);
 
     for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
         cp_gap_writes(ctx, counts[c], seed + c);
