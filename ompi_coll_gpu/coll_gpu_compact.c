@@ -134,7 +134,26 @@ static int mca_coll_gpu_blocks_push(mca_coll_gpu_blocks_t *list,
 static int mca_coll_gpu_blocks_add(mca_coll_gpu_blocks_t *list, struct ompi_datatype_t *dtype,
                                    ptrdiff_t base, int depth);
 
-/* Block i of a constructor, from its arguments (MPI_Type_get_contents), displaced by base;
+/* The constructors mca_coll_gpu_blocks_one takes apart. */
+static int mca_coll_gpu_has_blocks(int combiner)
+{
+    switch (combiner) {
+    case MPI_COMBINER_CONTIGUOUS:
+    case MPI_COMBINER_STRUCT:
+    case MPI_COMBINER_HINDEXED:
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED_BLOCK:
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Block i of a constructor with blocks (mca_coll_gpu_has_blocks), from its arguments
+ * (MPI_Type_get_contents), displaced by base;
  * one mostly of gaps by its type's blocks, element by element (depth: levels left). */
 static int mca_coll_gpu_blocks_one(mca_coll_gpu_blocks_t *list, int combiner, const int *ints,
                                    const MPI_Aint *addrs, struct ompi_datatype_t *const *types,
@@ -171,8 +190,6 @@ static int mca_coll_gpu_blocks_one(mca_coll_gpu_blocks_t *list, int combiner, co
     case MPI_COMBINER_HVECTOR:
         block.blen = ints[1], block.disp = (ptrdiff_t)i * addrs[0];
         break;
-    default:
-        return OMPI_ERROR; /* no blocks to move (subarray, darray, ...) */
     }
     if (block.blen < 0) {
         return OMPI_ERROR;
@@ -239,17 +256,7 @@ static int mca_coll_gpu_blocks_add(mca_coll_gpu_blocks_t *list, struct ompi_data
         free(ints), free(addrs), free(types);
         ints = NULL, addrs = NULL, types = NULL;
     }
-    switch (combiner) {
-    case MPI_COMBINER_CONTIGUOUS:
-    case MPI_COMBINER_STRUCT:
-    case MPI_COMBINER_HINDEXED:
-    case MPI_COMBINER_INDEXED:
-    case MPI_COMBINER_HINDEXED_BLOCK:
-    case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_VECTOR:
-    case MPI_COMBINER_HVECTOR:
-        break;
-    default:
+    if (!mca_coll_gpu_has_blocks(combiner)) {
         goto out; /* no blocks to take apart (subarray, darray, ...) */
     }
     nblocks = MPI_COMBINER_CONTIGUOUS == combiner ? 1 : ints[0];

@@ -177,14 +177,23 @@ void mca_coll_gpu_runs_free(mca_coll_gpu_runs_t *runs)
 
 /* ---- copying them ------------------------------------------------------------------ */
 
+/* Where a run's first row lies in the arena, and its rows' pitch there. */
+static ptrdiff_t mca_coll_gpu_run_in_arena(const mca_coll_gpu_runs_t *runs,
+                                           const mca_coll_gpu_run_t *run, size_t *pitch)
+{
+    *pitch = runs->rebased ? run->host_pitch : run->pitch;
+    return runs->rebased ? run->host_offset : run->offset;
+}
+
 int mca_coll_gpu_runs_copy(cg_dev_t *dev, const mca_coll_gpu_runs_t *runs, char *host_base,
                            char *user_base, int to_host, cg_dev_stream_t *stream)
 {
     for (size_t i = 0; i < runs->count; i++) {
         const mca_coll_gpu_run_t *run  = &runs->runs[i];
         char                     *user = user_base + run->offset;
-        char *host = host_base + (runs->rebased ? run->host_offset : run->offset);
-        size_t host_pitch = runs->rebased ? run->host_pitch : run->pitch;
+        size_t                    host_pitch;
+        char                     *host = host_base + mca_coll_gpu_run_in_arena(runs, run,
+                                                                               &host_pitch);
         cg_status_t               status;
         if (run->rows == 1) {
             status = dev->ops->copy(dev, to_host ? host : user, to_host ? user : host,
@@ -206,9 +215,9 @@ int mca_coll_gpu_runs_copy(cg_dev_t *dev, const mca_coll_gpu_runs_t *runs, char 
 void mca_coll_gpu_runs_zero(const mca_coll_gpu_runs_t *runs, char *host_base)
 {
     for (size_t i = 0; i < runs->count; i++) {
-        const mca_coll_gpu_run_t *run   = &runs->runs[i];
-        const ptrdiff_t           at    = runs->rebased ? run->host_offset : run->offset;
-        const size_t              pitch = runs->rebased ? run->host_pitch : run->pitch;
+        const mca_coll_gpu_run_t *run = &runs->runs[i];
+        size_t                    pitch;
+        const ptrdiff_t           at = mca_coll_gpu_run_in_arena(runs, run, &pitch);
         for (size_t row = 0; row < run->rows; row++) {
             memset(host_base + at + (ptrdiff_t)(row * pitch), 0, run->width);
         }

@@ -24,32 +24,21 @@ MPI_T_pvar_handle check_pvar_handle(MPI_T_pvar_session session, const char *name
     return handle;
 }
 
-/* --expect-ll-served: a counter counts from its handle's start (MPI_T), so the handle is
- * made when the program starts and read at its end. */
-static MPI_T_pvar_session served_session;
-static MPI_T_pvar_handle  served_handle = MPI_T_PVAR_HANDLE_NULL;
+/* --expect-ll-served: a counter counts from its handle's start (MPI_T), so it is watched
+ * from when the program starts and read at its end. */
+static check_pvar_watch_t served_watch;
 
 void check_pvar_served_start(void)
 {
-    int provided;
-
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_T_pvar_session_create(&served_session);
-    served_handle = check_pvar_handle(served_session, "coll_gpu_ll_served");
+    (void)check_pvar_watch(&served_watch, "coll_gpu_ll_served");
 }
 
 int check_pvar_expect_served(const char *program)
 {
-    unsigned long long served = 0;
+    unsigned long long served = check_pvar_watched(&served_watch);
     int                rank;
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (served_handle != MPI_T_PVAR_HANDLE_NULL) {
-        MPI_T_pvar_read(served_session, served_handle, &served);
-        MPI_T_pvar_handle_free(served_session, &served_handle);
-        MPI_T_pvar_session_free(&served_session);
-        MPI_T_finalize();
-    }
     if (served == 0) {
         fprintf(stderr, "%s: FAIL rank %d: no LL call was rung on a server (coll_gpu_ll_served "
                 "0; --expect-ll-served)\n", program, rank);
