@@ -443,5 +443,9 @@ int em_device_reset(void)
         return 1;
     }
 #endif
+    if (em_backend == EM_BACKEND_SIM) {
+        (void)cg_sim_device_reset();
+        return 1;
+    }
     return 0;
 }

@@ -45,7 +45,8 @@ double      em_round_trip_us(int reps, em_kind_t kind);
 /* The CUDA device in use, or -1 for host memory. */
 int         em_device(void);
 /* cudaDeviceReset, as programs derived from CUDA's samples call before MPI_Finalize (every
- * allocation and stream of the process on that device goes); 1 when done, 0 with no GPU. */
+ * allocation and stream of the process on that device goes; the simulated GPU's reset
+ * without one); 1 when done, 0 with host memory. */
 int         em_device_reset(void);
 /* The local rank Open MPI reports, or the world rank. */
 int         em_local_rank(int world_rank);

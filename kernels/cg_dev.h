@@ -205,6 +205,9 @@ typedef struct {
 typedef struct cg_dev_ops {
     const char *name;
     void (*close)(cg_dev_t *dev);
+    /* Was the device reset under the layer (cg_dev_reset_check)? NULL: the layer learns it
+     * otherwise (the host layer, from the simulated GPU at the reset itself). */
+    int (*reset_check)(cg_dev_t *dev);
 
     cg_status_t (*mem_query)(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr);
     cg_status_t (*mem_alloc)(cg_dev_t *dev, size_t size, void **ptr);
@@ -334,7 +337,19 @@ struct cg_dev {
                                          (cg_dev_frees_enable); NULL: memory goes at once */
     int                 abandoned;    /* device work that never ends was left
                                          (cg_dev_abandon): nothing is freed any more */
+    int                 lost;         /* the application reset the device (cg_dev_lost) */
 };
+
+/* Did the application reset the device under the layer (cudaDeviceReset, as programs
+ * derived from CUDA's samples do before MPI_Finalize)? Its context went, and with it the
+ * layer's memory, page-locked words, streams, events, mappings and the kernels that
+ * stayed. From then on no operation reaches the device or that memory: those that would
+ * fail (CG_ERR_DEVICE, quietly), and frees, closes of mappings, the ends of streams and
+ * events and the layer's close let go of their records only. */
+static inline int cg_dev_lost(const cg_dev_t *dev)
+{
+    return __atomic_load_n(&dev->lost, __ATOMIC_ACQUIRE);
+}
 
 /* Was device work that never ends left (cg_dev_abandon)? */
 static inline int cg_dev_abandoned(const cg_dev_t *dev)
@@ -463,6 +478,13 @@ int         cg_dev_cuda_built(void);
 
 /* Closes the layer; frees held back (cg_dev_frees_enable) go first. */
 void cg_dev_close(cg_dev_t *dev);
+/* Ask whether the device was reset under the layer (the CUDA layer asks the driver whether
+ * the primary context it holds is still the one it retained); 1 when it was, and the layer
+ * is marked lost (cg_dev_lost). The component asks before it lets device resources go: at
+ * a communicator's teardown and at its close. NULL: 0. */
+int  cg_dev_reset_check(cg_dev_t *dev);
+/* Mark the layer lost (logged once). */
+void cg_dev_mark_lost(cg_dev_t *dev);
 
 /* ---- frees held back while device work waits for peers ----------------------------------
  * cudaFree and cudaFreeHost wait for all of the device's work, another thread's LL kernel or

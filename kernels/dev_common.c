@@ -11,6 +11,26 @@ void cg_dev_close(cg_dev_t *dev)
     }
 }
 
+void cg_dev_mark_lost(cg_dev_t *dev)
+{
+    if (!__atomic_exchange_n(&dev->lost, 1, __ATOMIC_ACQ_REL)) {
+        cg_detail(CG_SUB_DEV, "the device was reset under the component (cudaDeviceReset): its "
+                  "memory, streams and mappings went with the context; from now on only their "
+                  "records are let go, and device work fails");
+    }
+}
+
+int cg_dev_reset_check(cg_dev_t *dev)
+{
+    if (dev == NULL) {
+        return 0;
+    }
+    if (!cg_dev_lost(dev) && dev->ops->reset_check != NULL && dev->ops->reset_check(dev)) {
+        cg_dev_mark_lost(dev);
+    }
+    return cg_dev_lost(dev);
+}
+
 cg_status_t cg_dev_copy_sync(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                              cg_dev_stream_t *stream)
 {

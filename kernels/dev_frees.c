@@ -36,10 +36,10 @@ static void cg_dev_free_now(cg_dev_t *dev, void *ptr, int host)
 }
 
 /* Under frees->lock with no waiting work in flight: free what was held (after
- * cg_dev_abandon it stays allocated: only the records go). */
+ * cg_dev_abandon it stays allocated, after a reset it is gone: only the records go). */
 static void cg_dev_frees_flush(cg_dev_t *dev)
 {
-    const int      abandoned = cg_dev_abandoned(dev);
+    const int      abandoned = cg_dev_abandoned(dev) || cg_dev_lost(dev);
     cg_dev_held_t *held      = dev->frees->held;
 
     dev->frees->held     = NULL;
@@ -96,8 +96,9 @@ static void cg_dev_release(cg_dev_t *dev, void *ptr, int host)
 {
     cg_dev_held_t *held;
 
-    if (ptr == NULL || cg_dev_abandoned(dev)) {
-        return; /* nothing, or never: device work that never ends would hold the free */
+    if (ptr == NULL || cg_dev_abandoned(dev) || cg_dev_lost(dev)) {
+        return; /* nothing, never (device work that never ends would hold the free), or
+                   gone already (the device was reset) */
     }
     if (dev->frees == NULL) {
         cg_dev_free_now(dev, ptr, host);
@@ -144,7 +145,7 @@ void cg_dev_frees_close(cg_dev_t *dev)
 {
     if (dev->frees != NULL) {
         pthread_mutex_lock(&dev->frees->lock);
-        if (!cg_dev_abandoned(dev) && dev->frees->peer_waits != 0) {
+        if (!cg_dev_abandoned(dev) && !cg_dev_lost(dev) && dev->frees->peer_waits != 0) {
             cg_error(CG_SUB_DEV, "%u brackets of device work that waits for peers still open at "
                      "close", dev->frees->peer_waits);
         }

@@ -59,9 +59,10 @@ static cg_status_t cg_host_stream_new(cg_dev_stream_t **stream)
 
 static cg_status_t cg_host_stream_create(cg_dev_t *dev, cg_dev_stream_t **stream)
 {
-    if (__atomic_load_n(&dev->fail_sticky, __ATOMIC_RELAXED) == 2) {
+    /* after a GPU fault (coll_gpu_debug_fail sticky) or a reset, as CUDA */
+    if (__atomic_load_n(&dev->fail_sticky, __ATOMIC_RELAXED) == 2 || cg_dev_lost(dev)) {
         *stream = NULL;
-        return CG_ERR_DEVICE; /* after a GPU fault (coll_gpu_debug_fail sticky), as CUDA */
+        return CG_ERR_DEVICE;
     }
     return cg_host_stream_new(stream);
 }
@@ -81,10 +82,13 @@ static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     /* on the application's stream a handle only, as on a GPU: its work stays queued (an LL
      * wait left pending no longer counts as work that waits for peers), and what the handle
-     * queued behind a flag wait or slow work runs to its end here (the handle's queue goes) */
-    if (!stream->on_app) {
+     * queued behind a flag wait or slow work runs to its end here (the handle's queue goes);
+     * after a reset nothing runs (cg_dev_lost: the queue is dropped) */
+    const int lost = cg_dev_lost(dev);
+
+    if (!lost && !stream->on_app) {
         (void)cg_host_stream_drain(dev, stream);
-    } else if (!stream->pending) {
+    } else if (!lost && !stream->pending) {
         int         done = 0;
         cg_pace_t   pace = {0};
         while (cg_host_queue_poll(dev, &stream->queue, UINT64_MAX, &done) == CG_OK && !done) {
@@ -103,6 +107,9 @@ static cg_status_t cg_host_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     cg_status_t status;
 
+    if (cg_dev_lost(dev)) { /* the stream went with the reset, as the CUDA layer's guard */
+        return CG_ERR_DEVICE;
+    }
     cg_count(CG_CNT_HOST_WAITS, 1); /* what a GPU makes the host wait for */
     status = cg_host_stream_drain(dev, stream);
     if (status == CG_OK) { /* the call rung on its LL server, as the CUDA layer's sync */
@@ -128,7 +135,9 @@ static void cg_host_event_destroy(cg_dev_t *dev, cg_dev_event_t *event)
 static cg_status_t cg_host_event_record(cg_dev_t *dev, cg_dev_event_t *event,
                                         cg_dev_stream_t *stream)
 {
-    (void)dev;
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
     event->stream = stream;
     event->mark   = stream != NULL ? cg_host_queue_mark(&stream->queue) : 0;
     return CG_OK;
@@ -139,7 +148,13 @@ static cg_status_t cg_host_event_record(cg_dev_t *dev, cg_dev_event_t *event,
 static cg_status_t cg_host_stream_test(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t mark,
                                        int *done)
 {
-    cg_status_t status = cg_host_stream_poll(dev, stream, mark, done);
+    cg_status_t status;
+
+    *done = 0;
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    status = cg_host_stream_poll(dev, stream, mark, done);
 
     return status == CG_OK && *done ? cg_host_stream_status(stream) : status;
 }
@@ -248,10 +263,40 @@ static cg_status_t cg_host_thread_bind(cg_dev_t *dev)
     return CG_OK;
 }
 
+/* The simulated GPU is reset (cg_sim_device_reset, as cudaDeviceReset): its device work
+ * ends before memory goes, as a GPU's reset ends its kernels. The layer is marked lost (no
+ * new work touches memory from now on: cg_dev_lost), the progress thread's pass under way
+ * ends (it holds the list's lock while it runs queued work), and the LL servers leave (each
+ * looks at the mark between two looks at its bell and while it waits for lines). Bounded,
+ * as every wait of this layer. */
+static void cg_host_reset_hook(void *arg)
+{
+    cg_dev_t      *dev  = arg;
+    cg_dev_host_t *host = cg_host_impl(dev);
+    cg_pace_t      pace = {0};
+    double         t0   = 0;
+
+    cg_dev_mark_lost(dev);
+    pthread_mutex_lock(&host->busy_lock);
+    pthread_mutex_unlock(&host->busy_lock);
+    while (__atomic_load_n(&host->servers, __ATOMIC_ACQUIRE) > 0) {
+        if (cg_pace(&pace)) {
+            t0 = t0 ? t0 : cg_time_now();
+            if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
+                cg_error(CG_SUB_DEV, "an LL server did not leave at the device reset");
+                return;
+            }
+        }
+    }
+}
+
 static void cg_host_close(cg_dev_t *dev)
 {
     cg_dev_host_t *host = cg_host_impl(dev);
 
+    if (host->sim != NULL) { /* waits for a reset's hooks that run */
+        (void)host->sim->reset_hook(cg_host_reset_hook, dev, 0);
+    }
     cg_host_progress_stop(host);
     cg_host_regions_free(host);
     pthread_mutex_destroy(&host->busy_lock);
@@ -368,6 +413,10 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
     dev->caps.time_sliced      = config != NULL && config->time_sliced;
     dev->impl                  = host;
     snprintf(dev->pci_bus_id, sizeof(dev->pci_bus_id), "host");
+    if (host->sim != NULL && host->sim->reset_hook(cg_host_reset_hook, dev, 1) != CG_SIM_OK) {
+        cg_warn(CG_SUB_DEV, "cannot register with the simulated GPU's reset: a reset would "
+                "leave the layer's device work running");
+    }
     cg_detail(CG_SUB_DEV, "host device layer, %s, %s", host->sim != NULL
               ? "strict: simulated device memory that the CPU cannot touch"
               : "lenient: host memory plays device memory",

@@ -17,13 +17,17 @@ _Static_assert(sizeof(cg_sim_ipc_handle_t) <= CG_IPC_HANDLE_BYTES, "IPC handle t
 
 /* The CPU address of [ptr, ptr + bytes) as the device sees it: strict mode translates
  * simulated device memory and fails on a range that overruns an allocation (an illegal
- * address on a GPU); host memory and lenient mode use the pointer itself. */
+ * address on a GPU); host memory and lenient mode use the pointer itself. After a reset
+ * (cg_dev_lost) nothing: no device work runs any more. */
 cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes, void **out)
 {
     const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
     cg_sim_attr_t       attr;
 
     *out = (void *)ptr;
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
     if (sim == NULL || bytes == 0) {
         return CG_OK;
     }
@@ -141,6 +145,9 @@ cg_status_t cg_host_mem_alloc(cg_dev_t *dev, size_t size, void **ptr)
     cg_status_t       status;
     int               rc;
 
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
     if (host->sim != NULL) {
         rc = host->sim->malloc_fn(ptr, size, CG_SIM_ALLOC_DEFAULT);
         if (rc != CG_SIM_OK) {
@@ -257,22 +264,36 @@ void cg_host_mem_free(cg_dev_t *dev, void *ptr)
     }
 }
 
+/* Strict mode: the simulated GPU's page-locked memory, which a reset takes away as the
+ * rest (the CPU faults at its next touch); lenient mode: the heap. */
 cg_status_t cg_host_host_alloc(cg_dev_t *dev, size_t size, void **ptr)
 {
-    const size_t most = cg_host_impl(dev)->pinned_max;
+    const cg_dev_host_t *host = cg_host_impl(dev);
 
-    if (most > 0 && size > most) {
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    if (host->pinned_max > 0 && size > host->pinned_max) {
         cg_debug(CG_SUB_DEV, "page-locked allocation of %zu bytes refused "
-                 "(coll_gpu_debug_host_pinned_max %zu)", size, most);
+                 "(coll_gpu_debug_host_pinned_max %zu)", size, host->pinned_max);
         return CG_ERR_NO_MEMORY;
+    }
+    if (host->sim != NULL) {
+        return host->sim->host_alloc_fn(ptr, size) == CG_SIM_OK ? CG_OK : CG_ERR_NO_MEMORY;
     }
     return posix_memalign(ptr, 64, size ? size : 1) == 0 ? CG_OK : CG_ERR_NO_MEMORY;
 }
 
 void cg_host_host_free(cg_dev_t *dev, void *ptr)
 {
+    const cg_dev_host_t *host = cg_host_impl(dev);
+
     cg_host_free_wait(cg_host_impl(dev));
-    free(ptr);
+    if (host->sim == NULL) {
+        free(ptr);
+    } else if (ptr != NULL && host->sim->host_free_fn(ptr) != CG_SIM_OK) {
+        cg_error(CG_SUB_DEV, "freeing simulated page-locked memory %p failed", ptr);
+    }
 }
 
 /* ---- IPC ----------------------------------------------------------------------------------- */
@@ -362,6 +383,9 @@ cg_status_t cg_host_ipc_export(cg_dev_t *dev, const void *ptr, size_t size,
     cg_status_t           status = CG_ERR_UNSUPPORTED;
 
     memset(handle, 0, sizeof(*handle));
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
     if (host->sim != NULL) {
         return cg_host_sim_export(host, ptr, size, handle);
     }
@@ -418,6 +442,9 @@ cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, voi
     cg_host_region_t           *r;
     cg_status_t                 status;
 
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
     if (host->sim != NULL) {
         return handle->share == CG_IPC_SHARE_FD ? cg_host_vmm_import(host, handle, base)
                                                 : cg_host_sim_import(host, handle, base);
@@ -450,6 +477,9 @@ void cg_host_ipc_close(cg_dev_t *dev, void *base)
     cg_host_region_t *r;
 
     if (host->sim != NULL) {
+        if (cg_dev_lost(dev)) {
+            return; /* the mapping went with the reset */
+        }
         if (host->sim->ipc_close(base) != CG_SIM_OK) {
             cg_error(CG_SUB_IPC, "closing the mapping at %p failed", base);
         }

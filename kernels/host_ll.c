@@ -263,6 +263,9 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_
     cg_status_t status;
 
     *done = 0;
+    if (cg_dev_lost(dev)) { /* the slots kept went with the reset */
+        return CG_ERR_DEVICE;
+    }
     for (int p = 0; p < args->size; p++) { /* every peer: at least its empty line */
         size_t lines = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
         taken[p]     = wait->taken + (size_t)p * wait->stride;

@@ -17,6 +17,9 @@ cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
 
+    if (cg_dev_lost(dev)) { /* as every call of the CUDA layer after a reset */
+        return CG_ERR_DEVICE;
+    }
     if (stream == NULL) {
         cg_count(CG_CNT_HOST_WAITS, 1); /* a GPU makes the host wait here */
     }
@@ -37,6 +40,10 @@ cg_status_t cg_host_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
     cg_dev_host_t *host = cg_host_impl(dev);
     const unsigned query = __atomic_add_fetch(&host->queries, 1, __ATOMIC_RELAXED);
 
+    if (cg_dev_lost(dev)) {
+        *done = 0;
+        return CG_ERR_DEVICE;
+    }
     *done = (host->sim == NULL || host->sim->stream_idle()) &&
             !(host->query_miss > 0 && query % (unsigned)host->query_miss == 0);
     return *done ? CG_OK : cg_host_app_wait(dev, stream);

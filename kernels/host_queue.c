@@ -119,6 +119,9 @@ cg_status_t cg_host_op_run(cg_dev_t *dev, cg_host_op_t *op, int *unmet)
     cg_status_t status = CG_OK;
 
     *unmet = 0;
+    if (cg_dev_lost(dev)) { /* the reset ended the device's work: dropped */
+        return CG_ERR_DEVICE;
+    }
     switch (op->kind) {
     case CG_HOST_OP_COPY:
         return cg_host_run_copy(dev, op);

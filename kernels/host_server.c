@@ -8,7 +8,8 @@
  * completion word; without a ring for coll_gpu_ll_persist_idle_us, or at the end of its
  * life (dev->ll_persist_life_s, 10 ms), it leaves, as the kernel does, so that CI sees the
  * rings that race a leave. While a server is there, every free
- * waits for it to leave, as cudaFree waits for a kernel that stays.
+ * waits for it to leave, as cudaFree waits for a kernel that stays. A reset of the
+ * simulated GPU ends it, as a GPU's reset ends its kernels (cg_host_reset_hook).
  */
 #include "kernels/dev_host_int.h"
 #include "kernels/dev_ll_server.h"
@@ -84,7 +85,7 @@ static void *cg_host_server_main(void *arg)
         }
         looked = 1;
         bell   = __atomic_load_n(&words->bell, __ATOMIC_ACQUIRE);
-        if (bell == CG_LL_SERVER_STOP) {
+        if (bell == CG_LL_SERVER_STOP || cg_dev_lost(server->dev)) { /* a reset ends it too */
             break;
         }
         if (bell != served) {
@@ -161,6 +162,9 @@ cg_status_t cg_host_server_run(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_
     cg_host_server_t *server = stream->server;
     cg_status_t       status;
 
+    if (cg_dev_lost(dev)) { /* its words went with the reset */
+        return CG_ERR_DEVICE;
+    }
     if (server == NULL) {
         if ((status = cg_host_server_create(dev, stream)) != CG_OK) {
             return status;
@@ -208,6 +212,9 @@ cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *don
     cg_status_t       status = __atomic_load_n(&server->failed, __ATOMIC_ACQUIRE);
 
     *done = 0;
+    if (status == CG_OK && cg_dev_lost(dev)) { /* its words went with the reset */
+        status = CG_ERR_DEVICE;
+    }
     if (status == CG_OK) {
         status = cg_ll_server_test(&server->proto, done);
     }
@@ -260,7 +267,10 @@ void cg_host_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream)
         server->rung = 0;
         cg_host_peer_wait_stop(cg_host_impl(dev), server->owner);
     }
-    (void)cg_ll_server_stop(&server->proto);
+    if (!cg_dev_lost(dev)) { /* after a reset the thread has left (cg_host_reset_hook), and
+                              * its words are gone: no store */
+        (void)cg_ll_server_stop(&server->proto);
+    }
     if (server->joinable && cg_dev_abandoned(dev)) {
         /* a call that never ends was left (the device is abandoned: nothing is freed, the
          * layer's close included): the thread keeps what it uses */

@@ -130,6 +130,7 @@ static int mca_coll_gpu_open(void)
 
 static int mca_coll_gpu_close(void)
 {
+    (void)cg_dev_reset_check(mca_coll_gpu_dev()); /* as at a module's end */
     mca_coll_gpu_host_cache_stop(); /* UCX must not call into an unloaded component */
     mca_coll_gpu_requests_fini();
     mca_coll_gpu_staging_cache_release();

@@ -35,6 +35,9 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
 {
     cg_dev_t *dev = mca_coll_gpu_dev();
 
+    /* an application that reset the device (cudaDeviceReset before MPI_Finalize) took the
+     * communicator's device resources with it: their records go, nothing reaches the GPU */
+    (void)cg_dev_reset_check(dev);
     cg_comm_release(m->core, mca_coll_gpu_component.context_keep);
     cg_board_destroy(m->board);
     free(m->counts);

@@ -400,7 +400,8 @@ static void cg_intra_release(cg_intra_t *group)
 {
     cg_dev_t *dev = group->dev;
 
-    if (group->size > 0 && group->scratch[group->rank] != NULL) {
+    /* after a reset (cg_dev_lost) the stream and its work are gone: nothing to drain */
+    if (group->size > 0 && group->scratch[group->rank] != NULL && !cg_dev_lost(dev)) {
         int drained = !group->ll_kernel_left;
         if (drained && group->sync == CG_SYNC_DEVICE) {
             /* a healthy peer's flag write queued before a failure may have landed after the

@@ -58,6 +58,10 @@ typedef struct {
     CUresult (*cuMemSetAccess)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
                                size_t count);
     CUresult (*cuMemRelease)(CUmemGenericAllocationHandle handle);
+    /* A reset of the device under the layer (cg_dev_reset_check): NULL when the driver lacks
+     * them (cuCtxGetId: CUDA 12.0) */
+    CUresult (*cuDevicePrimaryCtxGetState)(CUdevice device, unsigned int *flags, int *active);
+    CUresult (*cuCtxGetId)(CUcontext ctx, unsigned long long *id);
 } cg_cu_driver_t;
 
 /* Has CUDA been initialised in this process (by the application, or by us)? Never

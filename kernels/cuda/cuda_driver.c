@@ -80,6 +80,9 @@ static void cg_cu_load_once(void)
     CG_CU_SYM_OPTIONAL(cuMemUnmap);
     CG_CU_SYM_OPTIONAL(cuMemSetAccess);
     CG_CU_SYM_OPTIONAL(cuMemRelease);
+    /* optional: without them a device reset before MPI_Finalize goes unseen */
+    CG_CU_SYM_OPTIONAL(cuDevicePrimaryCtxGetState);
+    CG_CU_SYM_OPTIONAL(cuCtxGetId);
 #undef CG_CU_SYM_OPTIONAL
     cg_cu_load_status = CG_OK;
 }

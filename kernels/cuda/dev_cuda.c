@@ -152,9 +152,13 @@ static cg_status_t cg_cuda_app_stream_create(cg_dev_t *dev, cg_dev_stream_t **st
 
 static void cg_cuda_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    cg_cuda_server_stop(stream); /* even when the guard below fails: it leaves at its next
-                                  * look at the bell (after the call in flight) */
-    (void)CG_CUDA_GUARDED(dev, (cg_cuda_server_fini(dev, stream), CG_OK));
+    if (cg_dev_lost(dev)) { /* the server went with the context: its records go */
+        cg_cuda_server_fini(dev, stream);
+    } else {
+        cg_cuda_server_stop(stream); /* even when the guard below fails: it leaves at its
+                                      * next look at the bell (after the call in flight) */
+        (void)CG_CUDA_GUARDED(dev, (cg_cuda_server_fini(dev, stream), CG_OK));
+    }
     if (!stream->borrowed) {
         (void)CG_CUDA_GUARDED(dev, CG_CUDART_CALL(cudaStreamDestroy(stream->stream)));
     }
@@ -408,8 +412,29 @@ static cg_status_t cg_cuda_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int 
     return CG_CUDA_GUARDED(dev, cg_cuda_app_done_guarded(cg_cuda_impl(dev), stream, done));
 }
 
+/* Has the application reset the device under the layer (cudaDeviceReset)? The primary
+ * context this layer retained is then inactive, or, when something made it again since,
+ * another context (another id: the handle may be the same). A driver that cannot say:
+ * not reset. */
+static int cg_cuda_reset_check(cg_dev_t *dev)
+{
+    cg_dev_cuda_t     *cuda   = cg_cuda_impl(dev);
+    unsigned           flags  = 0;
+    int                active = 1;
+    unsigned long long id     = 0;
+
+    if (cg_cu.cuDevicePrimaryCtxGetState != NULL &&
+        cg_cu.cuDevicePrimaryCtxGetState(cuda->cudev, &flags, &active) == CUDA_SUCCESS && !active) {
+        return 1;
+    }
+    return cuda->ctx_id_known && (cg_cu.cuCtxGetId(cuda->ctx, &id) != CUDA_SUCCESS ||
+                                  id != cuda->ctx_id);
+}
+
 /* After cg_dev_abandon, device work that never ends may still use the peers' mappings and
- * the primary context: both are left as they are (the records go). */
+ * the primary context: both are left as they are (the records go). After a reset
+ * (cg_dev_lost) the guard refuses every call: the records go, and the retain is released
+ * (what the driver asks of a retain after a reset too). */
 static void cg_cuda_close(cg_dev_t *dev)
 {
     cg_dev_cuda_t *cuda      = cg_cuda_impl(dev);
@@ -437,6 +462,7 @@ static void cg_cuda_close(cg_dev_t *dev)
 static const cg_dev_ops_t cg_dev_cuda_ops = {
     .name           = "cuda",
     .close          = cg_cuda_close,
+    .reset_check    = cg_cuda_reset_check,
     .mem_query      = cg_cuda_mem_query,
     .mem_alloc      = cg_cuda_mem_alloc,
     .mem_free       = cg_cuda_mem_free,
@@ -530,6 +556,8 @@ cg_status_t cg_dev_cuda_open(int ordinal, cg_dev_t **dev_out)
     if (status != CG_OK) {
         goto err;
     }
+    cuda->ctx_id_known = cg_cu.cuCtxGetId != NULL &&
+                         cg_cu.cuCtxGetId(cuda->ctx, &cuda->ctx_id) == CUDA_SUCCESS;
     status = CG_CUDART_CALL(
         cudaDeviceGetAttribute(&cuda->sm_count, cudaDevAttrMultiProcessorCount, cuda->ordinal));
     if (status != CG_OK) {

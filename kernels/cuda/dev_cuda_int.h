@@ -23,6 +23,9 @@ typedef struct {
     int                sm_count;
     CUdevice           cudev;
     CUcontext          ctx;        /* the device's primary context, retained while open */
+    unsigned long long ctx_id;     /* its id (cuCtxGetId), when ctx_id_known: a context
+                                      made again after a reset has another */
+    int                ctx_id_known;
     unsigned           wait_flags; /* flag waits: flush remote writes where supported */
     cudaEvent_t        app_event;  /* marks the application's default-stream work */
     cudaStream_t       side_stream; /* non-blocking: the host's copies to and from memory
@@ -67,11 +70,16 @@ typedef struct {
     int       switched;
 } cg_cuda_guard_t;
 
+/* After a reset (cg_dev_lost) every call is refused, quietly: the context and what it held
+ * are gone, and a handle of theirs may name something else by now. */
 static inline cg_status_t cg_cuda_guard_enter(cg_dev_t *dev, cg_cuda_guard_t *g)
 {
     CUcontext ctx = cg_cuda_impl(dev)->ctx;
 
     g->switched = 0;
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
     if (CG_CU_CALL(cuCtxGetCurrent, &g->previous) != CG_OK) {
         return CG_ERR_DEVICE;
     }

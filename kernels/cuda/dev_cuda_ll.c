@@ -133,6 +133,10 @@ static cg_status_t cg_cuda_ll_check_guarded(cg_dev_stream_t *stream, int *done)
 /* The word, with no driver call; the stream every CG_CUDA_LL_ERROR_POLLS polls. */
 cg_status_t cg_cuda_ll_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
+    *done = 0;
+    if (cg_dev_lost(dev)) { /* the word went with the context (cg_dev_lost) */
+        return CG_ERR_DEVICE;
+    }
     if (stream->ll_served) {
         return CG_CUDA_GUARDED(dev, cg_cuda_server_test(stream, done));
     }

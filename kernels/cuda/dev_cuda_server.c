@@ -171,7 +171,9 @@ void cg_cuda_server_stop(cg_dev_stream_t *stream)
 }
 
 /* Guarded by the caller: the server told to leave and waited for (unless device work was
- * abandoned: it may wait for ever), its queue and memory gone. */
+ * abandoned: it may wait for ever), its queue and memory gone. After a reset (cg_dev_lost;
+ * unguarded then) the kernel, its queue and its words went with the context: the records
+ * go, nothing is stored or called. */
 void cg_cuda_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     cg_cuda_server_t *server = stream->server;
@@ -179,10 +181,12 @@ void cg_cuda_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream)
     if (server == NULL) {
         return;
     }
-    if (cg_ll_server_stop(&server->proto) && !cg_dev_abandoned(dev)) {
-        (void)CG_CUDART_CALL(cudaStreamSynchronize(server->queue));
+    if (!cg_dev_lost(dev)) {
+        if (cg_ll_server_stop(&server->proto) && !cg_dev_abandoned(dev)) {
+            (void)CG_CUDART_CALL(cudaStreamSynchronize(server->queue));
+        }
+        (void)CG_CUDART_CALL(cudaStreamDestroy(server->queue));
     }
-    (void)CG_CUDART_CALL(cudaStreamDestroy(server->queue));
     cg_dev_host_release(dev, server->pinned);
     free(server);
     stream->server = NULL;

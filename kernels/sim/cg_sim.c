@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /* The simulated GPU (see cg_sim.h): allocations, copies, IPC. */
-#include "kernels/sim/cg_sim.h"
+#include "kernels/sim/cg_sim_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,8 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#define CG_SIM_EXPORT __attribute__((visibility("default")))
 
 typedef struct {
     char     *device;    /* PROT_NONE: what the application holds */
@@ -508,6 +506,31 @@ CG_SIM_EXPORT int cg_sim_vmm_import(void **ptr, int fd, size_t size, uint64_t bu
     return cg_sim_enter(&region, ptr);
 }
 
+void cg_sim_revoke_range(void *addr, size_t bytes)
+{
+    (void)mmap(addr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+               -1, 0);
+}
+
+void cg_sim_regions_revoke(void)
+{
+    pthread_mutex_lock(&cg_sim_lock);
+    for (int i = 0; i < cg_sim_count; i++) {
+        cg_sim_region_t *r = &cg_sim_regions[i];
+        cg_sim_revoke_range(r->device, r->mapped);
+        cg_sim_revoke_range(r->view, r->mapped);
+        if (r->vmm_fd >= 0) {
+            close(r->vmm_fd);
+        }
+        if (!r->imported) {
+            shm_unlink(r->name);
+        }
+    }
+    cg_sim_count = 0;
+    __atomic_add_fetch(&cg_sim_gen, 1, __ATOMIC_RELEASE); /* every thread's hints go */
+    pthread_mutex_unlock(&cg_sim_lock);
+}
+
 CG_SIM_EXPORT const char *cg_sim_status_string(int status)
 {
     switch (status) {
@@ -538,6 +561,9 @@ static const cg_sim_api_t cg_sim_api_table = {
     .vmm_import     = cg_sim_vmm_import,
     .stream_sync    = cg_sim_stream_sync,
     .stream_idle    = cg_sim_stream_idle,
+    .host_alloc_fn  = cg_sim_host_alloc,
+    .host_free_fn   = cg_sim_host_free,
+    .reset_hook     = cg_sim_reset_hook,
 };
 
 CG_SIM_EXPORT const cg_sim_api_t *cg_sim_api(void)

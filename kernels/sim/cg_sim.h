@@ -22,6 +22,14 @@
  * descriptor (cg_sim_vmm_export, as cuMemExportToShareableHandle) that a peer maps once it
  * holds a copy of it (cg_sim_vmm_import, as cuMemImportFromShareableHandle + cuMemMap).
  *
+ * A reset (cg_sim_device_reset, as cudaDeviceReset) takes the process's device state away:
+ * every allocation and mapping, the default stream's queued work, and the page-locked host
+ * memory it handed out (cg_sim_host_alloc, as cudaMallocHost). Their addresses stay reserved
+ * and inaccessible, so that a stale pointer faults on the CPU and is no device memory,
+ * rather than aliasing a later allocation. Device work that a library runs on its own
+ * threads (a kernel that stays on the GPU) is ended first, by the hooks it registered
+ * (cg_sim_reset_hook), as a reset ends a GPU's kernels.
+ *
  * The component finds the library in the process with dlopen(CG_SIM_SONAME, RTLD_NOLOAD)
  * and cg_sim_api(): an application that allocates simulated device memory has loaded it.
  */
@@ -36,7 +44,7 @@ extern "C" {
 #endif
 
 #define CG_SIM_SONAME      "libcg_sim.so.0"
-#define CG_SIM_API_VERSION 4
+#define CG_SIM_API_VERSION 5
 
 typedef enum {
     CG_SIM_OK                 = 0,
@@ -104,6 +112,23 @@ int  cg_sim_stream_sync(void);
  * recorded on the stream and queried, cudaEventQuery). */
 int  cg_sim_stream_idle(void);
 
+/* Page-locked host memory (cudaMallocHost): the CPU may read and write it, until a reset. */
+int  cg_sim_host_alloc(void **ptr, size_t bytes);
+int  cg_sim_host_free(void *ptr);
+/* cudaDeviceReset: the hooks run (each must end the device work it stands for and return,
+ * while memory is still there), the default stream's queued work is dropped, and every
+ * allocation, mapping and page-locked allocation of the process is revoked: PROT_NONE at
+ * every address it had, unknown to cg_sim_query and cg_sim_access, its shared-memory name
+ * gone (peers that mapped it keep their mappings, as of memory freed on a GPU). A
+ * page-locked word the CPU touches after a reset faults: what the CUDA documentation does
+ * not promise either way for cudaMallocHost memory, taken here at its worst. Returns the
+ * number of resets so far, this one included. */
+int  cg_sim_device_reset(void);
+/* Register (add 1) or remove (add 0) fn(arg), called by every reset before it revokes
+ * anything; a removal waits for a reset's hooks that run. A few hooks at most
+ * (CG_SIM_ERR_NO_MEMORY beyond); a hook must not call this. */
+int  cg_sim_reset_hook(void (*fn)(void *arg), void *arg, int add);
+
 /* The same functions as one table, for code that loads the library at run time. */
 typedef struct {
     unsigned version;
@@ -121,6 +146,9 @@ typedef struct {
     int (*vmm_import)(void **ptr, int fd, size_t size, uint64_t buffer_id);
     int (*stream_sync)(void);
     int (*stream_idle)(void);
+    int (*host_alloc_fn)(void **ptr, size_t bytes);
+    int (*host_free_fn)(void *ptr);
+    int (*reset_hook)(void (*fn)(void *arg), void *arg, int add);
 } cg_sim_api_t;
 
 const cg_sim_api_t *cg_sim_api(void);

@@ -8,13 +8,11 @@
  * never on its own: a reader that skips the wait reads what was there before, as it would
  * on a GPU while the application's kernel still writes.
  */
-#include "kernels/sim/cg_sim.h"
+#include "kernels/sim/cg_sim_int.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CG_SIM_EXPORT __attribute__((visibility("default")))
 
 typedef struct cg_sim_queued {
     void                 *dst;
@@ -75,6 +73,22 @@ CG_SIM_EXPORT int cg_sim_stream_sync(void)
         free(op);
     }
     return rc;
+}
+
+void cg_sim_stream_drop(void)
+{
+    cg_sim_queued_t *dropped;
+
+    pthread_mutex_lock(&cg_sim_stream_lock);
+    dropped            = cg_sim_stream_head;
+    cg_sim_stream_head = NULL;
+    cg_sim_stream_tail = &cg_sim_stream_head;
+    pthread_mutex_unlock(&cg_sim_stream_lock);
+    while (dropped != NULL) {
+        cg_sim_queued_t *op = dropped;
+        dropped             = dropped->next;
+        free(op);
+    }
 }
 
 CG_SIM_EXPORT int cg_sim_stream_idle(void)

@@ -40,6 +40,7 @@ typedef struct {
     int         app_ready; /* run with coll_gpu_app_wait none: no inputs left on the
                               default stream at a call (tc_run_app_order) */
     int         expect_served; /* every rank rang LL calls on a server (coll_gpu_ll_persist) */
+    int         reset;      /* the device reset before the communicators are freed */
     int         derived;
     unsigned long long seed;
 } tc_options_t;
@@ -161,6 +162,7 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (strcmp(a, "--full-comms") == 0) o->full_comms = 1;
         else if (strcmp(a, "--app-ready") == 0) o->app_ready = 1;
         else if (strcmp(a, "--expect-ll-served") == 0) o->expect_served = 1;
+        else if (strcmp(a, "--reset") == 0) o->reset = 1;
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else {
@@ -168,7 +170,7 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
                             "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
                             "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] [--expect-ll-served] [--no-derived] "
-                            "[--verbose]\n");
+                            "[--reset] [--verbose]\n");
             return 1;
         }
 #undef TC_OPT
@@ -271,6 +273,12 @@ int main(int argc, char **argv)
     if (wrank == 0) {
         printf("coll_check: %s: %ld checks on %d ranks, %ld failures, %.1f s\n",
                sums[1] ? "FAILED" : "PASSED", sums[0], wsize, sums[1], MPI_Wtime() - t0);
+    }
+    /* --reset: the device goes before the communicators that used it are freed, and before
+     * MPI_Finalize (cudaDeviceReset, a habit of programs derived from CUDA's samples) */
+    if (o.reset && em_device_reset() && wrank == 0) {
+        printf("coll_check: device reset before MPI_Comm_free and MPI_Finalize\n");
+        fflush(stdout);
     }
     for (int k = 1; k < 5; k++) {
         if (comms[k] != MPI_COMM_NULL) {

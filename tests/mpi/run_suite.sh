@@ -129,6 +129,13 @@ fail() {
     failures=$((failures + 1))
 }
 
+# no_errors NAME: no process of the run logged an error (each has its own log file)
+no_errors() {
+    local logged
+    logged=$(grep -h -m 3 "coll:gpu\[[0-9x]*\] ERROR" "$logdir/$1".*.vlog 2>/dev/null)
+    [ -z "$logged" ] || { fail "$1: errors logged"; echo "$logged" | sed 's/^/    /'; }
+}
+
 # proof NAME ALLOWED [MAIN [COLL]]: rank 0's verbose lines (its own log file) match the
 # device-memory calls the program counted, collective by collective; every line (of COLL,
 # when given) names an algorithm of the comma list ALLOWED, and at least half of them MAIN.
@@ -574,13 +581,11 @@ fi
 run "hello-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_hello" 100000 &&
     { grep -q "correct" "$logdir/hello-np4.log" || fail "hello-np4: no result line"; }
 # the application resets the device before MPI_Finalize (cudaDeviceReset, a CUDA samples
-# habit): the component's finalize must neither crash nor hang on what went with it (on a
-# GPU only: the host layer has no reset)
-if [ "$device" = cuda ]; then
-    run "hello-reset-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_hello" 100000 --reset &&
-        { grep -q "device reset before MPI_Finalize" "$logdir/hello-reset-np4.log" ||
-          fail "hello-reset-np4: the device was not reset"; }
-fi
+# habit; the simulated GPU's reset on the host layer): the component's finalize must
+# neither crash nor hang on what went with it, nor log an error about it
+run "hello-reset-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_hello" 100000 --reset &&
+    { grep -q "device reset before MPI_Finalize" "$logdir/hello-reset-np4.log" ||
+      fail "hello-reset-np4: the device was not reset"; } && no_errors "hello-reset-np4"
 run "overlap-np4" 4 "${dev_mca[@]}" "$builddir/coll_gpu_overlap" 65536 8 &&
     { grep -q "gradients correct" "$logdir/overlap-np4.log" || fail "overlap-np4: no result line"; }
 run "bench-np3" 3 "${dev_mca[@]}" "$builddir/coll_gpu_bench" -C allreduce -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 &&

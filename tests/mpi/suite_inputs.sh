@@ -44,6 +44,14 @@ fi
 persist=(--mca coll_gpu_ll_persist 1 --mca coll_gpu_app_wait none)
 run "ll-persist-np4" 4 "${dev_mca[@]}" "${persist[@]}" "$check" --mem device --app-ready \
     --expect-ll-served --counts 0,1,7,1000 --large 0 --no-derived
+# the device reset (cudaDeviceReset; the simulated GPU's on the host layer) just after the
+# last call, while the servers may still be there, before MPI_Comm_free and MPI_Finalize:
+# every process ends without a fault, a hang or an error logged
+run "ll-persist-reset-np4" 4 "${dev_mca[@]}" "${persist[@]}" --mca coll_gpu_ll_persist_idle_us 1000000 \
+    "$check" --mem device --app-ready --expect-ll-served --comms world,dup --counts 1,7 --large 0 \
+    --no-derived --reset &&
+    { grep -q "device reset before MPI_Comm_free" "$logdir/ll-persist-reset-np4.log" ||
+      fail "ll-persist-reset-np4: the device was not reset"; } && no_errors "ll-persist-reset-np4"
 run "ll-persist-idle0-np3" 3 "${dev_mca[@]}" "${persist[@]}" --mca coll_gpu_ll_persist_idle_us 0 \
     "$check" --mem device --app-ready --expect-ll-served --comms world,odd --counts 1,7,1000 --large 0 \
     --no-derived
