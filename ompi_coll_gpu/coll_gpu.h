@@ -297,6 +297,9 @@ int  mca_coll_gpu_agree_kinds(struct mca_coll_gpu_module_t *m, struct ompi_commu
  * could not be created, on every rank. */
 cg_comm_t *mca_coll_gpu_context(struct mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm);
 /* A fast path ended: an error becomes an MPI error (the communicator's fast paths retire). */
+/* A device operation of a call failed: if the application reset the device under the
+ * component (cudaDeviceReset while MPI still used it), say so, once, as an error. */
+void mca_coll_gpu_reset_explain(void);
 int  mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *call,
                             cg_status_t status);
 /* Run the FAST path of a route (call->watch from it); an MPI status, or

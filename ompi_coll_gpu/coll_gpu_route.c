@@ -71,6 +71,17 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
     return m->core;
 }
 
+void mca_coll_gpu_reset_explain(void)
+{
+    static int told;
+
+    if (cg_dev_reset_check(mca_coll_gpu_dev()) && cg_once(&told)) {
+        cg_error(CG_SUB_COLL, "the application reset the device (cudaDeviceReset) while MPI "
+                 "still used it: collectives on device memory return errors from now on "
+                 "(reset it after the last one, before MPI_Comm_free and MPI_Finalize)");
+    }
+}
+
 /* A fast path ended: an error becomes an MPI error, and the communicator's fast paths
  * are retired (every rank saw the same failure at the same barrier). */
 int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *call,
@@ -81,6 +92,7 @@ int mca_coll_gpu_fast_done(struct ompi_communicator_t *comm, const cg_call_t *ca
     }
     cg_error(CG_SUB_COLL, "MPI_%s on %s failed on the fast path: %s", cg_coll_name(call->coll),
              comm->c_name, cg_status_string(status));
+    mca_coll_gpu_reset_explain();
     return mca_coll_gpu_status_to_mpi(status);
 }
 

@@ -331,6 +331,7 @@ static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
     if (!st->lost) {
         cg_error(CG_SUB_COLL, "a device copy of a staged collective failed: this rank takes "
                  "part with zeros and the call returns an error");
+        mca_coll_gpu_reset_explain();
     }
     if (!st->lost && st->stream != NULL) { /* copies queued before may still land */
         (void)mca_coll_gpu_dev()->ops->stream_sync(mca_coll_gpu_dev(), st->stream);

@@ -19,8 +19,14 @@
  * (staged) must each return an error, and take part in the collective with zeros for its
  * input, so that its peers neither hang nor get anything but the sum without it.
  *
+ * With --reset (no coll_gpu_debug_fail), every rank resets the device before call K
+ * (cudaDeviceReset while MPI still uses it, which the component does not support) and
+ * allocates its buffers again: that call and every later one must return an error on
+ * every rank, and none may hang.
+ *
  * usage: coll_fail [--mem MODE] [--coll allreduce|bcast|allgather] [--calls N] [--count N]
- *                  [--again 1] [--sticky 1] [--expect-ll-served 1] --fail-rank R --fail-call K
+ *                  [--again 1] [--sticky 1] [--reset 1] [--expect-ll-served 1]
+ *                  --fail-rank R --fail-call K
  * (bcast: from rank 0, on the second communicator from the last rank, whose input every
  * rank must then hold; allgather: count elements from every rank)
  */
@@ -39,6 +45,7 @@ int main(int argc, char **argv)
     const char *mem = "auto", *coll = "allreduce";
     int         calls = 12, fail_call = 4, fail_rank = 0, rank, size, bad = 0, again = 0, sticky = 0;
     int         expect_served = 0; /* --expect-ll-served 1: LL calls rung on a server */
+    int         reset = 0;         /* --reset 1: the device reset before call fail_call */
     MPI_Comm    comm = MPI_COMM_WORLD;
     size_t      count = 70001;
     /* errors at the failing call, wrong results, errors at other calls, failing rank
@@ -58,6 +65,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--fail-rank") == 0) fail_rank = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--again") == 0) again = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--sticky") == 0) sticky = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--reset") == 0) reset = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--expect-ll-served") == 0) expect_served = atoi(argv[i + 1]);
     }
     MPI_Init(&argc, &argv);
@@ -88,6 +96,14 @@ int main(int argc, char **argv)
                 usleep(200000);
             }
         }
+        if (reset && call == fail_call) { /* its memory goes: allocated again */
+            if (!em_device_reset()) {
+                printf("coll_fail: rank %d: no device to reset\n", rank);
+                local[1]++;
+            }
+            sbuf = em_alloc(count * sizeof(int32_t), kind);
+            rbuf = em_alloc(out * sizeof(int32_t), kind);
+        }
         for (size_t i = 0; i < count; i++) {
             host[i] = (int32_t)((i * 7 + (size_t)call * 13) % 1001) + rank;
         }
@@ -107,11 +123,14 @@ int main(int argc, char **argv)
             int  len = 0;
             MPI_Error_string(rc, text, &len);
             printf("coll_fail: rank %d: call %d returned an error: %s\n", rank, call, text);
-            /* sticky: the failing rank's later calls are errors, as they must be */
-            local[call == fail_call ? 0 : 2] += !(sticky && rank == fail_rank && call > fail_call);
+            /* sticky: the failing rank's later calls are errors, as they must be; reset:
+             * every rank's */
+            local[call == fail_call ? 0 : 2] += !(sticky && rank == fail_rank && call > fail_call) &&
+                                                !(reset && call > fail_call);
             continue;
         }
-        local[3] += (call == fail_call || (sticky && call > fail_call)) && rank == fail_rank;
+        local[3] += (call == fail_call || ((sticky || reset) && call > fail_call)) &&
+                    (rank == fail_rank || reset);
         em_to_host(got, rbuf, out * sizeof(int32_t), kind);
         for (size_t j = 0; j < out; j++) {
             size_t  i    = j % count;

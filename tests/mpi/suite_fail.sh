@@ -51,6 +51,18 @@ fail_sticky=1 fail_run fail-sticky-np4 4 1 4
 # need that stream, not the application's), and its staged calls still take part with
 # zeros (before the fix they returned without joining, and their peers waited for ever)
 fail_sticky=1 fail_again=1 fail_run fail-sticky-again-np4 4 1 4 --mca coll_gpu_app_wait default_stream
+# the application resets the device between two calls (every rank, cudaDeviceReset while
+# MPI still uses it, which the component does not support): the calls from then on return
+# errors on every rank, and none hangs or faults (host layer: a GPU's component does not
+# look for a reset before each call, only at a failure and at teardown)
+if [ "$device" = host ]; then
+    run fail-reset-np4 4 "${dev_mca[@]}" "$fail_check" --mem "$mem" --fail-rank 0 --fail-call 3 \
+        --calls 5 --count 7 --reset 1 &&
+        { grep -q "PASSED: 4 ranks x 5 calls; call 3: 4 ranks returned an error" \
+              "$logdir/fail-reset-np4.log" || fail "fail-reset-np4: not every rank's call failed"; } &&
+        { logs fail-reset-np4 | grep -q "the application reset the device" ||
+              fail "fail-reset-np4: the reset was not named"; }
+fi
 # device-side barriers: the failing rank's peers release their flag waits and drain
 fail_run fail-device-sync-np4 4 1 4 --mca coll_gpu_intra_sync device
 # the same with flag waits that block the calling thread (the host layer's older mode: the
