@@ -483,6 +483,9 @@ int  mca_coll_gpu_stage_pieces(mca_coll_gpu_runs_t *runs, const cg_mem_attr_t *a
 int  mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_stage_out(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b);
 int  mca_coll_gpu_staging_sync(mca_coll_gpu_staging_t *st);
+/* Is the staging's arena page-locked memory of a device that was reset since (cg_dev_lost:
+ * the CPU must not touch it)? */
+int mca_coll_gpu_staging_gone(const mca_coll_gpu_staging_t *st);
 /* Ends the staging; returns rc, or an error when the staging was broken. */
 int  mca_coll_gpu_staging_end(mca_coll_gpu_staging_t *st, int rc);
 size_t mca_coll_gpu_span(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *gap);

@@ -14,30 +14,47 @@
  */
 #include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 
-/* MPI_Start, MPI_Startall: requests of this component only (Open MPI groups them). */
-static int mca_coll_gpu_persistent_start(size_t count, ompi_request_t **requests)
+#include "ompi/errhandler/errcode-internal.h"
+
+/* One request's start: its copies in, then the request of the layer underneath. */
+static int mca_coll_gpu_persistent_start_one(mca_coll_gpu_request_t *req)
 {
     int rc;
 
-    for (size_t i = 0; i < count; i++) {
-        mca_coll_gpu_request_t *req = (mca_coll_gpu_request_t *)requests[i];
+    if (mca_coll_gpu_staging_gone(&req->st)) { /* the device was reset since its init: its
+                                                * arena went, and the layer underneath must
+                                                * not start on it */
+        mca_coll_gpu_reset_explain();
+        return OMPI_ERROR;
+    }
+    req->st.lost = 0; /* a new round: its copies are tried again */
+    mca_coll_gpu_app_wait(req->st.module); /* on the stream its copies take */
+    if ((req->send_copy_in &&
+         OMPI_SUCCESS != (rc = mca_coll_gpu_stage_copy_in(&req->st, &req->send))) ||
+        (req->recv_copy_in &&
+         OMPI_SUCCESS != (rc = mca_coll_gpu_stage_copy_in(&req->st, &req->recv))) ||
+        OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&req->st))) {
+        return rc;
+    }
+    /* a request of the layer underneath that has nothing to do (OMPI_REQUEST_NOOP) is
+     * complete from the start */
+    if (req->under->req_type != OMPI_REQUEST_NOOP &&
+        OMPI_SUCCESS != (rc = req->under->req_start(1, &req->under))) {
+        return rc;
+    }
+    mca_coll_gpu_request_submit(req);
+    return OMPI_SUCCESS;
+}
 
-        req->st.lost = 0; /* a new round: its copies are tried again */
-        mca_coll_gpu_app_wait(req->st.module); /* on the stream its copies take */
-        if ((req->send_copy_in &&
-             OMPI_SUCCESS != (rc = mca_coll_gpu_stage_copy_in(&req->st, &req->send))) ||
-            (req->recv_copy_in &&
-             OMPI_SUCCESS != (rc = mca_coll_gpu_stage_copy_in(&req->st, &req->recv))) ||
-            OMPI_SUCCESS != (rc = mca_coll_gpu_staging_sync(&req->st))) {
-            return rc;
+/* MPI_Start, MPI_Startall: requests of this component only (Open MPI groups them). Open MPI
+ * 4.1 hands what this returns to the application as it is: an MPI error class. */
+static int mca_coll_gpu_persistent_start(size_t count, ompi_request_t **requests)
+{
+    for (size_t i = 0; i < count; i++) {
+        int rc = mca_coll_gpu_persistent_start_one((mca_coll_gpu_request_t *)requests[i]);
+        if (OMPI_SUCCESS != rc) {
+            return ompi_errcode_get_mpi_code(rc);
         }
-        /* a request of the layer underneath that has nothing to do (OMPI_REQUEST_NOOP) is
-         * complete from the start */
-        if (req->under->req_type != OMPI_REQUEST_NOOP &&
-            OMPI_SUCCESS != (rc = req->under->req_start(1, &req->under))) {
-            return rc;
-        }
-        mca_coll_gpu_request_submit(req);
     }
     return OMPI_SUCCESS;
 }

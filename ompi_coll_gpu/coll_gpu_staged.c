@@ -119,6 +119,13 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
 
     memset(st, 0, sizeof(*st));
     st->module = m;
+    if (dev != NULL && cg_dev_lost(dev)) {
+        /* the device was reset: no copy can run, and the cached page-locked arenas went
+         * with it (the CPU must not touch them): ordinary memory, zeros, an error */
+        mca_coll_gpu_reset_explain();
+        st->broken = 1;
+        return mca_coll_gpu_arena_plain(st, total_bytes);
+    }
     if (dev != NULL) {
         st->stream = blocking ? mca_coll_gpu_blocking_stream(m, dev)
                               : mca_coll_gpu_module_stream(m, dev);
@@ -326,6 +333,13 @@ static void mca_coll_gpu_stage_zero(mca_coll_gpu_stage_t *b)
 /* A device copy or wait failed: from now on the staging copies nothing, its arena holds
  * zeros (its place for this rank's data in the collective underneath, which the call still
  * joins: its peers wait in it), and staging_end returns the error. */
+int mca_coll_gpu_staging_gone(const mca_coll_gpu_staging_t *st)
+{
+    const cg_dev_t *dev = mca_coll_gpu_dev();
+
+    return st->arena != NULL && !st->pageable && dev != NULL && cg_dev_lost(dev);
+}
+
 static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
 {
     if (!st->lost) {
@@ -337,7 +351,7 @@ static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
         (void)mca_coll_gpu_dev()->ops->stream_sync(mca_coll_gpu_dev(), st->stream);
     }
     st->lost = 1;
-    for (int i = 0; i < st->nplaced; i++) {
+    for (int i = 0; i < st->nplaced && !mca_coll_gpu_staging_gone(st); i++) {
         mca_coll_gpu_stage_zero(st->placed[i]);
     }
 }

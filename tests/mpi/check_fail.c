@@ -22,7 +22,8 @@
  * With --reset (no coll_gpu_debug_fail), every rank resets the device before call K
  * (cudaDeviceReset while MPI still uses it, which the component does not support) and
  * allocates its buffers again: that call and every later one must return an error on
- * every rank, and none may hang.
+ * every rank, and none may hang; so must the start of a persistent allreduce made and run
+ * (exactly) before the reset.
  *
  * usage: coll_fail [--mem MODE] [--coll allreduce|bcast|allgather] [--calls N] [--count N]
  *                  [--again 1] [--sticky 1] [--reset 1] [--expect-ll-served 1]
@@ -34,11 +35,61 @@
 #include "examples/example_mem.h"
 
 #include <mpi.h>
+#if !(MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5))
+#include <mpi-ext.h> /* Open MPI 4.1: MPIX_Allreduce_init */
+#define MPI_Allreduce_init MPIX_Allreduce_init
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* --reset: a persistent allreduce of count elements, made and run (checked) before the
+ * reset (after 0); after it (after 1) its start must be an error, and the request is
+ * freed. Returns the number of things wrong. */
+static int fail_persistent(em_kind_t kind, int rank, int size, size_t count, int after)
+{
+    static MPI_Request request;
+    static int32_t    *send, *recv;
+    int32_t           *host = malloc(count * sizeof(int32_t));
+    int                rc, wrong = 0;
+
+    if (!after) {
+        send = em_alloc(count * sizeof(int32_t), kind);
+        recv = em_alloc(count * sizeof(int32_t), kind);
+        for (size_t i = 0; i < count; i++) {
+            host[i] = (int32_t)i + rank;
+        }
+        em_to_dev(send, host, count * sizeof(int32_t), kind);
+        rc = MPI_Allreduce_init(send, recv, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD,
+                                MPI_INFO_NULL, &request);
+        rc = rc == MPI_SUCCESS ? MPI_Start(&request) : rc;
+        rc = rc == MPI_SUCCESS ? MPI_Wait(&request, MPI_STATUS_IGNORE) : rc;
+        em_to_host(host, recv, count * sizeof(int32_t), kind);
+        for (size_t i = 0; rc == MPI_SUCCESS && i < count; i++) {
+            wrong += host[i] != (int32_t)i * size + size * (size - 1) / 2;
+        }
+        wrong += rc != MPI_SUCCESS;
+    } else {
+        rc = MPI_Start(&request);
+        if (rc == MPI_SUCCESS) {
+            printf("coll_fail: rank %d: a persistent start after the reset succeeded\n", rank);
+            (void)MPI_Wait(&request, MPI_STATUS_IGNORE);
+            wrong++;
+        } else if (rc < 0 || rc > MPI_ERR_LASTCODE) {
+            printf("coll_fail: rank %d: a persistent start returned %d, no MPI error\n", rank, rc);
+            wrong++;
+        }
+        MPI_Request_free(&request); /* send and recv went with the reset */
+    }
+    if (wrong) {
+        printf("coll_fail: rank %d: the persistent allreduce %s the reset went wrong\n", rank,
+               after ? "after" : "before");
+    }
+    free(host);
+    return wrong;
+}
 
 int main(int argc, char **argv)
 {
@@ -85,6 +136,9 @@ int main(int argc, char **argv)
     sbuf = em_alloc(count * sizeof(int32_t), kind);
     rbuf = em_alloc(out * sizeof(int32_t), kind);
 
+    if (reset) {
+        local[1] += fail_persistent(kind, rank, size, count, 0);
+    }
     for (int call = 1; call <= (again ? 2 * calls : calls); call++) {
         size_t wrong = 0;
         int    rc, root = (again && call > calls) ? size - 1 : 0;
@@ -148,6 +202,9 @@ int main(int argc, char **argv)
             printf("coll_fail: rank %d: call %d succeeded with %zu wrong elements\n", rank, call, wrong);
             local[1]++;
         }
+    }
+    if (reset) {
+        local[1] += fail_persistent(kind, rank, size, count, 1);
     }
     fflush(stdout);
     if (again) {

@@ -53,15 +53,22 @@ fail_sticky=1 fail_run fail-sticky-np4 4 1 4
 fail_sticky=1 fail_again=1 fail_run fail-sticky-again-np4 4 1 4 --mca coll_gpu_app_wait default_stream
 # the application resets the device between two calls (every rank, cudaDeviceReset while
 # MPI still uses it, which the component does not support): the calls from then on return
-# errors on every rank, and none hangs or faults (host layer: a GPU's component does not
-# look for a reset before each call, only at a failure and at teardown)
+# errors on every rank, and so does the start of a persistent allreduce made before; none
+# hangs or faults (host layer: a GPU's component does not look for a reset before each
+# call, only at a failure and at teardown). Also staged (its cached page-locked arenas
+# went with the device: they faulted)
 if [ "$device" = host ]; then
-    run fail-reset-np4 4 "${dev_mca[@]}" "$fail_check" --mem "$mem" --fail-rank 0 --fail-call 3 \
-        --calls 5 --count 7 --reset 1 &&
-        { grep -q "PASSED: 4 ranks x 5 calls; call 3: 4 ranks returned an error" \
-              "$logdir/fail-reset-np4.log" || fail "fail-reset-np4: not every rank's call failed"; } &&
-        { logs fail-reset-np4 | grep -q "the application reset the device" ||
-              fail "fail-reset-np4: the reset was not named"; }
+    for variant in "" staged; do
+        name=fail-reset${variant:+-$variant}-np4
+        forced=()
+        [ -z "$variant" ] || forced=(--mca coll_gpu_allreduce_algorithm "$variant")
+        run "$name" 4 "${dev_mca[@]}" "${forced[@]}" \
+            "$fail_check" --mem "$mem" --fail-rank 0 --fail-call 3 --calls 5 --count 7 --reset 1 &&
+            { grep -q "PASSED: 4 ranks x 5 calls; call 3: 4 ranks returned an error" \
+                  "$logdir/$name.log" || fail "$name: not every rank's call failed"; } &&
+            { logs "$name" | grep -q "the application reset the device" ||
+                  fail "$name: the reset was not named"; }
+    done
 fi
 # device-side barriers: the failing rank's peers release their flag waits and drain
 fail_run fail-device-sync-np4 4 1 4 --mca coll_gpu_intra_sync device
