@@ -52,6 +52,12 @@ run "ll-persist-reset-np4" 4 "${dev_mca[@]}" "${persist[@]}" --mca coll_gpu_ll_p
     --no-derived --reset &&
     { grep -q "device reset before MPI_Comm_free" "$logdir/ll-persist-reset-np4.log" ||
       fail "ll-persist-reset-np4: the device was not reset"; } && no_errors "ll-persist-reset-np4"
+# the same across two simulated nodes (the inter-node transport's stream, events and
+# page-locked staging go too), with calls large enough to stage between the nodes
+run "nodes-reset-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 "$check" --mem device \
+    --comms world,dup --counts 1,7,1000 --large 70001 --no-derived --reset &&
+    { grep -q "device reset before MPI_Comm_free" "$logdir/nodes-reset-np4.log" ||
+      fail "nodes-reset-np4: the device was not reset"; } && no_errors "nodes-reset-np4"
 run "ll-persist-idle0-np3" 3 "${dev_mca[@]}" "${persist[@]}" --mca coll_gpu_ll_persist_idle_us 0 \
     "$check" --mem device --app-ready --expect-ll-served --comms world,odd --counts 1,7,1000 --large 0 \
     --no-derived
