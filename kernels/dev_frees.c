@@ -26,6 +26,13 @@ struct cg_dev_frees {
     int             told;        /* many held: said once */
 };
 
+/* Nothing is freed any more: device work that never ends would hold the free (abandoned),
+ * or the memory went with a reset (lost); the records go. */
+static int cg_dev_frees_off(const cg_dev_t *dev)
+{
+    return cg_dev_abandoned(dev) || cg_dev_lost(dev);
+}
+
 static void cg_dev_free_now(cg_dev_t *dev, void *ptr, int host)
 {
     if (host) {
@@ -39,14 +46,14 @@ static void cg_dev_free_now(cg_dev_t *dev, void *ptr, int host)
  * cg_dev_abandon it stays allocated, after a reset it is gone: only the records go). */
 static void cg_dev_frees_flush(cg_dev_t *dev)
 {
-    const int      abandoned = cg_dev_abandoned(dev) || cg_dev_lost(dev);
-    cg_dev_held_t *held      = dev->frees->held;
+    const int      off  = cg_dev_frees_off(dev);
+    cg_dev_held_t *held = dev->frees->held;
 
     dev->frees->held     = NULL;
     dev->frees->num_held = 0;
     while (held != NULL) {
         cg_dev_held_t *next = held->next;
-        if (!abandoned) {
+        if (!off) {
             cg_dev_free_now(dev, held->ptr, held->host);
         }
         free(held);
@@ -96,9 +103,8 @@ static void cg_dev_release(cg_dev_t *dev, void *ptr, int host)
 {
     cg_dev_held_t *held;
 
-    if (ptr == NULL || cg_dev_abandoned(dev) || cg_dev_lost(dev)) {
-        return; /* nothing, never (device work that never ends would hold the free), or
-                   gone already (the device was reset) */
+    if (ptr == NULL || cg_dev_frees_off(dev)) {
+        return;
     }
     if (dev->frees == NULL) {
         cg_dev_free_now(dev, ptr, host);
@@ -145,7 +151,7 @@ void cg_dev_frees_close(cg_dev_t *dev)
 {
     if (dev->frees != NULL) {
         pthread_mutex_lock(&dev->frees->lock);
-        if (!cg_dev_abandoned(dev) && !cg_dev_lost(dev) && dev->frees->peer_waits != 0) {
+        if (!cg_dev_frees_off(dev) && dev->frees->peer_waits != 0) {
             cg_error(CG_SUB_DEV, "%u brackets of device work that waits for peers still open at "
                      "close", dev->frees->peer_waits);
         }

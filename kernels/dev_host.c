@@ -273,21 +273,12 @@ static void cg_host_reset_hook(void *arg)
 {
     cg_dev_t      *dev  = arg;
     cg_dev_host_t *host = cg_host_impl(dev);
-    cg_pace_t      pace = {0};
-    double         t0   = 0;
 
     cg_dev_mark_lost(dev);
     pthread_mutex_lock(&host->busy_lock);
     pthread_mutex_unlock(&host->busy_lock);
-    while (__atomic_load_n(&host->servers, __ATOMIC_ACQUIRE) > 0) {
-        if (cg_pace(&pace)) {
-            t0 = t0 ? t0 : cg_time_now();
-            if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
-                cg_error(CG_SUB_DEV, "an LL server did not leave at the device reset");
-                return;
-            }
-        }
-    }
+    cg_host_wait_below(&host->servers, NULL, "the device reset", "LL servers to leave",
+                       "revoking their memory");
 }
 
 static void cg_host_close(cg_dev_t *dev)

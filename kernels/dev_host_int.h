@@ -75,6 +75,11 @@ unsigned *cg_host_peer_wait_start(cg_dev_host_t *host);
 unsigned *cg_host_peer_wait_start_for(cg_dev_host_t *host, unsigned *owner);
 void      cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner);
 
+/* Wait, bounded (CG_HOST_FLAG_TIMEOUT), while *count is above *floor (NULL: 0); past the
+ * bound an error says "<waiter> waited N s for <what>: <then>" (dev_host_memory.c). */
+void cg_host_wait_below(const unsigned *count, const unsigned *floor, const char *waiter,
+                        const char *what, const char *then);
+
 static inline cg_dev_host_t *cg_host_impl(cg_dev_t *dev)
 {
     return (cg_dev_host_t *)dev->impl;

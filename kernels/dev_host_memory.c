@@ -207,8 +207,8 @@ void cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner)
     __atomic_sub_fetch(&host->peer_waits, 1, __ATOMIC_ACQ_REL);
 }
 
-/* Wait, bounded, while *count is above floor. */
-static void cg_host_wait_below(const unsigned *count, const unsigned *floor, const char *what)
+void cg_host_wait_below(const unsigned *count, const unsigned *floor, const char *waiter,
+                        const char *what, const char *then)
 {
     cg_pace_t pace = {0};
     double    t0   = 0;
@@ -217,7 +217,8 @@ static void cg_host_wait_below(const unsigned *count, const unsigned *floor, con
         if (cg_pace(&pace)) {
             t0 = t0 ? t0 : cg_time_now();
             if (cg_time_now() - t0 > CG_HOST_FLAG_TIMEOUT) {
-                cg_error(CG_SUB_DEV, "a free waited %d s for %s: freeing", CG_HOST_FLAG_TIMEOUT, what);
+                cg_error(CG_SUB_DEV, "%s waited %d s for %s: %s", waiter, CG_HOST_FLAG_TIMEOUT,
+                         what, then);
                 return;
             }
         }
@@ -240,10 +241,11 @@ static void cg_host_free_wait(cg_dev_host_t *host)
         cg_error(CG_SUB_DEV, "a free waits for device work that waits for peers (another "
                  "thread's, or a queued flag wait; on a GPU cudaFree would wait for it too, "
                  "maybe for ever)");
-        cg_host_wait_below(&host->peer_waits, own, "device work that waits for peers");
+        cg_host_wait_below(&host->peer_waits, own, "a free", "device work that waits for peers",
+                           "freeing");
     }
-    cg_host_wait_below(&host->queued_ops, NULL, "work queued on streams");
-    cg_host_wait_below(&host->servers, NULL, "LL servers to leave");
+    cg_host_wait_below(&host->queued_ops, NULL, "a free", "work queued on streams", "freeing");
+    cg_host_wait_below(&host->servers, NULL, "a free", "LL servers to leave", "freeing");
 }
 
 void cg_host_mem_free(cg_dev_t *dev, void *ptr)

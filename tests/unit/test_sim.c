@@ -19,23 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Run fn(arg) in a child; returns the signal that ended it (0: it exited). */
-static int die_signal(void (*fn)(void *), void *arg)
-{
-    int   status = 0;
-    pid_t pid    = fork();
-
-    if (pid == 0) {
-        signal(SIGSEGV, SIG_DFL);
-        signal(SIGBUS, SIG_DFL);
-        fn(arg);
-        _exit(0);
-    }
-    ck_assert_int_gt(pid, 0);
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-}
-
 static void cpu_read(void *ptr)
 {
     volatile int value = *(volatile int *)ptr;
@@ -54,8 +37,8 @@ START_TEST(test_cpu_cannot_touch)
 
     ck_assert_int_eq(cg_sim_malloc(&dev, 1000, CG_SIM_ALLOC_DEFAULT), CG_SIM_OK);
     ck_assert_int_eq(cg_sim_memcpy(dev, host, sizeof(host)), CG_SIM_OK);
-    ck_assert_int_eq(die_signal(cpu_read, dev), SIGSEGV);
-    ck_assert_int_eq(die_signal(cpu_write, (char *)dev + 100), SIGSEGV);
+    ck_assert_int_eq(cg_unit_die_signal(cpu_read, dev), SIGSEGV);
+    ck_assert_int_eq(cg_unit_die_signal(cpu_write, (char *)dev + 100), SIGSEGV);
     /* the device's view holds the data; the copy back too */
     ck_assert_int_eq(((int *)cg_sim_access(dev, sizeof(host)))[2], 3);
     ck_assert_int_eq(cg_sim_memcpy(back, dev, sizeof(back)), CG_SIM_OK);

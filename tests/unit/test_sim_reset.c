@@ -21,23 +21,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Run fn(arg) in a child; returns the signal that ended it (0: it exited). */
-static int die_signal(void (*fn)(void *), void *arg)
-{
-    int   status = 0;
-    pid_t pid    = fork();
-
-    if (pid == 0) {
-        signal(SIGSEGV, SIG_DFL);
-        signal(SIGBUS, SIG_DFL);
-        fn(arg);
-        _exit(0);
-    }
-    ck_assert_int_gt(pid, 0);
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-}
-
 static void cpu_write(void *ptr)
 {
     *(volatile uint64_t *)ptr = 1;
@@ -72,7 +55,7 @@ START_TEST(test_reset_revokes)
     ck_assert_int_eq(cg_sim_memcpy(state.device, &value, sizeof(value)), CG_SIM_OK);
     ck_assert_int_eq(cg_sim_host_alloc((void **)&pinned, sizeof(*pinned)), CG_SIM_OK);
     *pinned = 7; /* the CPU may touch page-locked memory */
-    ck_assert_int_eq(die_signal(cpu_write, pinned), 0);
+    ck_assert_int_eq(cg_unit_die_signal(cpu_write, pinned), 0);
     ck_assert_int_eq(cg_sim_host_free(pinned), CG_SIM_OK);
     ck_assert_int_eq(cg_sim_host_free(pinned), CG_SIM_ERR_INVALID); /* freed */
     ck_assert_int_eq(cg_sim_host_alloc((void **)&pinned, sizeof(*pinned)), CG_SIM_OK);
@@ -95,9 +78,9 @@ START_TEST(test_reset_revokes)
 
     /* every address stays inaccessible: the device pointer, the device's view, the
      * page-locked word; none is device memory any more, nor can be freed */
-    ck_assert_int_eq(die_signal(cpu_write, state.device), SIGSEGV);
-    ck_assert_int_eq(die_signal(cpu_write, stale_view), SIGSEGV);
-    ck_assert_int_eq(die_signal(cpu_write, pinned), SIGSEGV);
+    ck_assert_int_eq(cg_unit_die_signal(cpu_write, state.device), SIGSEGV);
+    ck_assert_int_eq(cg_unit_die_signal(cpu_write, stale_view), SIGSEGV);
+    ck_assert_int_eq(cg_unit_die_signal(cpu_write, pinned), SIGSEGV);
     ck_assert_int_eq(cg_sim_query(state.device, &attr), CG_SIM_ERR_INVALID);
     ck_assert_int_eq(cg_sim_query(pool, &attr), CG_SIM_ERR_INVALID);
     ck_assert_ptr_null(cg_sim_access(state.device, 1));

@@ -5,6 +5,26 @@
 #define CG_UNIT_H
 
 #include <check.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Run fn(arg) in a child (death tests); returns the signal that ended it (0: it exited). */
+static inline int cg_unit_die_signal(void (*fn)(void *), void *arg)
+{
+    int   status = 0;
+    pid_t pid    = fork();
+
+    if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL);
+        signal(SIGBUS, SIG_DFL);
+        fn(arg);
+        _exit(0);
+    }
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
 
 static inline int cg_unit_run(const char *name, const TTest *const *tests, int n, int timeout)
 {
