@@ -23,8 +23,8 @@ namespace {
 
 constexpr int kThreads = 512;
 
-/* What the kernel needs of each rank; after the rest, so that a server reads the arguments
- * of a call's ranks only (ll_server_fetch). */
+/* What the kernel needs of each rank; after the rest, so that the host posts a server the
+ * head and the call's ranks only (cg_cuda_ll_post). */
 struct LLPeer {
     char  *inbox;
     size_t send_off; /* byte offset in src of what goes to the rank */
@@ -292,24 +292,24 @@ __device__ __forceinline__ unsigned long long ll_now_ns()
     return ns;
 }
 
-/* The call's arguments from page-locked memory into shared memory, a word per thread: what
- * comes before the ranks, then the ranks of the call only. */
+/* The call's arguments from page-locked memory into shared memory, a word per thread, in one
+ * round trip over the bus: every word at once, those of ranks beyond the call's included
+ * (never used; the host posts the call's ranks only, cg_cuda_ll_post). Reading the head
+ * first to learn the call's ranks would be a second round trip, each a read of host memory
+ * across PCIe (about a microsecond), which a small call cannot afford. */
 __device__ void ll_server_fetch(const LLParams *posted, LLParams *call)
 {
-    constexpr size_t head = offsetof(LLParams, peer) / sizeof(unsigned long long);
+    constexpr size_t words = sizeof(LLParams) / sizeof(unsigned long long);
     const volatile unsigned long long *from = reinterpret_cast<const volatile unsigned long long *>(posted);
     unsigned long long                *to   = reinterpret_cast<unsigned long long *>(call);
 
-    for (size_t w = threadIdx.x; w < head; w += blockDim.x) {
-        to[w] = from[w];
-    }
-    __syncthreads();
-    const size_t words = head + (size_t)call->size * (sizeof(LLPeer) / sizeof(unsigned long long));
-    for (size_t w = head + threadIdx.x; w < words; w += blockDim.x) {
-        to[w] = from[w];
+    static_assert(words <= kThreads, "a word per thread");
+    if (threadIdx.x < words) {
+        to[threadIdx.x] = from[threadIdx.x];
     }
     __syncthreads();
 }
+static_assert(sizeof(LLParams) % sizeof(unsigned long long) == 0, "whole words");
 static_assert(offsetof(LLParams, peer) % sizeof(unsigned long long) == 0, "whole words");
 static_assert(sizeof(LLPeer) % sizeof(unsigned long long) == 0, "whole words");
 
@@ -477,7 +477,9 @@ extern "C" cudaError_t cg_cuda_ll_post(const cg_ll_args_t *a, void *posted)
     if (ll_params(a, &p) < 0) {
         return cudaErrorInvalidValue;
     }
-    memcpy(posted, &p, sizeof(p));
+    /* what the server uses: the head and the call's ranks (a call of 4 ranks: 216 bytes of
+     * the 1112 the block holds) */
+    memcpy(posted, &p, offsetof(LLParams, peer) + (size_t)p.size * sizeof(LLPeer));
     return cudaSuccess;
 }
 
