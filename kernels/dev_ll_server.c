@@ -1,9 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
- * The host's side of an LL server (dev_ll_server.h): ring, test, start again, stop.
+ * The host's side of an LL server (dev_ll_server.h): post, ring, test, start again, stop.
  */
 #include "kernels/dev_ll_server.h"
+
+void cg_ll_server_post(uint64_t *lines, const uint64_t *block, size_t words, uint64_t call)
+{
+    const uint32_t tag = cg_ll_post_tag(call);
+
+    for (size_t w = 0; w < words; w++) { /* each line whole, or not at all, for a reader */
+        __atomic_store_n(&lines[2 * w], cg_ll_post_line(tag, block[w], 0), __ATOMIC_RELAXED);
+        __atomic_store_n(&lines[2 * w + 1], cg_ll_post_line(tag, block[w], 1), __ATOMIC_RELAXED);
+    }
+}
+
+int cg_ll_server_decode(const uint64_t *seen, uint64_t *block, size_t words, uint64_t call)
+{
+    const uint32_t tag = cg_ll_post_tag(call);
+
+    for (size_t w = 0; w < words; w++) {
+        if (!cg_ll_post_fresh(seen[2 * w], tag) || !cg_ll_post_fresh(seen[2 * w + 1], tag)) {
+            return 0;
+        }
+        block[w] = cg_ll_post_word(seen[2 * w], seen[2 * w + 1]);
+    }
+    return 1;
+}
 
 int cg_ll_server_alive(const cg_ll_server_t *server)
 {

@@ -19,6 +19,16 @@
  * the ring) shows as left with done below the call, and the host then starts another on
  * the same queue, behind the old one: it runs the call, which the old one never did (the
  * host rings one call at a time and waits for its end: a call never runs twice).
+ *
+ * The call's arguments are posted before the bell as tagged lines, as the LL protocol
+ * sends data (a flag in every 8-byte store): each 8-byte word of the argument block goes
+ * as two lines, its low and its high half, each under the call's tag (cg_ll_post_tag) in
+ * the line's high half. A server reads the bell and the lines at once, in one round trip
+ * across the bus on a GPU: a read of host memory takes about a microsecond there, and one
+ * of the bell followed by one of the arguments would take two. Reads are not ordered with
+ * each other, so a line may be older than the bell it was read with; the tags say so, and
+ * the server reads again until every line it needs carries the bell's tag. The host
+ * layer's thread reads the lines before the bell, so that CI meets that case too.
  */
 #ifndef CG_DEV_LL_SERVER_H
 #define CG_DEV_LL_SERVER_H
@@ -47,6 +57,47 @@ typedef struct cg_ll_server {
     cg_status_t (*start)(struct cg_ll_server *server, uint64_t gen, uint64_t served);
     void                 *ctx;   /* the layer's */
 } cg_ll_server_t;
+
+#if defined(__CUDACC__)
+#define CG_LL_POST_FN static __host__ __device__ __forceinline__
+#else
+#define CG_LL_POST_FN static inline
+#endif
+
+/* The tag of call `call`'s lines: never 0 (the lines' memory starts zeroed), and two calls
+ * less than 2^32 - 1 apart never share one. */
+CG_LL_POST_FN uint32_t cg_ll_post_tag(uint64_t call)
+{
+    return (uint32_t)(call % 0xffffffffu) + 1u;
+}
+
+/* Line `half` (0 low, 1 high) of an argument word, under `tag`. */
+CG_LL_POST_FN uint64_t cg_ll_post_line(uint32_t tag, uint64_t word, int half)
+{
+    return ((uint64_t)tag << 32) | (uint32_t)(half ? word >> 32 : word);
+}
+
+/* Does the line carry `tag`? */
+CG_LL_POST_FN int cg_ll_post_fresh(uint64_t line, uint32_t tag)
+{
+    return (uint32_t)(line >> 32) == tag;
+}
+
+/* The word of two lines (low, high). */
+CG_LL_POST_FN uint64_t cg_ll_post_word(uint64_t low, uint64_t high)
+{
+    return (uint64_t)(uint32_t)low | ((uint64_t)(uint32_t)high << 32);
+}
+
+/* Lines that post `words` words. */
+#define CG_LL_POST_LINES(words) (2 * (words))
+
+/* Post `words` words of `block` for call `call` into `lines` (CG_LL_POST_LINES(words)), with
+ * 8-byte stores: then ring. */
+void cg_ll_server_post(uint64_t *lines, const uint64_t *block, size_t words, uint64_t call);
+/* The host's reader (the host layer's server): `words` words of call `call` from `seen` (the
+ * lines as read) into `block`; 1 when every line carried the call's tag (else read again). */
+int  cg_ll_server_decode(const uint64_t *seen, uint64_t *block, size_t words, uint64_t call);
 
 /* Is a server started and not seen to leave? */
 int         cg_ll_server_alive(const cg_ll_server_t *server);

@@ -3,7 +3,9 @@
 /*
  * The host layer's LL server (coll_gpu_ll_persist; the protocol: kernels/dev_ll_server.h):
  * a thread plays the CUDA layer's kernel that stays on the GPU. It runs beside the stream,
- * ordered with none of its work, reads the call posted before each ring, runs it as the
+ * ordered with none of its work, reads the call posted before each ring (the argument
+ * block, cg_ll_args_t, as tagged lines read before the bell: a line older than the bell
+ * is read again, as the kernel's may be), runs it as the
  * LL kernel does (host_ll.c: the lines out, the wait, the result) and stores the stream's
  * completion word; without a ring for coll_gpu_ll_persist_idle_us, or at the end of its
  * life (dev->ll_persist_life_s, 10 ms), it leaves, as the kernel does, so that CI sees the
@@ -17,6 +19,20 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The posted argument block: a cg_ll_args_t in whole words. */
+#define CG_HOST_SERVER_WORDS ((sizeof(cg_ll_args_t) + sizeof(uint64_t) - 1) / sizeof(uint64_t))
+
+typedef union {
+    cg_ll_args_t args;
+    uint64_t     words[CG_HOST_SERVER_WORDS];
+} cg_host_server_block_t;
+
+/* The page-locked memory of a server: the protocol's words, then the posted lines. */
+typedef struct {
+    cg_ll_server_words_t words;
+    uint64_t             lines[CG_LL_POST_LINES(CG_HOST_SERVER_WORDS)];
+} cg_host_server_pinned_t;
 
 struct cg_host_server {
     cg_ll_server_t    proto;
@@ -36,10 +52,11 @@ struct cg_host_server {
  * As the kernel, it waits for its peers with no limit: the host ends a call that cannot
  * end (abort lines, the cancel word). A slow rank's (coll_gpu_debug_host_slow) lines go
  * out at once and wait in the inbox until the call has taken its time, as on the stream. */
-static cg_status_t cg_host_server_call(cg_host_server_t *server, int *given_up)
+static cg_status_t cg_host_server_call(cg_host_server_t *server, const cg_ll_args_t *posted,
+                                       int *given_up)
 {
     cg_dev_t         *dev   = server->dev;
-    const cg_ll_args_t args = server->stream->ll; /* posted before the ring */
+    const cg_ll_args_t args = *posted;
     const double      slow  = cg_host_impl(dev)->op_delay_s, started = cg_time_now();
     cg_pace_t         pace  = {0};
     cg_status_t       status;
@@ -66,6 +83,7 @@ static void *cg_host_server_main(void *arg)
 {
     cg_host_server_t     *server = arg;
     cg_ll_server_words_t *words  = server->proto.words;
+    const uint64_t       *lines  = ((const cg_host_server_pinned_t *)(void *)words)->lines;
     uint64_t             *done   = (uint64_t *)server->proto.done;
     uint64_t              served = server->served;
     const double          idle   = server->dev->ll_persist_idle_s, born = cg_time_now();
@@ -75,8 +93,9 @@ static void *cg_host_server_main(void *arg)
     int                   looked = 0;
 
     for (;;) {
-        uint64_t bell;
-        int      given_up = 0;
+        cg_host_server_block_t posted;
+        uint64_t               seen[CG_LL_POST_LINES(CG_HOST_SERVER_WORDS)], bell;
+        int                    given_up = 0;
         /* its life over (after one look at the bell at least: a server started late still
          * serves the ring it was started for), it leaves with no look: a call rung
          * meanwhile is the next server's */
@@ -84,12 +103,17 @@ static void *cg_host_server_main(void *arg)
             break;
         }
         looked = 1;
-        bell   = __atomic_load_n(&words->bell, __ATOMIC_ACQUIRE);
+        /* the lines, then the bell, as the kernel reads both at once (its reads are not
+         * ordered with each other): a line older than the bell has another call's tag */
+        for (size_t line = 0; line < CG_LL_POST_LINES(CG_HOST_SERVER_WORDS); line++) {
+            seen[line] = __atomic_load_n(&lines[line], __ATOMIC_RELAXED);
+        }
+        bell = __atomic_load_n(&words->bell, __ATOMIC_ACQUIRE);
         if (bell == CG_LL_SERVER_STOP || cg_dev_lost(server->dev)) { /* a reset ends it too */
             break;
         }
-        if (bell != served) {
-            cg_status_t status = cg_host_server_call(server, &given_up);
+        if (bell != served && cg_ll_server_decode(seen, posted.words, CG_HOST_SERVER_WORDS, bell)) {
+            cg_status_t status = cg_host_server_call(server, &posted.args, &given_up);
             if (status != CG_OK) { /* as a kernel that faulted: no word, the stream's error */
                 __atomic_store_n(&server->failed, status, __ATOMIC_RELEASE);
                 break;
@@ -98,7 +122,7 @@ static void *cg_host_server_main(void *arg)
             served = bell;
             since  = cg_time_now();
             spins  = 0;
-        } else if (++spins % 64 == 0 && cg_time_now() - since > idle) {
+        } else if (++spins % 64 == 0 && bell == served && cg_time_now() - since > idle) {
             break;
         } else if (spins > 256) {
             sched_yield(); /* ranks share cores here: the peers must run */
@@ -141,11 +165,11 @@ static cg_status_t cg_host_server_create(cg_dev_t *dev, cg_dev_stream_t *stream)
     cg_host_server_t *server = calloc(1, sizeof(*server));
     void             *words  = NULL;
 
-    if (server == NULL || cg_host_host_alloc(dev, sizeof(cg_ll_server_words_t), &words) != CG_OK) {
+    if (server == NULL || cg_host_host_alloc(dev, sizeof(cg_host_server_pinned_t), &words) != CG_OK) {
         free(server);
         return CG_ERR_NO_MEMORY;
     }
-    memset(words, 0, sizeof(cg_ll_server_words_t));
+    memset(words, 0, sizeof(cg_host_server_pinned_t));
     *(uint64_t *)stream->ll_word = 0;
     server->proto.words = words;
     server->proto.done  = stream->ll_word;
@@ -159,8 +183,9 @@ static cg_status_t cg_host_server_create(cg_dev_t *dev, cg_dev_stream_t *stream)
 
 cg_status_t cg_host_server_run(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_ll_args_t *args)
 {
-    cg_host_server_t *server = stream->server;
-    cg_status_t       status;
+    cg_host_server_t      *server = stream->server;
+    cg_host_server_block_t block;
+    cg_status_t            status;
 
     if (cg_dev_lost(dev)) { /* its words went with the reset */
         return CG_ERR_DEVICE;
@@ -179,13 +204,16 @@ cg_status_t cg_host_server_run(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_
         cg_error(CG_SUB_DEV, "an LL call rung while the last one had not ended");
         return CG_ERR_INTERNAL;
     }
-    stream->ll = *args; /* posted: the server reads it after the bell */
-    if (args->coll == CG_LL_REDUCE_SCATTER) {
+    memset(&block, 0, sizeof(block)); /* the padding too: every posted word defined */
+    block.args = *args;
+    if (args->coll == CG_LL_REDUCE_SCATTER) { /* kept until the call ends */
         memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
         memcpy(stream->displs, args->displs, (size_t)args->size * sizeof(size_t));
-        stream->ll.counts = stream->counts;
-        stream->ll.displs = stream->displs;
+        block.args.counts = stream->counts;
+        block.args.displs = stream->displs;
     }
+    cg_ll_server_post(((cg_host_server_pinned_t *)(void *)server->proto.words)->lines, block.words,
+                      CG_HOST_SERVER_WORDS, server->calls + 1);
     server->owner = cg_host_peer_wait_start(cg_host_impl(dev));
     server->rung  = 1;
     status        = cg_ll_server_ring(&server->proto, ++server->calls);

@@ -102,14 +102,15 @@ cudaError_t cg_cuda_reduce_launch(const cg_reduce_args_t *args, int sm_count,
  * result written. */
 cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *args, cudaStream_t stream, uint64_t *done,
                               uint64_t done_value);
-/* The LL server (coll_gpu_ll_persist; kernels/dev_ll_server.h): the bytes of a posted call,
- * a call posted into page-locked memory (host address), and a server started on stream
- * (device addresses: the protocol's words, the posted call, the completion word). */
+/* The LL server (coll_gpu_ll_persist; kernels/dev_ll_server.h): the bytes of the posted
+ * lines, call number `call` posted there (host address; *lines: the lines it took), and a
+ * server started on stream (device addresses: the protocol's words, the posted lines, of
+ * which it reads the first `polled` with the bell, the completion word). */
 size_t      cg_cuda_ll_posted_bytes(void);
-cudaError_t cg_cuda_ll_post(const cg_ll_args_t *args, void *posted);
-cudaError_t cg_cuda_ll_server_start(void *words, const void *posted, uint64_t *done, uint64_t gen,
-                                    uint64_t served, uint64_t idle_ns, uint64_t life_ns,
-                                    cudaStream_t stream);
+cudaError_t cg_cuda_ll_post(const cg_ll_args_t *args, void *posted, uint64_t call, int *lines);
+cudaError_t cg_cuda_ll_server_start(void *words, const void *posted, int polled, uint64_t *done,
+                                    uint64_t gen, uint64_t served, uint64_t idle_ns,
+                                    uint64_t life_ns, cudaStream_t stream);
 /* Load every kernel of the file now (cudaFuncGetAttributes references each), so that none
  * is loaded lazily later (cg_dev_cuda_preload). */
 cudaError_t cg_cuda_reduce_preload(void);

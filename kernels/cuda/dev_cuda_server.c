@@ -19,6 +19,8 @@ struct cg_cuda_server {
     char          *pinned_dev; /* the same, as the device sees it */
     uint64_t      *done_dev;   /* the stream's completion word, as the device sees it */
     uint64_t       idle_ns, life_ns;
+    int            polled;     /* posted lines a server reads with the bell: the most a call
+                                * posted (the group's: every call of a stream has its ranks) */
     int            rung;       /* a rung call not seen to end */
     unsigned       polls;
     cg_status_t    failed;     /* the server's kernel failed (its queue's error): sticky */
@@ -34,8 +36,8 @@ static cg_status_t cg_cuda_server_start(cg_ll_server_t *proto, uint64_t gen, uin
         return server->failed;
     }
     return CG_CUDART_CALL(cg_cuda_ll_server_start(server->pinned_dev, server->pinned_dev + CG_CUDA_SERVER_POSTED,
-                                                  server->done_dev, gen, served, server->idle_ns,
-                                                  server->life_ns, server->queue));
+                                                  server->polled, server->done_dev, gen, served,
+                                                  server->idle_ns, server->life_ns, server->queue));
 }
 
 static cg_status_t cg_cuda_server_create(cg_dev_t *dev, cg_dev_stream_t *stream)
@@ -87,7 +89,10 @@ cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_s
         status = CG_ERR_INTERNAL; /* the server may read the last call's arguments still */
     }
     if (status == CG_OK) {
-        status = CG_CUDART_CALL(cg_cuda_ll_post(args, stream->server->pinned + CG_CUDA_SERVER_POSTED));
+        int lines = 0;
+        status = CG_CUDART_CALL(cg_cuda_ll_post(args, stream->server->pinned + CG_CUDA_SERVER_POSTED,
+                                                call, &lines));
+        stream->server->polled = CG_MAX(stream->server->polled, lines);
     }
     if (status == CG_OK) {
         status = cg_ll_server_ring(&stream->server->proto, call);

@@ -292,66 +292,107 @@ __device__ __forceinline__ unsigned long long ll_now_ns()
     return ns;
 }
 
-/* The call's arguments from page-locked memory into shared memory, a word per thread, in one
- * round trip over the bus: every word at once, those of ranks beyond the call's included
- * (never used; the host posts the call's ranks only, cg_cuda_ll_post). Reading the head
- * first to learn the call's ranks would be a second round trip, each a read of host memory
- * across PCIe (about a microsecond), which a small call cannot afford. */
-__device__ void ll_server_fetch(const LLParams *posted, LLParams *call)
-{
-    constexpr size_t words = sizeof(LLParams) / sizeof(unsigned long long);
-    const volatile unsigned long long *from = reinterpret_cast<const volatile unsigned long long *>(posted);
-    unsigned long long                *to   = reinterpret_cast<unsigned long long *>(call);
-
-    static_assert(words <= kThreads, "a word per thread");
-    if (threadIdx.x < words) {
-        to[threadIdx.x] = from[threadIdx.x];
-    }
-    __syncthreads();
-}
+/* The posted arguments (dev_ll_server.h): the words of LLParams, the head then the ranks,
+ * each as two tagged lines. A call of `size` ranks posts the head and its ranks only. */
+constexpr int kParamWords = sizeof(LLParams) / sizeof(unsigned long long);
+constexpr int kHeadWords  = offsetof(LLParams, peer) / sizeof(unsigned long long);
+constexpr int kPeerWords  = sizeof(LLPeer) / sizeof(unsigned long long);
+constexpr int kPostLines  = CG_LL_POST_LINES(kParamWords);
 static_assert(sizeof(LLParams) % sizeof(unsigned long long) == 0, "whole words");
 static_assert(offsetof(LLParams, peer) % sizeof(unsigned long long) == 0, "whole words");
 static_assert(sizeof(LLPeer) % sizeof(unsigned long long) == 0, "whole words");
+static_assert(kPostLines <= kThreads, "a line per thread");
 
-/* Thread 0 waits for a ring, its idle time, the end of its life or the stop; every thread
- * gets the bell (served: leave). Past its life it leaves without a look at the bell (after
- * one look at least, *looked: a server started late still serves the ring it was started
- * for): a call rung meanwhile is the next server's, which the host starts when it sees
- * this one left. */
-__device__ unsigned long long ll_server_wait(volatile LLServerWords *words, unsigned long long served,
-                                             unsigned long long since, unsigned long long born,
-                                             unsigned long long idle_ns, unsigned long long life_ns,
-                                             int *looked)
+__host__ __device__ constexpr int ll_post_lines(int size)
 {
-    __shared__ unsigned long long rung;
+    return CG_LL_POST_LINES(kHeadWords + size * kPeerWords);
+}
 
-    if (threadIdx.x == 0) {
-        unsigned long long bell = served;
-        unsigned           spins = 0;
-        while (!*looked || ll_now_ns() - born < life_ns) {
+/* Words [from, to) of the call from the lines seen, a word per thread. */
+__device__ __forceinline__ void ll_post_decode(const unsigned long long *seen, LLParams *call,
+                                               int from, int to)
+{
+    unsigned long long *block = reinterpret_cast<unsigned long long *>(call);
+
+    for (int w = from + (int)threadIdx.x; w < to; w += blockDim.x) {
+        block[w] = cg_ll_post_word(seen[2 * w], seen[2 * w + 1]);
+    }
+}
+
+/* The bell (thread 0) and the first `polled` posted lines (a line per thread) read at once,
+ * in one round trip across the bus, until the bell rings and every line of the call carries
+ * its tag (a line read with the bell may be older: read both again), or the server leaves.
+ * Thread 0 decides that: no ring for its idle time, or the stop; past its life it leaves
+ * without a look at the bell (after one look at least, *looked: a server started late still
+ * serves the ring it was started for; a call rung meanwhile is the next server's, which the
+ * host starts when it sees this one left). Returns the call rung, its arguments in *call;
+ * served or CG_LL_SERVER_STOP: leave. A call of more ranks than `polled` covers (never, the
+ * group of a stream is fixed) reads the rest after, a round trip more. */
+__device__ unsigned long long ll_server_take(volatile LLServerWords *words,
+                                             const volatile unsigned long long *lines, int polled,
+                                             unsigned long long served, unsigned long long since,
+                                             unsigned long long born, unsigned long long idle_ns,
+                                             unsigned long long life_ns, int *looked, LLParams *call)
+{
+    __shared__ unsigned long long seen[kPostLines];
+    __shared__ unsigned long long rung;
+    __shared__ int                leave;
+    const int                     head = CG_LL_POST_LINES(kHeadWords), me = (int)threadIdx.x;
+
+    for (unsigned spins = 1;; spins++) {
+        if (me < polled) {
+            seen[me] = lines[me];
+        }
+        if (me == 0) {
+            unsigned long long bell = served;
+            int                out  = *looked && ll_now_ns() - born >= life_ns;
+            if (!out) {
+                bell = words->bell;
+                out  = bell == CG_LL_SERVER_STOP ||
+                      (bell == served && spins % 32 == 0 && ll_now_ns() - since > idle_ns);
+            }
             *looked = 1;
-            bell    = words->bell;
-            if (bell != served) {
-                break;
-            }
-            if (++spins % 32 == 0 && ll_now_ns() - since > idle_ns) {
-                break;
-            }
-            if (spins > 64) {
-                __nanosleep(64);
+            rung    = out && bell != CG_LL_SERVER_STOP ? served : bell;
+            leave   = out;
+        }
+        __syncthreads();
+        const unsigned long long bell = rung;
+        if (leave) {
+            __syncthreads(); /* every thread has read rung */
+            return bell;
+        }
+        if (bell != served) {
+            const uint32_t tag = cg_ll_post_tag(bell);
+            if (__syncthreads_and(me >= head || cg_ll_post_fresh(seen[me], tag))) {
+                ll_post_decode(seen, call, 0, kHeadWords); /* the head is the call's */
+                __syncthreads();
+                const int need = ll_post_lines(max(1, min(call->size, CG_DEV_MAX_FANIN)));
+                const int have = min(need, polled);
+                if (__syncthreads_and(me < head || me >= have || cg_ll_post_fresh(seen[me], tag))) {
+                    ll_post_decode(seen, call, kHeadWords, have / 2);
+                    for (int line = have + me; line < need; line += blockDim.x) {
+                        unsigned long long value;
+                        while (!cg_ll_post_fresh(value = lines[line], tag)) {
+                            __nanosleep(64);
+                        }
+                        seen[line] = value;
+                    }
+                    __syncthreads();
+                    ll_post_decode(seen, call, have / 2, need / 2);
+                    __syncthreads();
+                    return bell;
+                }
             }
         }
-        __threadfence_system(); /* the posted arguments read after the bell */
-        rung = bell;
+        if (spins > 64) {
+            __nanosleep(64);
+        }
+        __syncthreads(); /* seen and rung read by every thread before they are written again */
     }
-    __syncthreads();
-    const unsigned long long bell = rung;
-    __syncthreads(); /* every thread has read rung before thread 0 writes it again */
-    return bell;
 }
 
 __global__ void __launch_bounds__(kThreads)
-    ll_server_kernel(volatile LLServerWords *words, const LLParams *posted,
+    ll_server_kernel(volatile LLServerWords *words, const unsigned long long *posted, int polled,
                      volatile unsigned long long *done, unsigned long long gen,
                      unsigned long long served, unsigned long long idle_ns,
                      unsigned long long life_ns)
@@ -361,13 +402,14 @@ __global__ void __launch_bounds__(kThreads)
     unsigned long long       since = born;
     int                      looked = 0;
 
+    polled = max(ll_post_lines(1), min(polled, kPostLines)) & ~1; /* the head, whole words */
     for (;;) {
         const unsigned long long bell =
-            ll_server_wait(words, served, since, born, idle_ns, life_ns, &looked);
+            ll_server_take(words, reinterpret_cast<const volatile unsigned long long *>(posted), polled,
+                           served, since, born, idle_ns, life_ns, &looked, &call);
         if (bell == served || bell == CG_LL_SERVER_STOP) {
             break; /* idle for its time, at the end of its life, or stopped */
         }
-        ll_server_fetch(posted, &call);
         if (threadIdx.x == 0) {
             call.done       = done;
             call.done_value = bell;
@@ -467,30 +509,36 @@ extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t str
 
 extern "C" size_t cg_cuda_ll_posted_bytes(void)
 {
-    return sizeof(LLParams);
+    return kPostLines * sizeof(uint64_t);
 }
 
-extern "C" cudaError_t cg_cuda_ll_post(const cg_ll_args_t *a, void *posted)
+extern "C" cudaError_t cg_cuda_ll_post(const cg_ll_args_t *a, void *posted, uint64_t call,
+                                       int *lines)
 {
-    LLParams p;
+    union {
+        LLParams params;
+        uint64_t words[kParamWords];
+    } block;
 
-    if (ll_params(a, &p) < 0) {
+    if (ll_params(a, &block.params) < 0) {
         return cudaErrorInvalidValue;
     }
-    /* what the server uses: the head and the call's ranks (a call of 4 ranks: 216 bytes of
-     * the 1112 the block holds) */
-    memcpy(posted, &p, offsetof(LLParams, peer) + (size_t)p.size * sizeof(LLPeer));
+    /* what the server uses: the head and the call's ranks (a call of 4 ranks: 27 words of
+     * 139, 54 lines) */
+    *lines = ll_post_lines(block.params.size);
+    cg_ll_server_post(static_cast<uint64_t *>(posted), block.words, (size_t)*lines / 2, call);
     return cudaSuccess;
 }
 
-extern "C" cudaError_t cg_cuda_ll_server_start(void *words, const void *posted, uint64_t *done,
-                                               uint64_t gen, uint64_t served, uint64_t idle_ns,
-                                               uint64_t life_ns, cudaStream_t stream)
+extern "C" cudaError_t cg_cuda_ll_server_start(void *words, const void *posted, int polled,
+                                               uint64_t *done, uint64_t gen, uint64_t served,
+                                               uint64_t idle_ns, uint64_t life_ns,
+                                               cudaStream_t stream)
 {
     static_assert(sizeof(LLServerWords) == sizeof(cg_ll_server_words_t), "the protocol's words");
     (void)cudaGetLastError();
     ll_server_kernel<<<1, kThreads, 0, stream>>>(
-        static_cast<volatile LLServerWords *>(words), static_cast<const LLParams *>(posted),
-        reinterpret_cast<volatile unsigned long long *>(done), gen, served, idle_ns, life_ns);
+        static_cast<volatile LLServerWords *>(words), static_cast<const unsigned long long *>(posted),
+        polled, reinterpret_cast<volatile unsigned long long *>(done), gen, served, idle_ns, life_ns);
     return cudaGetLastError();
 }

@@ -355,5 +355,58 @@ START_TEST(test_server_failed_call)
 }
 END_TEST
 
-CG_UNIT_MAIN("ll_server", 120, test_protocol, test_server_stays, test_server_again, test_server_life,
+/* The posted arguments: every word comes back whole under its call's tag, and a set of
+ * lines that mixes two calls (what a server reads when some lines are older than the bell)
+ * is never taken for either. Tags: never 0, never the same for neighbouring calls, across
+ * the wrap of 32 bits too. */
+START_TEST(test_posted_lines)
+{
+    enum { WORDS = 27 };
+    const uint64_t calls[] = {1, 2, 0xfffffffeull, 0xffffffffull, 0x100000000ull, 0x1fffffffeull,
+                              UINT64_MAX - 1};
+    uint64_t       block[WORDS], next[WORDS], lines[CG_LL_POST_LINES(WORDS)];
+    uint64_t       seen[CG_LL_POST_LINES(WORDS)], taken[WORDS];
+
+    for (size_t c = 0; c < sizeof(calls) / sizeof(calls[0]); c++) {
+        const uint64_t call = calls[c];
+        ck_assert_uint_ne(cg_ll_post_tag(call), 0);
+        ck_assert_uint_ne(cg_ll_post_tag(call), cg_ll_post_tag(call + 1));
+        ck_assert_uint_ne(cg_ll_post_tag(call), cg_ll_post_tag(call - 1));
+        for (int w = 0; w < WORDS; w++) { /* both halves vary, the top bits included */
+            block[w] = ((uint64_t)rand() << 40) ^ ((uint64_t)rand() << 20) ^ (uint64_t)rand() ^
+                       (w % 3 == 0 ? UINT64_C(0xffffffff00000000) : 0);
+            next[w]  = ~block[w];
+        }
+        memset(lines, 0, sizeof(lines));
+        ck_assert(!cg_ll_server_decode(lines, taken, WORDS, call)); /* zeroed: never a call's */
+        cg_ll_server_post(lines, block, WORDS, call);
+        memset(taken, 0, sizeof(taken));
+        ck_assert(cg_ll_server_decode(lines, taken, WORDS, call));
+        ck_assert(memcmp(taken, block, sizeof(block)) == 0);
+        ck_assert(!cg_ll_server_decode(lines, taken, WORDS, call + 1));
+        /* the next call's lines, seen only up to line `upto` (a low half without its high
+         * one included): taken only when every line is the new call's */
+        memcpy(seen, lines, sizeof(seen));
+        cg_ll_server_post(lines, next, WORDS, call + 1);
+        for (int upto = 0; upto <= CG_LL_POST_LINES(WORDS); upto++) {
+            memcpy(seen, lines, (size_t)upto * sizeof(uint64_t));
+            ck_assert_int_eq(cg_ll_server_decode(seen, taken, WORDS, call + 1),
+                             upto == CG_LL_POST_LINES(WORDS));
+            ck_assert_int_eq(cg_ll_server_decode(seen, taken, WORDS, call), upto == 0);
+            cg_ll_server_post(seen, block, WORDS, call); /* back to the old call's */
+        }
+        /* one old line anywhere, the rest new: never taken */
+        for (int old = 0; old < CG_LL_POST_LINES(WORDS); old++) {
+            uint64_t mixed[CG_LL_POST_LINES(WORDS)];
+            memcpy(mixed, lines, sizeof(mixed));
+            mixed[old] = cg_ll_post_line(cg_ll_post_tag(call), next[old / 2], old % 2);
+            ck_assert(!cg_ll_server_decode(mixed, taken, WORDS, call + 1));
+        }
+        ck_assert(cg_ll_server_decode(lines, taken, WORDS, call + 1));
+        ck_assert(memcmp(taken, next, sizeof(next)) == 0);
+    }
+}
+END_TEST
+
+CG_UNIT_MAIN("ll_server", 120, test_posted_lines, test_protocol, test_server_stays, test_server_again, test_server_life,
              test_server_races, test_server_given_up, test_server_failed_call, test_server_free_waits)
