@@ -263,7 +263,9 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_
     cg_status_t status;
 
     *done = 0;
-    if (cg_dev_lost(dev)) { /* the slots kept went with the reset */
+    if (cg_dev_lost(dev)) { /* the slots kept went with the reset: ended, with the error (a
+                             * drain of the stream must not wait for it) */
+        *done = 1;
         return CG_ERR_DEVICE;
     }
     for (int p = 0; p < args->size; p++) { /* every peer: at least its empty line */

@@ -18,6 +18,7 @@
  */
 #include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 
+#include "ompi/errhandler/errcode-internal.h"
 #include "opal/runtime/opal_progress.h"
 
 #include <pthread.h>
@@ -284,7 +285,9 @@ static void mca_coll_gpu_request_finish(mca_coll_gpu_request_t *req)
     }
     r->req_status.MPI_SOURCE = MPI_ANY_SOURCE;
     r->req_status.MPI_TAG    = MPI_ANY_TAG;
-    r->req_status.MPI_ERROR  = rc;
+    r->req_status.MPI_ERROR  = ompi_errcode_get_mpi_code(rc); /* an MPI error class: the
+                                                                 * status reaches the
+                                                                 * application as it is */
     r->req_status._ucount    = 0;
     r->req_status._cancelled = 0;
     /* decided before the request is complete: once it is, another thread may free it */

@@ -119,9 +119,12 @@ int mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_t
 
     memset(st, 0, sizeof(*st));
     st->module = m;
-    if (dev != NULL && cg_dev_lost(dev)) {
+    if (cg_dev_reset_check(dev)) {
         /* the device was reset: no copy can run, and the cached page-locked arenas went
-         * with it (the CPU must not touch them): ordinary memory, zeros, an error */
+         * with it (the CPU must not touch them): ordinary memory, zeros, an error. Asked
+         * of the driver at every staged call (a CUDA layer learns of a reset no other way
+         * before a copy fails, and then the arena would be in use): two queries of its
+         * context, no device work, against the copies a staged call makes */
         mca_coll_gpu_reset_explain();
         st->broken = 1;
         return mca_coll_gpu_arena_plain(st, total_bytes);
@@ -330,16 +333,15 @@ static void mca_coll_gpu_stage_zero(mca_coll_gpu_stage_t *b)
     }
 }
 
+/* Was the device reset under this staging's page-locked arena (which went with it)? */
+int mca_coll_gpu_staging_gone(const mca_coll_gpu_staging_t *st)
+{
+    return st->arena != NULL && !st->pageable && cg_dev_reset_check(mca_coll_gpu_dev());
+}
+
 /* A device copy or wait failed: from now on the staging copies nothing, its arena holds
  * zeros (its place for this rank's data in the collective underneath, which the call still
  * joins: its peers wait in it), and staging_end returns the error. */
-int mca_coll_gpu_staging_gone(const mca_coll_gpu_staging_t *st)
-{
-    const cg_dev_t *dev = mca_coll_gpu_dev();
-
-    return st->arena != NULL && !st->pageable && dev != NULL && cg_dev_lost(dev);
-}
-
 static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
 {
     if (!st->lost) {
@@ -380,8 +382,8 @@ static int mca_coll_gpu_stage_copy(mca_coll_gpu_staging_t *st, mca_coll_gpu_stag
 
 int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)
 {
-    if (b->staged && (st->lost || st->broken)) { /* zeros, at every persistent start too */
-        mca_coll_gpu_stage_zero(b);
+    if (b->staged && (st->lost || st->broken) && !mca_coll_gpu_staging_gone(st)) {
+        mca_coll_gpu_stage_zero(b); /* zeros, at every persistent start too */
     }
     if (!b->staged || st->broken || st->lost) {
         return OMPI_SUCCESS; /* zeros when broken or lost */

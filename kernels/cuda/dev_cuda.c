@@ -414,21 +414,27 @@ static cg_status_t cg_cuda_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int 
 
 /* Has the application reset the device under the layer (cudaDeviceReset)? The primary
  * context this layer retained is then inactive, or, when something made it again since,
- * another context (another id: the handle may be the same). A driver that cannot say:
- * not reset. */
+ * another context (another id: the handle may be the same), or no context at all. A
+ * driver that cannot say, or answers with another error (a fault's, which sticks to the
+ * context: the device's calls report it, not a reset): not reset. */
 static int cg_cuda_reset_check(cg_dev_t *dev)
 {
     cg_dev_cuda_t     *cuda   = cg_cuda_impl(dev);
     unsigned           flags  = 0;
     int                active = 1;
     unsigned long long id     = 0;
+    CUresult           res;
 
     if (cg_cu.cuDevicePrimaryCtxGetState != NULL &&
         cg_cu.cuDevicePrimaryCtxGetState(cuda->cudev, &flags, &active) == CUDA_SUCCESS && !active) {
         return 1;
     }
-    return cuda->ctx_id_known && (cg_cu.cuCtxGetId(cuda->ctx, &id) != CUDA_SUCCESS ||
-                                  id != cuda->ctx_id);
+    if (!cuda->ctx_id_known) {
+        return 0;
+    }
+    res = cg_cu.cuCtxGetId(cuda->ctx, &id);
+    return res == CUDA_SUCCESS ? id != cuda->ctx_id
+                               : res == CUDA_ERROR_INVALID_CONTEXT || res == CUDA_ERROR_CONTEXT_IS_DESTROYED;
 }
 
 /* After cg_dev_abandon, device work that never ends may still use the peers' mappings and

@@ -17,7 +17,10 @@
  * With --sticky (run with coll_gpu_debug_fail=RANK:CALL:sticky, a GPU's fault: every later
  * device operation of that rank fails), allreduce only: the failing rank's later calls
  * (staged) must each return an error, and take part in the collective with zeros for its
- * input, so that its peers neither hang nor get anything but the sum without it.
+ * input, so that its peers neither hang nor get anything but the sum without it. Then one
+ * MPI_Iallreduce waited for by MPI_Waitall: the failing rank must get MPI_ERR_IN_STATUS and
+ * an MPI error class in the status (not Open MPI's internal code), the others the sum
+ * without it.
  *
  * With --reset (no coll_gpu_debug_fail), every rank resets the device before call K
  * (cudaDeviceReset while MPI still uses it, which the component does not support) and
@@ -87,6 +90,55 @@ static int fail_persistent(em_kind_t kind, int rank, int size, size_t count, int
         printf("coll_fail: rank %d: the persistent allreduce %s the reset went wrong\n", rank,
                after ? "after" : "before");
     }
+    free(host);
+    return wrong;
+}
+
+/* --sticky: an MPI_Iallreduce after the fault, waited for by MPI_Waitall with a status.
+ * Returns the number of things wrong. */
+static int fail_status(em_kind_t kind, int rank, int size, int fail_rank, size_t count)
+{
+    int32_t    *send = em_alloc(count * sizeof(int32_t), kind);
+    int32_t    *recv = em_alloc(count * sizeof(int32_t), kind);
+    int32_t    *host = malloc(count * sizeof(int32_t));
+    MPI_Request request;
+    MPI_Status  status;
+    int         rc, wrong = 0;
+
+    for (size_t i = 0; i < count; i++) {
+        host[i] = (int32_t)(i % 1001) + rank;
+    }
+    em_to_dev(send, host, count * sizeof(int32_t), kind);
+    rc = MPI_Iallreduce(send, recv, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD, &request);
+    if (rc == MPI_SUCCESS) {
+        status.MPI_ERROR = -12345;
+        rc = MPI_Waitall(1, &request, &status);
+    }
+    if (rank == fail_rank) {
+        int class = -1;
+        if (rc != MPI_ERR_IN_STATUS && rc != MPI_ERR_OTHER) { /* ERR_OTHER: the start failed */
+            printf("coll_fail: rank %d: MPI_Waitall after the fault returned %d\n", rank, rc);
+            wrong++;
+        } else if (rc == MPI_ERR_IN_STATUS &&
+                   (status.MPI_ERROR <= MPI_SUCCESS || status.MPI_ERROR > MPI_ERR_LASTCODE ||
+                    MPI_Error_class(status.MPI_ERROR, &class) != MPI_SUCCESS)) {
+            printf("coll_fail: rank %d: the status after the fault holds %d, no MPI error class\n",
+                   rank, status.MPI_ERROR);
+            wrong++;
+        }
+    } else if (rc != MPI_SUCCESS) {
+        printf("coll_fail: rank %d: MPI_Waitall returned %d\n", rank, rc);
+        wrong++;
+    } else {
+        em_to_host(host, recv, count * sizeof(int32_t), kind);
+        for (size_t i = 0; i < count; i++) { /* zeros for the failing rank's input */
+            wrong += host[i] != (int32_t)(i % 1001) * (size - 1) + size * (size - 1) / 2 - fail_rank;
+        }
+        if (wrong) {
+            printf("coll_fail: rank %d: MPI_Iallreduce after the fault: wrong results\n", rank);
+        }
+    }
+    em_free(send, kind), em_free(recv, kind);
     free(host);
     return wrong;
 }
@@ -205,6 +257,9 @@ int main(int argc, char **argv)
     }
     if (reset) {
         local[1] += fail_persistent(kind, rank, size, count, 1);
+    }
+    if (sticky && strcmp(coll, "allreduce") == 0) {
+        local[1] += fail_status(kind, rank, size, fail_rank, count);
     }
     fflush(stdout);
     if (again) {
