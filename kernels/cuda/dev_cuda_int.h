@@ -110,6 +110,12 @@ static inline void cg_cuda_guard_exit(cg_cuda_guard_t *g)
         _s;                                                                                \
     })
 
+/* dev_cuda_app.c: an event's state (*done), the caller guarded; the ops of the same names. */
+cg_status_t cg_cuda_event_query_guarded(cudaEvent_t event, int *done);
+cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
+cg_status_t cg_cuda_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
+int         cg_cuda_reset_check(cg_dev_t *dev);
+
 /* dev_cuda_ll.c: the side stream's copy (now, never behind a kernel); the LL collective's
  * host side, the ops of the same names; whether the stream's last LL call went on the
  * legacy default stream and has not ended. */
