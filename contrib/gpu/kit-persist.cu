@@ -101,51 +101,51 @@ __global__ void probe_ll_launch_kernel(probe_ll_args_t args, unsigned flag, vola
     probe_ll_reply(reply, flag);
 }
 
-/* The call's arguments, written by the host into page-locked memory before its ring, read
- * by the threads word by word into shared memory (as a real descriptor would be: the
- * cost of that read over the bus is part of the row). */
+/* The call's arguments, written by the host into page-locked memory as tagged lines before
+ * its ring (kit-probe.h), read by the warp together with the bell (as a real descriptor
+ * would be: the cost of that read over the bus is part of the row). */
 union probe_ll_posted_t {
     probe_ll_args_t    args;
-    unsigned long long words[sizeof(probe_ll_args_t) / sizeof(unsigned long long)];
+    unsigned long long words[PROBE_LL_POST_WORDS];
 };
 static_assert(sizeof(probe_ll_args_t) % sizeof(unsigned long long) == 0, "whole words");
+static_assert(PROBE_LL_POST_LINES <= probe_ll_threads, "a line per thread");
 
-__device__ void probe_ll_fetch(const volatile probe_ll_posted_t *posted, probe_ll_posted_t *args)
-{
-    constexpr int words = sizeof(probe_ll_args_t) / sizeof(unsigned long long);
-
-    for (int word = threadIdx.x; word < words; word += blockDim.x) {
-        args->words[word] = posted->words[word];
-    }
-    __syncthreads();
-}
-
-__global__ void probe_ll_persist_kernel(const probe_ll_args_t *posted, unsigned last,
+__global__ void probe_ll_persist_kernel(const unsigned long long *posted, unsigned last,
                                         volatile unsigned *bell, volatile unsigned *reply)
 {
-    __shared__ unsigned          rung;
-    __shared__ probe_ll_posted_t args;
-    unsigned long long           since = probe_now_ns();
+    constexpr unsigned                 all   = 0xffffffffu; /* one warp */
+    __shared__ probe_ll_posted_t       args;
+    const volatile unsigned long long *lines = posted;
+    const int                          me    = threadIdx.x;
+    unsigned long long                 since = probe_now_ns();
 
     for (;;) {
-        if (threadIdx.x == 0) {
-            unsigned value;
-            do {
-                value = *bell;
-            } while (value == last && probe_now_ns() - since < probe_patience_ns);
-            __threadfence_system(); /* the posted arguments read after the ring */
-            rung = value;
+        const unsigned long long line  = me < (int)PROBE_LL_POST_LINES ? lines[me] : 0;
+        unsigned                 value = 0;
+        int                      quit  = 0;
+        if (me == 0) {
+            value = *bell;
+            quit  = value == PROBE_LL_STOP ||
+                   (value == last && probe_now_ns() - since > probe_patience_ns);
+        }
+        value = __shfl_sync(all, value, 0);
+        if (__shfl_sync(all, quit, 0)) {
+            return; /* the stop, or no ring for ten seconds */
+        }
+        if (value == last ||
+            !__all_sync(all, me >= (int)PROBE_LL_POST_LINES || (unsigned)(line >> 32) == value)) {
+            continue; /* not rung, or a line older than the bell: read both again */
+        }
+        const unsigned long long low  = __shfl_sync(all, line, (2 * me) % 32);
+        const unsigned long long high = __shfl_sync(all, line, (2 * me + 1) % 32);
+        if (me < (int)PROBE_LL_POST_WORDS) {
+            args.words[me] = (low & 0xffffffffull) | (high << 32);
         }
         __syncthreads();
-        const unsigned flag = rung;
-        __syncthreads(); /* every thread has read rung before thread 0 writes it again */
-        if (flag == last || flag == PROBE_LL_STOP) {
-            return; /* no ring for ten seconds, or the stop */
-        }
-        last = flag;
-        probe_ll_fetch(reinterpret_cast<const volatile probe_ll_posted_t *>(posted), &args);
-        probe_ll_step(args.args, flag);
-        probe_ll_reply(reply, flag);
+        last = value;
+        probe_ll_step(args.args, value);
+        probe_ll_reply(reply, value);
         since = probe_now_ns();
     }
 }
@@ -165,7 +165,7 @@ extern "C" cudaError_t probe_ll_launch(const probe_ll_args_t *args, unsigned fla
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t probe_ll_persist_start(const probe_ll_args_t *posted_dev, unsigned last,
+extern "C" cudaError_t probe_ll_persist_start(const unsigned long long *posted_dev, unsigned last,
                                               unsigned *bell_dev, unsigned *reply_dev, cudaStream_t stream)
 {
     probe_ll_persist_kernel<<<1, probe_ll_threads, 0, stream>>>(posted_dev, last, bell_dev, reply_dev);

@@ -49,8 +49,9 @@
  *                 last; the host polls the word: the component's LL call on the device side
  *                 without its host work (queried pointers, the application's stream)
  *   persist_ll    the same exchange by one kernel that stays and runs each call the host
- *                 rings in a page-locked word, its arguments posted there before (read
- *                 by the kernel for each call): what a persistent-kernel design would take
+ *                 rings in a page-locked word, its arguments posted there before as tagged
+ *                 lines, read by the kernel with the bell (as the component's LL server):
+ *                 what a persistent-kernel design would take
  *                 for #12's 8-byte allreduce, the ranks' skew included (the results of
  *                 both rows are checked; at most 8 ranks)
  * Without a CUDA device it says so and exits 0 (the kit's dry run).
@@ -172,8 +173,8 @@ static void probe_persist(int iterations, double *samples, cudaStream_t stream,
  * writes the one of its flag's parity), the last call's flag. */
 typedef struct {
     probe_ll_args_t  args;
-    probe_ll_args_t *posted;     /* persist_ll: page-locked, where each call's go */
-    probe_ll_args_t *posted_dev; /* its device view */
+    unsigned long long *posted;     /* persist_ll: page-locked, each call's tagged lines */
+    unsigned long long *posted_dev; /* their device view */
     void            *inbox;      /* this rank's */
     float           *src;        /* the input, then the two outputs */
     unsigned         flag;
@@ -223,8 +224,9 @@ static int probe_ll_open(probe_ll_t *ll, int rank, int size)
         ll->args.size = opened; /* close what was opened */
         return 0;
     }
-    PROBE_CUDA(cudaHostAlloc((void **)&ll->posted, sizeof(*ll->posted),
+    PROBE_CUDA(cudaHostAlloc((void **)&ll->posted, PROBE_LL_POST_LINES * sizeof(*ll->posted),
                              cudaHostAllocMapped | cudaHostAllocPortable));
+    memset(ll->posted, 0, PROBE_LL_POST_LINES * sizeof(*ll->posted)); /* no call's tag */
     PROBE_CUDA(cudaHostGetDevicePointer((void **)&ll->posted_dev, ll->posted, 0));
     PROBE_CUDA(cudaDeviceSynchronize()); /* the inbox zeroed before any peer writes it */
     MPI_Barrier(MPI_COMM_WORLD);
@@ -273,6 +275,20 @@ static void probe_ll_check(const probe_ll_t *ll, const char *row)
     }
 }
 
+/* persist_ll: the call's arguments as lines tagged with its flag, one 8-byte store each. */
+static void probe_ll_post(probe_ll_t *ll, unsigned flag)
+{
+    unsigned long long words[PROBE_LL_POST_WORDS];
+
+    memcpy(words, &ll->args, sizeof(words));
+    for (size_t word = 0; word < PROBE_LL_POST_WORDS; word++) {
+        __atomic_store_n(&ll->posted[2 * word], (unsigned long long)flag << 32 | (uint32_t)words[word],
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&ll->posted[2 * word + 1], (unsigned long long)flag << 32 | words[word] >> 32,
+                         __ATOMIC_RELAXED);
+    }
+}
+
 /* launch_ll (persist 0) or persist_ll: the outputs poisoned, iterations calls timed, each
  * done when the page-locked word *reply holds its flag (bell: persist_ll's ring). */
 static void probe_ll_run(probe_ll_t *ll, int persist, int iterations, double *samples,
@@ -294,7 +310,7 @@ static void probe_ll_run(probe_ll_t *ll, int persist, int iterations, double *sa
         double         t0   = probe_now_us();
         ll->args.dst        = probe_ll_out(ll, flag);
         if (persist) { /* the call's arguments posted, then its ring */
-            memcpy(ll->posted, &ll->args, sizeof(ll->args));
+            probe_ll_post(ll, flag);
             __atomic_store_n(bell, flag, __ATOMIC_RELEASE);
         } else {
             PROBE_CUDA(probe_ll_launch(&ll->args, flag, reply_dev, stream));

@@ -37,11 +37,15 @@ cudaError_t probe_ll_launch(const probe_ll_args_t *args, unsigned flag, unsigned
                             cudaStream_t stream);
 
 /* persist_ll: a kernel that runs every call the host rings: the call's arguments posted in
- * page-locked memory (posted_dev: their device view), then *bell set to its flag (above
- * last), answered in *reply; it ends at PROBE_LL_STOP or after about ten seconds without a
- * ring. */
-#define PROBE_LL_STOP 0xffffffffu
-cudaError_t probe_ll_persist_start(const probe_ll_args_t *posted_dev, unsigned last,
+ * page-locked memory as tagged lines, as the component's LL server takes them (each 8-byte
+ * word of probe_ll_args_t as two lines, 4 bytes of it under the call's flag in the high
+ * half; posted_dev: their device view), then *bell set to its flag (above last); the kernel
+ * reads the bell and the lines together and again while a line is older than the bell,
+ * answers in *reply; it ends at PROBE_LL_STOP or after about ten seconds without a ring. */
+#define PROBE_LL_STOP       0xffffffffu
+#define PROBE_LL_POST_WORDS (sizeof(probe_ll_args_t) / 8)
+#define PROBE_LL_POST_LINES (2 * PROBE_LL_POST_WORDS)
+cudaError_t probe_ll_persist_start(const unsigned long long *posted_dev, unsigned last,
                                    unsigned *bell_dev, unsigned *reply_dev, cudaStream_t stream);
 
 #ifdef __cplusplus
