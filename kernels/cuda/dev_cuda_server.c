@@ -88,7 +88,9 @@ cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_s
         cg_error(CG_SUB_DEV, "an LL call rung while the last one had not ended");
         status = CG_ERR_INTERNAL; /* the server may read the last call's arguments still */
     }
-    if (status == CG_OK) {
+    if (status == CG_OK) { /* a ring that fails (no server could start) leaves the call's
+                            * number unused, and the next call posts under it again: no
+                            * server reads meanwhile (the last one stored left first) */
         int lines = 0;
         status = CG_CUDART_CALL(cg_cuda_ll_post(args, stream->server->pinned + CG_CUDA_SERVER_POSTED,
                                                 call, &lines));

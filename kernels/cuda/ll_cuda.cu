@@ -292,6 +292,19 @@ __device__ __forceinline__ unsigned long long ll_now_ns()
     return ns;
 }
 
+/* The bell, read with acquire semantics at the system's scope: what the host ordered before
+ * its ring (the application's work it saw end, which wrote the call's input) is what the
+ * block's later loads see, through the block's barriers; without it an ordinary load could
+ * hit an older copy of an input in this SM's L1, where a kernel that stays keeps them
+ * across calls (a launched kernel starts with none). It also means one L1 invalidation per
+ * poll, which an idle server does not feel. */
+__device__ __forceinline__ unsigned long long ll_load_acquire(const volatile unsigned long long *word)
+{
+    unsigned long long value;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
+    return value;
+}
+
 /* The posted arguments (dev_ll_server.h): the words of LLParams, the head then the ranks,
  * each as two tagged lines. A call of `size` ranks posts the head and its ranks only. */
 constexpr int kParamWords = sizeof(LLParams) / sizeof(unsigned long long);
@@ -340,15 +353,23 @@ __device__ unsigned long long ll_server_take(volatile LLServerWords *words,
     const int                     head = CG_LL_POST_LINES(kHeadWords), me = (int)threadIdx.x;
 
     for (unsigned spins = 1;; spins++) {
+        unsigned long long line = 0, bell = served;
+        int                out  = 0;
         if (me < polled) {
-            seen[me] = lines[me];
+            line = lines[me];
+        }
+        if (me == 0) { /* the bell's read issued right after the line's: one round trip */
+            out = *looked && ll_now_ns() - born >= life_ns;
+            if (!out) {
+                bell = ll_load_acquire(&words->bell);
+            }
+        }
+        if (me < polled) {
+            seen[me] = line;
         }
         if (me == 0) {
-            unsigned long long bell = served;
-            int                out  = *looked && ll_now_ns() - born >= life_ns;
             if (!out) {
-                bell = words->bell;
-                out  = bell == CG_LL_SERVER_STOP ||
+                out = bell == CG_LL_SERVER_STOP ||
                       (bell == served && spins % 32 == 0 && ll_now_ns() - since > idle_ns);
             }
             *looked = 1;
@@ -356,7 +377,7 @@ __device__ unsigned long long ll_server_take(volatile LLServerWords *words,
             leave   = out;
         }
         __syncthreads();
-        const unsigned long long bell = rung;
+        bell = rung;
         if (leave) {
             __syncthreads(); /* every thread has read rung */
             return bell;
@@ -430,7 +451,7 @@ int ll_params(const cg_ll_args_t *a, LLParams *p)
 {
     const size_t elem = a->dtype == CG_DT_NONE ? 1 : cg_dtype_size(a->dtype);
 
-    if (a->size > CG_DEV_MAX_FANIN || elem == 0) {
+    if (a->size < 1 || a->size > CG_DEV_MAX_FANIN || elem == 0) {
         return -1;
     }
     *p = LLParams{};
@@ -515,18 +536,17 @@ extern "C" size_t cg_cuda_ll_posted_bytes(void)
 extern "C" cudaError_t cg_cuda_ll_post(const cg_ll_args_t *a, void *posted, uint64_t call,
                                        int *lines)
 {
-    union {
-        LLParams params;
-        uint64_t words[kParamWords];
-    } block;
+    LLParams params;
+    uint64_t words[kParamWords];
 
-    if (ll_params(a, &block.params) < 0) {
+    if (ll_params(a, &params) < 0) {
         return cudaErrorInvalidValue;
     }
+    memcpy(words, &params, sizeof(words));
     /* what the server uses: the head and the call's ranks (a call of 4 ranks: 27 words of
      * 139, 54 lines) */
-    *lines = ll_post_lines(block.params.size);
-    cg_ll_server_post(static_cast<uint64_t *>(posted), block.words, (size_t)*lines / 2, call);
+    *lines = ll_post_lines(params.size);
+    cg_ll_server_post(static_cast<uint64_t *>(posted), words, (size_t)*lines / 2, call);
     return cudaSuccess;
 }
 
