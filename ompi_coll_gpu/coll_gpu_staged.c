@@ -353,8 +353,10 @@ static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
         (void)mca_coll_gpu_dev()->ops->stream_sync(mca_coll_gpu_dev(), st->stream);
     }
     st->lost = 1;
-    for (int i = 0; i < st->nplaced && !mca_coll_gpu_staging_gone(st); i++) {
-        mca_coll_gpu_stage_zero(st->placed[i]);
+    if (!mca_coll_gpu_staging_gone(st)) { /* asked once, not per buffer */
+        for (int i = 0; i < st->nplaced; i++) {
+            mca_coll_gpu_stage_zero(st->placed[i]);
+        }
     }
 }
 

@@ -332,6 +332,39 @@ __device__ __forceinline__ void ll_post_decode(const unsigned long long *seen, L
     }
 }
 
+/* Block-wide: the call's lines among those seen (the first `polled`) checked against its tag
+ * and decoded into *call, the head first (it holds the call's ranks); lines beyond `polled`
+ * read now, a round trip more (never: the group of a stream is fixed). 1 when taken, 0 when
+ * a line seen is older than the bell (read both again). */
+__device__ int ll_post_take(const volatile unsigned long long *lines, unsigned long long *seen,
+                            int polled, uint32_t tag, LLParams *call)
+{
+    const int head = CG_LL_POST_LINES(kHeadWords), me = (int)threadIdx.x;
+
+    if (!__syncthreads_and(me >= head || cg_ll_post_fresh(seen[me], tag))) {
+        return 0;
+    }
+    ll_post_decode(seen, call, 0, kHeadWords); /* the head is the call's */
+    __syncthreads();
+    const int need = ll_post_lines(max(1, min(call->size, CG_DEV_MAX_FANIN)));
+    const int have = min(need, polled);
+    if (!__syncthreads_and(me < head || me >= have || cg_ll_post_fresh(seen[me], tag))) {
+        return 0;
+    }
+    ll_post_decode(seen, call, kHeadWords, have / 2);
+    for (int line = have + me; line < need; line += blockDim.x) {
+        unsigned long long value;
+        while (!cg_ll_post_fresh(value = lines[line], tag)) {
+            __nanosleep(64);
+        }
+        seen[line] = value;
+    }
+    __syncthreads();
+    ll_post_decode(seen, call, have / 2, need / 2);
+    __syncthreads();
+    return 1;
+}
+
 /* The bell (thread 0) and the first `polled` posted lines (a line per thread) read at once,
  * in one round trip across the bus, until the bell rings and every line of the call carries
  * its tag (a line read with the bell may be older: read both again), or the server leaves.
@@ -339,8 +372,7 @@ __device__ __forceinline__ void ll_post_decode(const unsigned long long *seen, L
  * without a look at the bell (after one look at least, *looked: a server started late still
  * serves the ring it was started for; a call rung meanwhile is the next server's, which the
  * host starts when it sees this one left). Returns the call rung, its arguments in *call;
- * served or CG_LL_SERVER_STOP: leave. A call of more ranks than `polled` covers (never, the
- * group of a stream is fixed) reads the rest after, a round trip more. */
+ * served or CG_LL_SERVER_STOP: leave. */
 __device__ unsigned long long ll_server_take(volatile LLServerWords *words,
                                              const volatile unsigned long long *lines, int polled,
                                              unsigned long long served, unsigned long long since,
@@ -350,7 +382,7 @@ __device__ unsigned long long ll_server_take(volatile LLServerWords *words,
     __shared__ unsigned long long seen[kPostLines];
     __shared__ unsigned long long rung;
     __shared__ int                leave;
-    const int                     head = CG_LL_POST_LINES(kHeadWords), me = (int)threadIdx.x;
+    const int                     me = (int)threadIdx.x;
 
     for (unsigned spins = 1;; spins++) {
         unsigned long long line = 0, bell = served;
@@ -382,28 +414,8 @@ __device__ unsigned long long ll_server_take(volatile LLServerWords *words,
             __syncthreads(); /* every thread has read rung */
             return bell;
         }
-        if (bell != served) {
-            const uint32_t tag = cg_ll_post_tag(bell);
-            if (__syncthreads_and(me >= head || cg_ll_post_fresh(seen[me], tag))) {
-                ll_post_decode(seen, call, 0, kHeadWords); /* the head is the call's */
-                __syncthreads();
-                const int need = ll_post_lines(max(1, min(call->size, CG_DEV_MAX_FANIN)));
-                const int have = min(need, polled);
-                if (__syncthreads_and(me < head || me >= have || cg_ll_post_fresh(seen[me], tag))) {
-                    ll_post_decode(seen, call, kHeadWords, have / 2);
-                    for (int line = have + me; line < need; line += blockDim.x) {
-                        unsigned long long value;
-                        while (!cg_ll_post_fresh(value = lines[line], tag)) {
-                            __nanosleep(64);
-                        }
-                        seen[line] = value;
-                    }
-                    __syncthreads();
-                    ll_post_decode(seen, call, have / 2, need / 2);
-                    __syncthreads();
-                    return bell;
-                }
-            }
+        if (bell != served && ll_post_take(lines, seen, polled, cg_ll_post_tag(bell), call)) {
+            return bell; /* its arguments in *call */
         }
         if (spins > 64) {
             __nanosleep(64);
