@@ -105,6 +105,7 @@ static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
 
 static cg_status_t cg_host_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
+    const int   served = stream->ll_served;
     cg_status_t status;
 
     if (cg_dev_lost(dev)) { /* the stream went with the reset, as the CUDA layer's guard */
@@ -114,6 +115,9 @@ static cg_status_t cg_host_stream_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
     status = cg_host_stream_drain(dev, stream);
     if (status == CG_OK) { /* the call rung on its LL server, as the CUDA layer's sync */
         status = cg_host_server_sync(dev, stream);
+    }
+    if (status == CG_OK && served && !stream->ll_served) { /* no server read it: launched */
+        status = cg_host_stream_drain(dev, stream);
     }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return status != CG_OK ? status : cg_host_stream_status(stream);
@@ -191,7 +195,7 @@ static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int
  * it (the simulated GPU runs it only here: a launch that skipped it reads stale input). */
 static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
 {
-    const int   served = cg_dev_ll_served(dev, args);
+    const int   served = cg_dev_ll_served(dev, args) && cg_host_server_usable(stream);
     cg_status_t status = args->after_app ? cg_host_app_wait(dev, stream) : CG_OK;
 
     if (status == CG_OK && !served) { /* a server runs beside the stream's work */
@@ -217,25 +221,7 @@ static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_de
         stream->ll_served = status == CG_OK;
         return status;
     }
-    stream->ll_served = 0;
-    status = cg_host_ll_push(dev, args);
-    if (status == CG_OK) {
-        status = cg_host_ll_wait_start(args, &stream->ll_wait);
-    }
-    if (status != CG_OK) {
-        return status;
-    }
-    stream->ll          = *args;
-    stream->ll_started  = cg_time_now();
-    cg_host_pending_set(dev, stream, 1);
-    stream->ll_given_up = 0;
-    if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
-        memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
-        memcpy(stream->displs, args->displs, (size_t)args->size * sizeof(size_t));
-        stream->ll.counts = stream->counts;
-        stream->ll.displs = stream->displs;
-    }
-    return CG_OK;
+    return cg_host_ll_launch(dev, stream, args);
 }
 
 static cg_status_t cg_host_ll_abort_lines(cg_dev_t *dev, const cg_ll_args_t *args)
@@ -386,6 +372,7 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
     host->op_delay_s     = config != NULL && !host->blocking_waits ? config->op_delay_s : 0;
     host->query_miss     = config != NULL ? CG_MAX(config->query_miss, 0) : 0;
     host->queries        = config != NULL ? (unsigned)config->world_rank : 0;
+    host->server_deaf    = config != NULL && config->server_deaf;
     pthread_once(&cg_dev_host_queued_once, cg_dev_host_queued_init);
     if (config != NULL && host->sim == NULL) {
         for (int i = 0; i < config->num_host_buffer_ranks; i++) {

@@ -45,6 +45,7 @@ typedef struct {
     int                 query_miss;       /* testing: every query_miss-th app_done misses */
     unsigned            queries;          /* app_done's queries so far (from the world
                                              rank, so that ranks miss different calls) */
+    int                 server_deaf;      /* testing: LL servers never read their calls */
     unsigned            queued_waits;     /* of peer_waits, the flag waits queued on streams
                                              (no thread's: every free waits for them) */
     unsigned            queued_ops;       /* ops queued on any stream (frees wait for them) */
@@ -239,14 +240,19 @@ cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value);
 void        cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream,
                                void (*watch)(void *arg, const uint64_t *flag), void *arg);
 
+/* The LL call launched on the stream (its end: ll_test; host_ops.c). */
+cg_status_t cg_host_ll_launch(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_ll_args_t *args);
+
 /* ---- the LL server (host_server.c) -------------------------------------------------------- */
 /* Post the call and ring the stream's server (started at the first call, or again). */
 cg_status_t cg_host_server_run(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_ll_args_t *args);
 /* Is the stream's server started and not seen to leave (tests)? */
 int         cg_host_server_alive(const cg_dev_stream_t *stream);
 /* The end of the stream's last LL call, rung on its server: *done 0, 1 with its result, 2
- * given up; returns the server's sticky error. */
+ * given up; returns the server's sticky error. A call no server could read is launched
+ * (ll_served 0 then), and no server runs again on the stream (cg_host_server_usable). */
 cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
+int         cg_host_server_usable(const cg_dev_stream_t *stream);
 /* Wait for the rung call's end (bounded). */
 cg_status_t cg_host_server_sync(cg_dev_t *dev, cg_dev_stream_t *stream);
 /* Tell the stream's server to leave now (tests only: the stream's end stops it too). */

@@ -55,7 +55,8 @@ cg_status_t cg_ll_server_ring(cg_ll_server_t *server, uint64_t call)
 {
     cg_status_t status;
 
-    server->rung = call;
+    server->rung     = call;
+    server->rung_gen = server->gen;
     /* the posted arguments before the bell (the server reads them after it) */
     __atomic_store_n(&server->words->bell, call, __ATOMIC_SEQ_CST);
     status = cg_ll_server_alive(server) ? CG_OK : cg_ll_server_start(server);
@@ -76,7 +77,16 @@ cg_status_t cg_ll_server_test(cg_ll_server_t *server, int *done)
     /* it left; done read again after left: a call it ran before is there now */
     word  = __atomic_load_n(server->done, __ATOMIC_ACQUIRE);
     *done = (word >> 1) < server->rung ? 0 : (word & 1) ? 2 : 1;
-    return *done ? CG_OK : cg_ll_server_start(server);
+    if (*done) {
+        return CG_OK;
+    }
+    if (server->gen > server->rung_gen) { /* started after the ring, and did not run it */
+        cg_error(CG_SUB_DEV, "an LL server left without running call %llu, posted before it "
+                 "started (its arguments never read whole): LL calls of this stream run "
+                 "without a server from now on", (unsigned long long)server->rung);
+        return CG_ERR_UNSUPPORTED;
+    }
+    return cg_ll_server_start(server);
 }
 
 int cg_ll_server_stop(cg_ll_server_t *server)

@@ -18,7 +18,12 @@
  * a server it has not seen leave; a ring it left without seeing (its last look was before
  * the ring) shows as left with done below the call, and the host then starts another on
  * the same queue, behind the old one: it runs the call, which the old one never did (the
- * host rings one call at a time and waits for its end: a call never runs twice).
+ * host rings one call at a time and waits for its end: a call never runs twice). A server
+ * started after the ring sees the call at its first look; one that leaves without running
+ * it cannot read the calls posted to it (its lines never carried the bell's tag, for the
+ * rest of its life): the host starts none again and runs the call, and the later ones,
+ * without a server (cg_ll_server_test: CG_ERR_UNSUPPORTED), where it would otherwise
+ * start servers for ever and the call never end.
  *
  * The call's arguments are posted before the bell as tagged lines, as the LL protocol
  * sends data (a flag in every 8-byte store): each 8-byte word of the argument block goes
@@ -53,6 +58,8 @@ typedef struct cg_ll_server {
     const uint64_t       *done;  /* the stream's completion word, as the host sees it */
     uint64_t              rung;  /* the last call rung */
     uint64_t              gen;   /* the generation of the last server started (0: none) */
+    uint64_t              rung_gen; /* gen when the last call was rung: a later one was
+                                     * started for it, and must run it */
     /* start a server (gen, served) on the server's queue, behind the one before */
     cg_status_t (*start)(struct cg_ll_server *server, uint64_t gen, uint64_t served);
     void                 *ctx;   /* the layer's */
@@ -105,7 +112,8 @@ int         cg_ll_server_alive(const cg_ll_server_t *server);
  * then started (it reads the bell). */
 cg_status_t cg_ll_server_ring(cg_ll_server_t *server, uint64_t call);
 /* The rung call's end: *done 0 not yet, 1 with its result, 2 given up. A server that left
- * without seeing the ring is started again. */
+ * without seeing the ring is started again; CG_ERR_UNSUPPORTED when one started after the
+ * ring left without running the call (logged): it was not run, and no server runs it. */
 cg_status_t cg_ll_server_test(cg_ll_server_t *server, int *done);
 /* Tell the server to leave; 1 when one may still run (wait for it on its queue). */
 int         cg_ll_server_stop(cg_ll_server_t *server);

@@ -96,6 +96,33 @@ cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t
     return CG_OK;
 }
 
+cg_status_t cg_host_ll_launch(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_ll_args_t *args)
+{
+    cg_status_t status;
+
+    stream->ll_served = 0;
+    status = cg_host_ll_push(dev, args);
+    if (status == CG_OK) {
+        status = cg_host_ll_wait_start(args, &stream->ll_wait);
+    }
+    if (status != CG_OK) {
+        return status;
+    }
+    stream->ll          = *args;
+    stream->ll_started  = cg_time_now();
+    cg_host_pending_set(dev, stream, 1);
+    stream->ll_given_up = 0;
+    if (args->coll == CG_LL_REDUCE_SCATTER) { /* the caller's arrays may go before the wait */
+        if (args->counts != stream->counts) { /* a server's call: copied there already */
+            memcpy(stream->counts, args->counts, (size_t)args->size * sizeof(size_t));
+            memcpy(stream->displs, args->displs, (size_t)args->size * sizeof(size_t));
+        }
+        stream->ll.counts = stream->counts;
+        stream->ll.displs = stream->displs;
+    }
+    return CG_OK;
+}
+
 /* Finish the stream's pending work (bounded: a peer that never sends must not hang, and a
  * queued flag wait gives up on its own); on the application's stream, its queued work first
  * (strict: nothing else runs it). */

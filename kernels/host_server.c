@@ -46,6 +46,7 @@ struct cg_host_server {
     unsigned         *owner;
     cg_host_ll_wait_t wait;      /* the server's */
     cg_status_t       failed;    /* a call the server could not run (it left) */
+    int               deaf;      /* a server could not read a call posted to it: none again */
 };
 
 /* One call, as the kernel runs it; *given_up: an abort line or the cancel word ended it.
@@ -88,6 +89,7 @@ static void *cg_host_server_main(void *arg)
     uint64_t              served = server->served;
     const double          idle   = server->dev->ll_persist_idle_s, born = cg_time_now();
     const double          life   = server->dev->ll_persist_life_s;
+    const int             deaf   = cg_host_impl(server->dev)->server_deaf;
     double                since  = born;
     unsigned              spins  = 0;
     int                   looked = 0;
@@ -112,7 +114,8 @@ static void *cg_host_server_main(void *arg)
         if (bell == CG_LL_SERVER_STOP || cg_dev_lost(server->dev)) { /* a reset ends it too */
             break;
         }
-        if (bell != served && cg_ll_server_decode(seen, posted.words, CG_HOST_SERVER_WORDS, bell)) {
+        if (bell != served && !deaf &&
+            cg_ll_server_decode(seen, posted.words, CG_HOST_SERVER_WORDS, bell)) {
             cg_status_t status = cg_host_server_call(server, &posted.args, &given_up);
             if (status != CG_OK) { /* as a kernel that faulted: no word, the stream's error */
                 __atomic_store_n(&server->failed, status, __ATOMIC_RELEASE);
@@ -234,6 +237,29 @@ static int cg_host_server_rung(const cg_dev_stream_t *stream)
     return stream->server != NULL && stream->server->rung;
 }
 
+int cg_host_server_usable(const cg_dev_stream_t *stream)
+{
+    return stream->server == NULL || !stream->server->deaf;
+}
+
+/* The rung call, which no server could read (cg_ll_server_test: CG_ERR_UNSUPPORTED), taken
+ * back from its posted lines and launched on the stream, as the CUDA layer does. */
+static cg_status_t cg_host_server_relaunch(cg_dev_t *dev, cg_host_server_t *server)
+{
+    const uint64_t        *lines = ((const cg_host_server_pinned_t *)(void *)server->proto.words)->lines;
+    cg_host_server_block_t block;
+
+    cg_status_t            status;
+
+    server->deaf = 1;
+    if (!cg_ll_server_decode(lines, block.words, CG_HOST_SERVER_WORDS, server->calls)) {
+        return CG_ERR_INTERNAL; /* this host's own lines */
+    }
+    /* behind the stream's work, as a kernel launched on it */
+    status = cg_host_stream_drain(dev, server->stream);
+    return status == CG_OK ? cg_host_ll_launch(dev, server->stream, &block.args) : status;
+}
+
 cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *done)
 {
     cg_host_server_t *server = stream->server;
@@ -250,7 +276,7 @@ cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *don
         server->rung = 0;
         cg_host_peer_wait_stop(cg_host_impl(dev), server->owner);
     }
-    return status;
+    return status == CG_ERR_UNSUPPORTED ? cg_host_server_relaunch(dev, server) : status;
 }
 
 /* The caller's wait is bounded (CG_HOST_FLAG_TIMEOUT), as every wait of this layer; the

@@ -205,6 +205,11 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Testing with coll_gpu_device=host: N > 0 makes every N-th query of the application's "
      "work (an LL call's, with coll_gpu_ll_persist) find it not done even when nothing is "
      "queued, as a GPU's first query of a fresh event may (ranks miss different calls)"},
+    {"debug_host_server_deaf", INT, NULL, &CG_C->debug_host_server_deaf, OPAL_INFO_LVL_9, 0, RO,
+     "Testing with coll_gpu_device=host: 1 makes the LL servers of coll_gpu_ll_persist "
+     "never read the calls posted to them, as a kernel whose reading of them is broken "
+     "would: each such call runs launched after its server's life, and the stream's later "
+     "calls without a server"},
     {"debug_host_slow", STR, NULL, &CG_C->debug_host_slow, OPAL_INFO_LVL_9, 0, RO,
      "Testing with coll_gpu_device=host: RANK:MS makes each copy, fill and reduction of "
      "MPI_COMM_WORLD rank RANK's device take MS milliseconds, as a long kernel would, while "

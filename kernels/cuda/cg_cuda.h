@@ -111,6 +111,10 @@ cudaError_t cg_cuda_ll_post(const cg_ll_args_t *args, void *posted, uint64_t cal
 cudaError_t cg_cuda_ll_server_start(void *words, const void *posted, int polled, uint64_t *done,
                                     uint64_t gen, uint64_t served, uint64_t idle_ns,
                                     uint64_t life_ns, cudaStream_t stream);
+/* Call number `call` as posted there (host address), launched on stream instead (a server
+ * could not read it: kernels/dev_ll_server.h); its end in *done as cg_cuda_ll_launch's. */
+cudaError_t cg_cuda_ll_launch_posted(const void *posted, uint64_t call, cudaStream_t stream,
+                                     uint64_t *done);
 /* Load every kernel of the file now (cudaFuncGetAttributes references each), so that none
  * is loaded lazily later (cg_dev_cuda_preload). */
 cudaError_t cg_cuda_reduce_preload(void);

@@ -136,6 +136,8 @@ int         cg_cuda_ll_running_on_app(const cg_dev_stream_t *stream);
 cg_status_t cg_cuda_server_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream,
                                uint64_t call);
 cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done);
+/* May the stream's calls go to a server (none found it could not read its calls)? */
+int         cg_cuda_server_usable(const cg_dev_stream_t *stream);
 cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream);
 void        cg_cuda_server_stop(cg_dev_stream_t *stream);
 void        cg_cuda_server_fini(cg_dev_t *dev, cg_dev_stream_t *stream);

@@ -50,7 +50,7 @@ static cg_status_t cg_cuda_ll_run_guarded(cg_dev_t *dev, const cg_ll_args_t *arg
     if (status != CG_OK) {
         return status;
     }
-    if (cg_dev_ll_served(dev, args)) { /* rung, not launched */
+    if (cg_dev_ll_served(dev, args) && cg_cuda_server_usable(stream)) { /* rung, not launched */
         status = cg_cuda_server_run(dev, args, stream, stream->ll_queued + 1);
         if (status == CG_OK) {
             stream->ll_queued++;

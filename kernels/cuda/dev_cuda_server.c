@@ -24,6 +24,7 @@ struct cg_cuda_server {
     int            rung;       /* a rung call not seen to end */
     unsigned       polls;
     cg_status_t    failed;     /* the server's kernel failed (its queue's error): sticky */
+    int            deaf;       /* a server could not read a call posted to it: none again */
 };
 
 #define CG_CUDA_SERVER_POSTED sizeof(cg_ll_server_words_t) /* the call, after the words */
@@ -127,11 +128,32 @@ static cg_status_t cg_cuda_server_check(cg_cuda_server_t *server)
     return CG_ERR_DEVICE;
 }
 
+int cg_cuda_server_usable(const cg_dev_stream_t *stream)
+{
+    return stream->server == NULL || !stream->server->deaf;
+}
+
+/* The rung call, which no server could read (cg_ll_server_test: CG_ERR_UNSUPPORTED),
+ * launched on the stream as a call that is not served: its end is the same word. */
+static cg_status_t cg_cuda_server_relaunch(cg_cuda_server_t *server, cg_dev_stream_t *stream)
+{
+    server->deaf      = 1;
+    server->rung      = 0;
+    stream->ll_served = 0;
+    stream->ll_on_app = 0;
+    stream->ll_polls  = 0;
+    return CG_CUDART_CALL(cg_cuda_ll_launch_posted(server->pinned + CG_CUDA_SERVER_POSTED,
+                                                   stream->ll_queued, stream->stream,
+                                                   server->done_dev));
+}
+
 /* Polls between two looks at the server's queue for an error. */
 #define CG_CUDA_SERVER_ERROR_POLLS 1024
 
 /* Guarded by the caller: the end of the stream's last LL call, rung here (ll_served); the
- * answer of a call seen to end stays (ll_test after stream_sync), and so does a failure. */
+ * answer of a call seen to end stays (ll_test after stream_sync), and so does a failure. A
+ * call no server could read is launched on the stream (ll_served 0: its end is ll_test's,
+ * and stream_sync waits for it), and no server runs again on the stream. */
 cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done)
 {
     cg_cuda_server_t *server = stream->server;
@@ -140,6 +162,9 @@ cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done)
     *done = 0;
     if (status == CG_OK) {
         status = cg_ll_server_test(&server->proto, done);
+    }
+    if (status == CG_ERR_UNSUPPORTED) { /* not run: launched now (not a failure) */
+        return cg_cuda_server_relaunch(server, stream);
     }
     if (status == CG_OK && *done == 0 && server->rung &&
         ++server->polls % CG_CUDA_SERVER_ERROR_POLLS == 0) {

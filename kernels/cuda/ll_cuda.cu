@@ -316,6 +316,9 @@ static_assert(offsetof(LLParams, peer) % sizeof(unsigned long long) == 0, "whole
 static_assert(sizeof(LLPeer) % sizeof(unsigned long long) == 0, "whole words");
 static_assert(kPostLines <= kThreads, "a line per thread");
 
+/* The longest a server waits for a posted line it did not read with the bell. */
+constexpr unsigned long long kPostWaitNs = 1000000;
+
 __host__ __device__ constexpr int ll_post_lines(int size)
 {
     return CG_LL_POST_LINES(kHeadWords + size * kPeerWords);
@@ -334,8 +337,8 @@ __device__ __forceinline__ void ll_post_decode(const unsigned long long *seen, L
 
 /* Block-wide: the call's lines among those seen (the first `polled`) checked against its tag
  * and decoded into *call, the head first (it holds the call's ranks); lines beyond `polled`
- * read now, a round trip more (never: the group of a stream is fixed). 1 when taken, 0 when
- * a line seen is older than the bell (read both again). */
+ * read now, a round trip more (never: the group of a stream is fixed; kPostWaitNs at most).
+ * 1 when taken, 0 when a line seen is older than the bell (read both again). */
 __device__ int ll_post_take(const volatile unsigned long long *lines, unsigned long long *seen,
                             int polled, uint32_t tag, LLParams *call)
 {
@@ -352,14 +355,21 @@ __device__ int ll_post_take(const volatile unsigned long long *lines, unsigned l
         return 0;
     }
     ll_post_decode(seen, call, kHeadWords, have / 2);
-    for (int line = have + me; line < need; line += blockDim.x) {
+    /* a bounded wait: a line that never carries the tag (a defect) sends the server back to
+     * its loop, where it leaves at the end of its life (the host then launches the call) */
+    const unsigned long long since = ll_now_ns();
+    int                      fresh = 1;
+    for (int line = have + me; line < need && fresh; line += blockDim.x) {
         unsigned long long value;
-        while (!cg_ll_post_fresh(value = lines[line], tag)) {
+        while (!(fresh = cg_ll_post_fresh(value = lines[line], tag)) &&
+               ll_now_ns() - since < kPostWaitNs) {
             __nanosleep(64);
         }
         seen[line] = value;
     }
-    __syncthreads();
+    if (!__syncthreads_and(fresh)) {
+        return 0;
+    }
     ll_post_decode(seen, call, have / 2, need / 2);
     __syncthreads();
     return 1;
@@ -518,6 +528,23 @@ extern "C" cudaError_t cg_cuda_ll_preload(void)
     return err;
 }
 
+/* The kernel of p's body (ll_params found it: no second search of the table). */
+static cudaError_t ll_launch_params(LLParams &p, cudaStream_t stream, uint64_t *done,
+                                    uint64_t done_value)
+{
+    p.done       = reinterpret_cast<volatile unsigned long long *>(done);
+    p.done_value = done_value;
+    switch (p.body) {
+    case LL_BODY_COPY: ll_copy_kernel<<<1, kThreads, 0, stream>>>(p); break;
+#define CG_X_DISPATCH(DT, OP, T, FN, STORE)                                               \
+    case LL_BODY_##FN: ll_reduce_kernel<T, LLFn_##FN, STORE><<<1, kThreads, 0, stream>>>(p); break;
+    CG_REDUCE_TABLE(CG_X_DISPATCH)
+#undef CG_X_DISPATCH
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t stream,
                                          uint64_t *done, uint64_t done_value)
 {
@@ -527,17 +554,27 @@ extern "C" cudaError_t cg_cuda_ll_launch(const cg_ll_args_t *a, cudaStream_t str
     if (ll_params(a, &p) < 0) {
         return cudaErrorInvalidValue;
     }
-    p.done       = reinterpret_cast<volatile unsigned long long *>(done);
-    p.done_value = done_value;
-    switch (p.body) { /* the body ll_params found: no second search of the table */
-    case LL_BODY_COPY: ll_copy_kernel<<<1, kThreads, 0, stream>>>(p); break;
-#define CG_X_DISPATCH(DT, OP, T, FN, STORE)                                               \
-    case LL_BODY_##FN: ll_reduce_kernel<T, LLFn_##FN, STORE><<<1, kThreads, 0, stream>>>(p); break;
-    CG_REDUCE_TABLE(CG_X_DISPATCH)
-#undef CG_X_DISPATCH
-    default: return cudaErrorInvalidValue;
+    return ll_launch_params(p, stream, done, done_value);
+}
+
+extern "C" cudaError_t cg_cuda_ll_launch_posted(const void *posted, uint64_t call,
+                                                cudaStream_t stream, uint64_t *done)
+{
+    const uint64_t *lines = static_cast<const uint64_t *>(posted);
+    uint64_t        words[kParamWords] = {0};
+    LLParams        p;
+
+    (void)cudaGetLastError();
+    if (!cg_ll_server_decode(lines, words, kHeadWords, call)) {
+        return cudaErrorInvalidValue;
     }
-    return cudaGetLastError();
+    memcpy(&p, words, sizeof(p)); /* the head: the call's ranks */
+    if (p.size < 1 || p.size > CG_DEV_MAX_FANIN ||
+        !cg_ll_server_decode(lines, words, (size_t)ll_post_lines(p.size) / 2, call)) {
+        return cudaErrorInvalidValue;
+    }
+    memcpy(&p, words, sizeof(p));
+    return ll_launch_params(p, stream, done, call);
 }
 
 extern "C" size_t cg_cuda_ll_posted_bytes(void)

@@ -569,7 +569,7 @@ if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param 
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm debug_fail debug_host_buffer_ranks debug_host_lenient \
              debug_host_time_sliced debug_host_pinned_max debug_host_blocking_waits \
-             debug_host_slow debug_host_query_miss ll_persist ll_persist_idle_us; do
+             debug_host_slow debug_host_query_miss debug_host_server_deaf ll_persist ll_persist_idle_us; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
     done; then
     echo "PASS ompi_info"

@@ -94,6 +94,17 @@ if [ "$device" = host ]; then
     run "ll-persist-miss-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 --mca coll_gpu_debug_host_query_miss 3 \
         "$check" --mem device --expect-ll-served --counts 0,1,7,1000 --large 0 --no-derived
 fi
+# a server that cannot read the calls posted to it (the host layer playing a kernel whose
+# reading of them is broken, on world rank 0 only): its first call runs launched after the
+# server's life, its later ones launched with no server, the other ranks' served; exact
+# results, no hang, and the rank says why (its own log file)
+if [ "$device" = host ]; then
+    run "ll-persist-deaf-np4" 4 "${dev_mca[@]}" "${persist[@]}" \
+        "${below[@]}" 1 OMPI_MCA_coll_gpu_debug_host_server_deaf=1 "$check" --mem device \
+        --app-ready --comms world,dup --counts 0,1,7,1000 --large 0 --no-derived &&
+        { grep -q "left without running call" "$logdir/ll-persist-deaf-np4.0.vlog" ||
+          fail "ll-persist-deaf-np4: rank 0's server read its calls"; }
+fi
 run "ll-persist-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 --mca coll_gpu_node_size 2 \
     --mca coll_gpu_allreduce_algorithm hier_rd --mca coll_gpu_bcast_algorithm hier_tree \
     "$check" --mem device --expect-ll-served --colls allreduce,bcast --counts 1,7,1000 --large 0 --no-derived

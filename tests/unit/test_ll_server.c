@@ -7,8 +7,9 @@
  * host reference while the servers stay, after each has left (started again by the next
  * ring), at the end of their life with calls coming, and while they leave at every chance
  * (rings that race a leave); a call given up ends with the given-up answer and the server
- * serves the next; a call that fails is not run again; a stop ends a server that would
- * stay for ever; a free waits for a server to leave.
+ * serves the next; a call that fails is not run again; a call no server can read runs
+ * launched, and no server starts again; a stop ends a server that would stay for ever; a
+ * free waits for a server to leave.
  */
 #include "kernels/cg_dev.h"
 #include "kernels/dev_host_int.h"
@@ -326,6 +327,68 @@ START_TEST(test_protocol)
 }
 END_TEST
 
+/* A server started after the ring that leaves without running the call cannot read the
+ * calls posted to it: CG_ERR_UNSUPPORTED (the caller runs the call otherwise), and no
+ * server is started again for ever. A server that was there at the ring and left without
+ * seeing it is started again once, and its successor must run it. */
+START_TEST(test_protocol_deaf)
+{
+    cg_ll_server_words_t words = {0};
+    uint64_t             done  = 0;
+    cg_ll_server_t       server = {.words = &words, .done = &done, .start = proto_start};
+    int                  ended = -1;
+
+    proto_starts = 0;
+    ck_assert_int_eq(cg_ll_server_ring(&server, 1), CG_OK); /* started for call 1 */
+    words.left = 1;                                         /* left, call 1 not run */
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_ERR_UNSUPPORTED);
+    ck_assert_int_eq(ended, 0);
+    ck_assert_int_eq(proto_starts, 1);
+    done = 1 << 1; /* run otherwise */
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK);
+    ck_assert_int_eq(ended, 1);
+    ck_assert_int_eq(cg_ll_server_ring(&server, 2), CG_OK); /* left: started at the ring */
+    ck_assert_int_eq(proto_starts, 2);
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK); /* generation 2 is there */
+    ck_assert_int_eq(ended, 0);
+    done = 2 << 1;
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK);
+    ck_assert_int_eq(cg_ll_server_ring(&server, 3), CG_OK); /* there: not started */
+    ck_assert_int_eq(proto_starts, 2);
+    words.left = 2; /* it left before its look showed call 3: started again */
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_OK);
+    ck_assert_int_eq(proto_starts, 3);
+    words.left = 3; /* that one too, though started after the ring */
+    ck_assert_int_eq(cg_ll_server_test(&server, &ended), CG_ERR_UNSUPPORTED);
+    ck_assert_int_eq(proto_starts, 3);
+}
+END_TEST
+
+/* Servers that never read the calls posted to them (the host layer's server_deaf, as a
+ * kernel whose reading of them is broken): each stream's first served call runs launched
+ * after its server's life, exact, and its later calls run launched with no server started;
+ * nothing hangs. */
+START_TEST(test_server_deaf)
+{
+    pair_t         pair;
+    const uint64_t servers = cg_counters[CG_CNT_LL_SERVERS];
+
+    pair_open(&pair, 300.0, 0.02);
+    cg_host_impl(pair.dev)->server_deaf = 1;
+    pair_call(&pair);
+    ck_assert_uint_eq(cg_counters[CG_CNT_LL_SERVERS] - servers, RANKS); /* one each, once */
+    for (int r = 0; r < RANKS; r++) {
+        ck_assert(!cg_host_server_usable(pair.stream[r]));
+        ck_assert(!cg_host_server_alive(pair.stream[r]));
+    }
+    for (int k = 0; k < 20; k++) {
+        pair_call(&pair);
+    }
+    ck_assert_uint_eq(cg_counters[CG_CNT_LL_SERVERS] - servers, RANKS);
+    pair_close(&pair);
+}
+END_TEST
+
 /* A call the server cannot run (rank 1's inbox overruns its allocation: an illegal address
  * on the simulated GPU): the call fails once, and no server starts again to run it twice. */
 START_TEST(test_server_failed_call)
@@ -408,5 +471,6 @@ START_TEST(test_posted_lines)
 }
 END_TEST
 
-CG_UNIT_MAIN("ll_server", 120, test_posted_lines, test_protocol, test_server_stays, test_server_again, test_server_life,
+CG_UNIT_MAIN("ll_server", 120, test_posted_lines, test_protocol, test_protocol_deaf,
+             test_server_deaf, test_server_stays, test_server_again, test_server_life,
              test_server_races, test_server_given_up, test_server_failed_call, test_server_free_waits)
