@@ -286,7 +286,7 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_
         *done = cg_ll_cancelled(dev, args, &wait->slots[CG_DEV_MAX_FANIN]) ? 2 : 0;
         return CG_OK; /* not yet (or never: cancelled, no result) */
     }
-    if (wait->aborted) { /* given up (ll_cuda.cu: the kernel ends normally, no result) */
+    if (wait->aborted) { /* given up (ll_body.cuh: the kernel ends normally, no result) */
         *done = 2;
         return CG_OK;
     }

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The coll/gpu authors. See LICENSE. */
 /*
  * The CUDA layer's LL server (coll_gpu_ll_persist; the protocol: kernels/dev_ll_server.h,
- * the kernel: ll_server_kernel in ll_cuda.cu). One per stream, started at its first served
+ * the kernel: ll_server_kernel in ll_server.cu). One per stream, started at its first served
  * call on a non-blocking stream of its own, beside the stream's work: a call is posted into
  * page-locked memory and rung with a store, and its end is the stream's completion word, as
  * a launched LL call's. The host layer plays it with a thread (host_server.c).
