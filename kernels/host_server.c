@@ -249,11 +249,16 @@ static cg_status_t cg_host_server_relaunch(cg_dev_t *dev, cg_host_server_t *serv
     const uint64_t        *lines = ((const cg_host_server_pinned_t *)(void *)server->proto.words)->lines;
     cg_host_server_block_t block;
 
-    cg_status_t            status;
+    cg_status_t            status = __atomic_load_n(&server->failed, __ATOMIC_ACQUIRE);
 
+    /* a server that ran the call and failed stored that before it left: not relaunched */
+    if (status != CG_OK || cg_dev_lost(dev)) {
+        return status != CG_OK ? status : CG_ERR_DEVICE;
+    }
     server->deaf = 1;
-    if (!cg_ll_server_decode(lines, block.words, CG_HOST_SERVER_WORDS, server->calls)) {
-        return CG_ERR_INTERNAL; /* this host's own lines */
+    if (!cg_ll_server_decode(lines, block.words, CG_HOST_SERVER_WORDS, server->proto.rung)) {
+        __atomic_store_n(&server->failed, CG_ERR_INTERNAL, __ATOMIC_RELEASE); /* its own lines */
+        return CG_ERR_INTERNAL;
     }
     /* behind the stream's work, as a kernel launched on it */
     status = cg_host_stream_drain(dev, server->stream);

@@ -137,14 +137,20 @@ int cg_cuda_server_usable(const cg_dev_stream_t *stream)
  * launched on the stream as a call that is not served: its end is the same word. */
 static cg_status_t cg_cuda_server_relaunch(cg_cuda_server_t *server, cg_dev_stream_t *stream)
 {
+    cg_status_t status;
+
     server->deaf      = 1;
     server->rung      = 0;
     stream->ll_served = 0;
     stream->ll_on_app = 0;
     stream->ll_polls  = 0;
-    return CG_CUDART_CALL(cg_cuda_ll_launch_posted(server->pinned + CG_CUDA_SERVER_POSTED,
-                                                   stream->ll_queued, stream->stream,
-                                                   server->done_dev));
+    status = CG_CUDART_CALL(cg_cuda_ll_launch_posted(server->pinned + CG_CUDA_SERVER_POSTED,
+                                                     server->proto.rung, stream->stream,
+                                                     server->done_dev));
+    if (status != CG_OK) { /* the call never runs: every later wait on the stream says so */
+        server->failed = status;
+    }
+    return status;
 }
 
 /* Polls between two looks at the server's queue for an error. */

@@ -389,6 +389,53 @@ START_TEST(test_server_deaf)
 }
 END_TEST
 
+/* The same found by a stream's synchronisation: rank 1's call is launched by its polls,
+ * then rank 0's stream_sync finds its own server left without it, launches it and waits
+ * for it (a second drain): both exact. */
+START_TEST(test_server_deaf_sync)
+{
+    pair_t       pair;
+    cg_ll_args_t args;
+    float        in[RANKS][COUNT], out[COUNT];
+    int          done = 0;
+
+    pair_open(&pair, 300.0, 0.02);
+    cg_host_impl(pair.dev)->server_deaf = 1;
+    for (int r = 0; r < RANKS; r++) {
+        for (int i = 0; i < COUNT; i++) {
+            in[r][i] = (float)(rand() % 1000) - 500.0f;
+        }
+        ck_assert_int_eq(pair.dev->ops->copy(pair.dev, pair.buf[r], in[r], sizeof(in[r]), pair.stream[r]), CG_OK);
+        ck_assert_int_eq(pair.dev->ops->fill(pair.dev, pair.buf[r] + COUNT, 0xff, sizeof(out), pair.stream[r]), CG_OK);
+        ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[r]), CG_OK);
+        args = pair_args(&pair, r);
+        ck_assert_int_eq(pair.dev->ops->ll_run(pair.dev, &args, pair.stream[r]), CG_OK);
+    }
+    for (long polls = 0; cg_host_server_usable(pair.stream[1]); polls++) {
+        ck_assert_int_eq(pair.dev->ops->ll_test(pair.dev, pair.stream[1], &done), CG_OK);
+        ck_assert_msg(polls < 100000000L, "rank 1's call was never launched");
+        usleep(polls > 1000 ? 10 : 0);
+    }
+    ck_assert(cg_host_server_usable(pair.stream[0]));
+    ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[0]), CG_OK);
+    ck_assert(!cg_host_server_usable(pair.stream[0]));
+    ck_assert_int_eq(pair.stream[0]->pending, 0); /* the launched call waited for too */
+    ck_assert_int_eq(pair.dev->ops->ll_test(pair.dev, pair.stream[0], &done), CG_OK);
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[1]), CG_OK);
+    for (int r = 0; r < RANKS; r++) {
+        ck_assert_int_eq(pair.dev->ops->copy(pair.dev, out, pair.buf[r] + COUNT, sizeof(out), pair.stream[r]), CG_OK);
+        ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[r]), CG_OK);
+        for (int i = 0; i < COUNT; i++) {
+            ck_assert_float_eq(out[i], in[0][i] + in[1][i]);
+        }
+    }
+    pair.calls++;
+    pair_call(&pair); /* launched on both, no server */
+    pair_close(&pair);
+}
+END_TEST
+
 /* A call the server cannot run (rank 1's inbox overruns its allocation: an illegal address
  * on the simulated GPU): the call fails once, and no server starts again to run it twice. */
 START_TEST(test_server_failed_call)
@@ -472,5 +519,5 @@ START_TEST(test_posted_lines)
 END_TEST
 
 CG_UNIT_MAIN("ll_server", 120, test_posted_lines, test_protocol, test_protocol_deaf,
-             test_server_deaf, test_server_stays, test_server_again, test_server_life,
+             test_server_deaf, test_server_deaf_sync, test_server_stays, test_server_again, test_server_life,
              test_server_races, test_server_given_up, test_server_failed_call, test_server_free_waits)
