@@ -250,9 +250,10 @@ extern "C" cudaError_t cg_cuda_ll_launch_posted(const void *posted, uint64_t cal
     if (!cg_ll_server_decode(lines, words, kHeadWords, call)) {
         return cudaErrorInvalidValue;
     }
-    memcpy(&p, words, sizeof(p)); /* the head: the call's ranks */
+    memcpy(&p, words, sizeof(p)); /* the head: the call's ranks, then their words */
     if (p.size < 1 || p.size > CG_DEV_MAX_FANIN ||
-        !cg_ll_server_decode(lines, words, (size_t)ll_post_lines(p.size) / 2, call)) {
+        !cg_ll_server_decode(lines + CG_LL_POST_LINES(kHeadWords), words + kHeadWords,
+                             (size_t)(p.size * kPeerWords), call)) {
         return cudaErrorInvalidValue;
     }
     memcpy(&p, words, sizeof(p));

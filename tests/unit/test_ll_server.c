@@ -113,12 +113,9 @@ static void pair_wait(pair_t *pair)
     }
 }
 
-/* One allreduce of both ranks, inputs fresh and outputs poisoned, checked element by
- * element against the sum computed here. */
-static void pair_call(pair_t *pair)
+/* Fresh random inputs and poisoned outputs on every rank, then each rank's call run. */
+static void pair_start(pair_t *pair, float in[RANKS][COUNT])
 {
-    float in[RANKS][COUNT], out[COUNT];
-
     for (int r = 0; r < RANKS; r++) {
         for (int i = 0; i < COUNT; i++) {
             in[r][i] = (float)(rand() % 1000) - 500.0f;
@@ -132,7 +129,13 @@ static void pair_call(pair_t *pair)
         cg_ll_args_t args = pair_args(pair, r);
         ck_assert_int_eq(pair->dev->ops->ll_run(pair->dev, &args, pair->stream[r]), CG_OK);
     }
-    pair_wait(pair);
+}
+
+/* Every rank's output checked element by element against the sum computed here. */
+static void pair_check(pair_t *pair, float in[RANKS][COUNT])
+{
+    float out[COUNT];
+
     for (int r = 0; r < RANKS; r++) {
         ck_assert_int_eq(pair->dev->ops->copy(pair->dev, out, pair->buf[r] + COUNT, sizeof(out), pair->stream[r]), CG_OK);
         ck_assert_int_eq(pair->dev->ops->stream_sync(pair->dev, pair->stream[r]), CG_OK);
@@ -141,6 +144,17 @@ static void pair_call(pair_t *pair)
         }
     }
     pair->calls++;
+}
+
+/* One allreduce of both ranks, inputs fresh and outputs poisoned, checked element by
+ * element against the sum computed here. */
+static void pair_call(pair_t *pair)
+{
+    float in[RANKS][COUNT];
+
+    pair_start(pair, in);
+    pair_wait(pair);
+    pair_check(pair, in);
 }
 
 /* Calls to servers that stay: every call served, one server per stream. With a long idle
@@ -394,23 +408,13 @@ END_TEST
  * for it (a second drain): both exact. */
 START_TEST(test_server_deaf_sync)
 {
-    pair_t       pair;
-    cg_ll_args_t args;
-    float        in[RANKS][COUNT], out[COUNT];
-    int          done = 0;
+    pair_t pair;
+    float  in[RANKS][COUNT];
+    int    done = 0;
 
     pair_open(&pair, 300.0, 0.02);
     cg_host_impl(pair.dev)->server_deaf = 1;
-    for (int r = 0; r < RANKS; r++) {
-        for (int i = 0; i < COUNT; i++) {
-            in[r][i] = (float)(rand() % 1000) - 500.0f;
-        }
-        ck_assert_int_eq(pair.dev->ops->copy(pair.dev, pair.buf[r], in[r], sizeof(in[r]), pair.stream[r]), CG_OK);
-        ck_assert_int_eq(pair.dev->ops->fill(pair.dev, pair.buf[r] + COUNT, 0xff, sizeof(out), pair.stream[r]), CG_OK);
-        ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[r]), CG_OK);
-        args = pair_args(&pair, r);
-        ck_assert_int_eq(pair.dev->ops->ll_run(pair.dev, &args, pair.stream[r]), CG_OK);
-    }
+    pair_start(&pair, in);
     for (long polls = 0; cg_host_server_usable(pair.stream[1]); polls++) {
         ck_assert_int_eq(pair.dev->ops->ll_test(pair.dev, pair.stream[1], &done), CG_OK);
         ck_assert_msg(polls < 100000000L, "rank 1's call was never launched");
@@ -423,14 +427,7 @@ START_TEST(test_server_deaf_sync)
     ck_assert_int_eq(pair.dev->ops->ll_test(pair.dev, pair.stream[0], &done), CG_OK);
     ck_assert_int_eq(done, 1);
     ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[1]), CG_OK);
-    for (int r = 0; r < RANKS; r++) {
-        ck_assert_int_eq(pair.dev->ops->copy(pair.dev, out, pair.buf[r] + COUNT, sizeof(out), pair.stream[r]), CG_OK);
-        ck_assert_int_eq(pair.dev->ops->stream_sync(pair.dev, pair.stream[r]), CG_OK);
-        for (int i = 0; i < COUNT; i++) {
-            ck_assert_float_eq(out[i], in[0][i] + in[1][i]);
-        }
-    }
-    pair.calls++;
+    pair_check(&pair, in);
     pair_call(&pair); /* launched on both, no server */
     pair_close(&pair);
 }
