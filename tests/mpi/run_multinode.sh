@@ -50,42 +50,15 @@ fi
 export OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
-base_mca=(--mca op ^avx --mca mpi_yield_when_idle 1 --bind-to none --mca coll_gpu_device "$device")
-failures=0
-runs=0
-
-selected() {
-    [ -z "$filter" ] || [[ $1 =~ $filter ]]
-}
-
-fail() {
-    echo "FAIL $1"
-    failures=$((failures + 1))
-}
-
-# run NAME NP [mpirun and program arguments...]: output in NAME.log, each process's log in
-# NAME.RANK.vlog (warnings included).
-run() {
-    local name=$1 np=$2
-    shift 2
-    local log="$logdir/$name.log" t0=$SECONDS
-    runs=$((runs + 1))
-    rm -f "$logdir/$name".*.vlog
-    timeout -k 10 "$run_timeout" "$mpirun" -np "$np" "${base_mca[@]}" --mca coll_gpu_verbose 1 \
-        --mca coll_gpu_verbose_file "$logdir/$name.%r.vlog" "$@" >"$log" 2>&1
-    local rc=$?
-    if [ "$rc" = 0 ]; then
-        echo "PASS $name ($((SECONDS - t0)) s)"
-        return 0
-    fi
-    fail "$name (exit status $rc$([ "$rc" = 124 ] && echo ": timed out"), $((SECONDS - t0)) s): $log"
-    cat "$log" "$logdir/$name".*.vlog 2>/dev/null | grep -m 12 -E 'FAIL|TIMEOUT|rror|abort|Signal' | sed 's/^/    /'
-    return 1
-}
+base_mca=(--mca op ^avx --mca mpi_yield_when_idle 1 --bind-to none --mca coll_gpu_device "$device"
+          --mca coll_gpu_verbose 1) # warnings in each process's log
+# the runs, their checks and their counters (tests/mpi/suite_lib.sh)
+# shellcheck source=tests/mpi/suite_lib.sh
+. "$(dirname "$0")/suite_lib.sh"
 
 # no_warning NAME PATTERN: no process logged a line matching PATTERN
 no_warning() {
-    if cat "$logdir/$1.log" "$logdir/$1".*.vlog 2>/dev/null | grep -m 3 -E "$2"; then
+    if logs "$1" | grep -m 3 -E "$2"; then
         fail "$1: a process logged \"$2\""
     fi
 }

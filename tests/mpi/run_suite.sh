@@ -58,98 +58,11 @@ export OMPI_MCA_btl_tcp_if_include=lo
 # arithmetic, so the suite runs with the plain C ops underneath.
 base_mca=(--mca op ^avx --mca mpi_yield_when_idle 1 --bind-to none)
 
-failures=0
-failed_report="" # the FAIL lines again at the end, where a log's tail shows them
-runs=0
-skipped=0
-ran=() # the runs made, by name: checks across runs read their logs only (not older ones)
-
-# selected NAME: is the run in CG_SUITE_FILTER (when set)?
-selected() {
-    [ -z "$filter" ] || [[ $1 =~ $filter ]]
-}
-
-# run NAME NP [mpirun and program arguments...]: run once, keep the output (NAME.log) and
-# each process's log file (NAME.RANK.vlog), check the exit status.
-run() {
-    local name=$1 np=$2
-    shift 2
-    local log="$logdir/$name.log" t0=$SECONDS
-    if ! selected "$name"; then
-        skipped=$((skipped + 1))
-        return 1
-    fi
-    runs=$((runs + 1))
-    ran+=("$name")
-    rm -f "$logdir/$name".*.vlog
-    timeout -k 10 "$run_timeout" "$mpirun" -np "$np" "${base_mca[@]}" \
-        --mca coll_gpu_verbose_file "$logdir/$name.%r.vlog" "$@" >"$log" 2>&1
-    local rc=$?
-    if [ "$rc" = 0 ]; then
-        echo "PASS $name ($((SECONDS - t0)) s)"
-        return 0
-    fi
-    local line detail
-    line="FAIL $name (exit status $rc$([ "$rc" = 124 ] && echo ": timed out"), $((SECONDS - t0)) s): $log"
-    detail=$(logs "$name" | grep -m 20 -E 'FAIL|rror|abort|Signal' | sed 's/^/    /')
-    echo "$line"
-    [ -z "$detail" ] || echo "$detail"
-    failed_report+="$line"$'\n'"${detail:+$detail$'\n'}"
-    failures=$((failures + 1))
-    return 1
-}
-
-# run_dies NAME NP [arguments...]: the run must die of a segmentation fault (a device pointer
-# that reached the CPU), as it would on a GPU.
-run_dies() {
-    local name=$1 np=$2
-    shift 2
-    local log="$logdir/$name.log" t0=$SECONDS
-    selected "$name" || { skipped=$((skipped + 1)); return 1; }
-    runs=$((runs + 1))
-    if timeout -k 10 "$run_timeout" "$mpirun" -np "$np" "${base_mca[@]}" "$@" >"$log" 2>&1; then
-        fail "$name: ran to the end, but device memory reached the CPU and must have crashed"
-        return 1
-    fi
-    if ! grep -q "Segmentation fault" "$log"; then
-        fail "$name: failed, but not with a segmentation fault: $log"
-        return 1
-    fi
-    echo "PASS $name (died as it must: segmentation fault, $((SECONDS - t0)) s)"
-}
-
-# logs NAME: everything a run printed and logged (output, then every process's log file).
-logs() {
-    cat "$logdir/$1.log" "$logdir/$1".*.vlog 2>/dev/null
-}
-
-fail() {
-    echo "FAIL $1"
-    failed_report+="FAIL $1"$'\n'
-    failures=$((failures + 1))
-}
-
-# no_errors NAME: no process of the run logged an error (each has its own log file)
-no_errors() {
-    local logged
-    logged=$(grep -h -m 3 "coll:gpu\[[0-9x]*\] ERROR" "$logdir/$1".*.vlog 2>/dev/null)
-    [ -z "$logged" ] || { fail "$1: errors logged"; echo "$logged" | sed 's/^/    /'; }
-}
-
-# proof NAME ALLOWED [MAIN [COLL]]: rank 0's verbose lines (its own log file) match the
-# device-memory calls the program counted, collective by collective; every line (of COLL,
-# when given) names an algorithm of the comma list ALLOWED, and at least half of them MAIN.
-proof() {
-    local name=$1 allowed=$2 main=${3:-} coll=${4:-}
-    python3 "$(dirname "$0")/proof.py" "$logdir/$name.log" "$logdir/$name.0.vlog" "$allowed" \
-        "$main" "$coll" || fail "$name: verbose log does not match the calls"
-}
+# the runs, their checks and their counters (tests/mpi/suite_lib.sh)
+# shellcheck source=tests/mpi/suite_lib.sh
+. "$(dirname "$0")/suite_lib.sh"
 
 quiet_args=(--counts 1,7 --large 0 --types MPI_INT,MPI_DOUBLE,MPI_UINT8_T,MPI_FLOAT_INT --no-derived)
-# "${below[@]}" N VAR=VALUE PROGRAM...: PROGRAM with VAR=VALUE on the world ranks below N
-# (what a node with other settings or another UCX would see; not mpirun's MPMD syntax, on
-# which Open MPI 5.0.7's mpirun crashes)
-below=(bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-0}" -lt "$1" ]; then export "$2"; fi; shift 2; exec "$@"' below)
 # Types the forced-algorithm runs cover: device-reducible ones (padded pairs, complex, bool
 # included) and ones the device cannot reduce or copy directly (long double, char).
 forced_types=MPI_INT,MPI_UINT8_T,MPI_INT64_T,MPI_DOUBLE,MPI_FLOAT_INT,MPI_DOUBLE_INT,MPI_SHORT_INT,MPI_C_DOUBLE_COMPLEX,MPI_C_BOOL,MPI_LONG_DOUBLE,MPI_CHAR
