@@ -459,8 +459,9 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     result.topo = comm->topo;
     result.inter_staged = comm->inter != NULL && comm->inter->staged;
     result.rules_digest = config->rules_digest;
-    result.time_sliced  = dev->caps.time_sliced && comm->local_size > 1 &&
-                         (comm->topo.cls == CG_TOPO_CLASS_SHARED_GPU || comm->topo.cls == CG_TOPO_CLASS_HOST);
+    /* a GPU without MPS that this node gives to more than one rank, whatever the class:
+     * 8 ranks on 4 GPUs take turns as 4 on one do; one rank per GPU never waits for a turn */
+    result.time_sliced  = dev->caps.time_sliced && comm->topo.shared;
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {

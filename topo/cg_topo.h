@@ -94,6 +94,8 @@ typedef struct {
     cg_topo_class_t cls;
     int             local_size;
     int             num_gpus;                   /* distinct GPUs in use */
+    int             shared;                     /* some GPU serves more than one local rank
+                                                 * (the host layer's ranks share its one) */
     int             gpu_of[CG_TOPO_MAX_RANKS];  /* local rank -> GPU index, -1 unknown */
     int             ring[CG_TOPO_MAX_RANKS];    /* ring order of local ranks along links */
     char            rail[CG_TOPO_MAX_RANKS][32];/* local rank -> NIC name, "" none */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const cg_path_names[] = {"X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS", "?"};
 static const char *const cg_class_names[CG_TOPO_CLASS_COUNT] = {
@@ -84,6 +85,24 @@ void cg_topo_free(cg_topo_t *topo)
 static int cg_topo_no_gpu(const char *bus_id)
 {
     return bus_id == NULL || bus_id[0] == '\0' || strcmp(bus_id, "host") == 0;
+}
+
+/* Are two local ranks on the same GPU? Bus ids compared as numbers (the same GPU has one
+ * id whatever the process's device numbering); ranks without a GPU share the host layer's. */
+static int cg_topo_same_gpu(const char *a, const char *b)
+{
+    unsigned pa[4] = {0}, pb[4] = {0};
+
+    if (cg_topo_no_gpu(a) || cg_topo_no_gpu(b)) {
+        return cg_topo_no_gpu(a) && cg_topo_no_gpu(b);
+    }
+    if ((sscanf(a, "%x:%x:%x.%x", &pa[0], &pa[1], &pa[2], &pa[3]) == 4 ||
+         (pa[0] = 0, sscanf(a, "%x:%x.%x", &pa[1], &pa[2], &pa[3]) == 3)) &&
+        (sscanf(b, "%x:%x:%x.%x", &pb[0], &pb[1], &pb[2], &pb[3]) == 4 ||
+         (pb[0] = 0, sscanf(b, "%x:%x.%x", &pb[1], &pb[2], &pb[3]) == 3))) {
+        return memcmp(pa, pb, sizeof(pa)) == 0;
+    }
+    return strcasecmp(a, b) == 0;
 }
 
 /* Connection quality between two GPUs: bigger is better. */
@@ -226,6 +245,11 @@ void cg_topo_summarize(const cg_topo_t *topo, const char *const bus_ids[], int n
         }
     }
     s->num_gpus = ngpus;
+    for (int r = 0; r < s->local_size && !s->shared; r++) {
+        for (int q = 0; q < r && !s->shared; q++) {
+            s->shared = cg_topo_same_gpu(bus_ids[q], bus_ids[r]);
+        }
+    }
     if (hosts == s->local_size) {
         s->cls = CG_TOPO_CLASS_HOST;
         snprintf(s->reason, sizeof(s->reason), "no GPU (host device layer)");

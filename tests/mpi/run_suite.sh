@@ -257,6 +257,16 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
     run "topo-dgx-np8" 8 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/dgx-h100.xml" \
         --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         proof "topo-dgx-np8" "$fast"
+    # without MPS (the host layer plays it): five ranks on the four GPUs, two take turns on
+    # one, so no LL; four, one rank per GPU, none waits for a turn, so LL for small calls
+    run "topo-shared-time-sliced-np5" 5 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
+        --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" --mca coll_gpu_verbose 2 \
+        "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
+        proof "topo-shared-time-sliced-np5" "one_shot,two_shot,ring,direct,scatter_allgather,staged"
+    run "topo-own-time-sliced-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
+        --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" --mca coll_gpu_verbose 2 \
+        "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
+        proof "topo-own-time-sliced-np4" "$fast,ring" ll
     run "topo-bad-file-np2" 2 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/bad-truncated.xml" \
         --mca coll_gpu_verbose 1 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         { logs topo-bad-file-np2 | grep -q "using safe defaults" || fail "topo-bad-file-np2: no warning"; }

@@ -75,6 +75,7 @@ START_TEST(test_dgx_h100)
     ck_assert_uint_eq(t->nvlink_mbps[3][6], 450000); /* 18 links x 25 GB/s through 4 switches */
     summarize(t, one_each, 8, &s);
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_NVSWITCH);
+    ck_assert_int_eq(s.shared, 0); /* one rank per GPU: none waits for a turn */
     for (int r = 0; r < 8; r++) { /* every GPU its own NIC behind its PCIe switch */
         char want[16];
         snprintf(want, sizeof(want), "mlx5_%d", r);
@@ -87,10 +88,12 @@ START_TEST(test_dgx_h100)
     ck_assert_int_eq(plan(&s, CG_COLL_BCAST, 1024), CG_ALG_DIRECT);
     summarize(t, shared, 4, &s);
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_SHARED_GPU);
+    ck_assert_int_eq(s.shared, 1);
     ck_assert_int_eq(plan(&s, CG_COLL_BCAST, 64u << 20), CG_ALG_DIRECT); /* one memory */
     ck_assert_str_eq(s.rail[3], "mlx5_2");
     summarize(t, far, 2, &s);
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_NVSWITCH);
+    ck_assert_int_eq(s.shared, 0);
     ck_assert_str_eq(s.rail[1], "mlx5_4");
     for (int g = 0; g < 8; g++) { /* one rank of the node (a communicator of one rank per
                                    * node): its GPU's NIC, as in the whole node */
@@ -118,6 +121,7 @@ START_TEST(test_hgx_a100)
     ck_assert_str_eq(s.rail[5], "mlx5_5");
     summarize(t, two_each, 16, &s); /* more ranks than GPUs: ranks share their GPU's NIC */
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_NVSWITCH);
+    ck_assert_int_eq(s.shared, 1); /* and take turns on it without MPS, NVSwitch or not */
     ck_assert_int_eq(s.num_gpus, 8);
     ck_assert_str_eq(s.rail[6], s.rail[7]);
     ck_assert_str_eq(s.rail[6], "mlx5_3");
@@ -183,8 +187,11 @@ START_TEST(test_gpuless)
     ck_assert_int_eq(t->num_gpus, 0);
     summarize(t, none, 3, &s);
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_HOST);
+    ck_assert_int_eq(s.shared, 1); /* the host layer's ranks share its one GPU */
     ck_assert_str_eq(s.rail[2], "mlx5_0");
     ck_assert_int_eq(plan(&s, CG_COLL_ALLREDUCE, 64u << 20), CG_ALG_TWO_SHOT);
+    summarize(t, none, 1, &s);
+    ck_assert_int_eq(s.shared, 0);
     cg_topo_free(t);
 }
 END_TEST
@@ -201,6 +208,11 @@ START_TEST(test_bad_input)
     ck_assert_int_ne(cg_topo_load("/nonexistent/topology.xml", &t), CG_OK);
     cg_topo_summarize(NULL, bus, 2, &s); /* no topology: safe class */
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_NO_P2P);
+    ck_assert_int_eq(s.shared, 0);
+    bus[1] = "18:00.0"; /* the same GPU, written without its domain: shared */
+    cg_topo_summarize(NULL, bus, 2, &s);
+    ck_assert_int_eq(s.shared, 1);
+    bus[1] = "0000:19:00.0";
     ck_assert_str_eq(s.rail[0], "");
     t = load("fewer-nics-4gpu.xml"); /* a GPU the topology does not have */
     bus[1] = "0000:99:00.0";
