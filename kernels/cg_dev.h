@@ -448,6 +448,8 @@ typedef struct {
     int        query_miss;  /* testing: app_done finds the application's work not done at
                                every query_miss-th query (0: never) even when it is, as a
                                GPU's first query of a fresh event may */
+    int        no_p2p;      /* testing: every import of a peer's memory fails, as between GPUs
+                               without peer-to-peer access (CG_ERR_UNSUPPORTED) */
     int        server_deaf; /* testing: LL servers never read the calls posted to them, as a
                                kernel whose reading of them is broken */
 } cg_dev_host_config_t;

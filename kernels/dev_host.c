@@ -373,6 +373,7 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
     host->query_miss     = config != NULL ? CG_MAX(config->query_miss, 0) : 0;
     host->queries        = config != NULL ? (unsigned)config->world_rank : 0;
     host->server_deaf    = config != NULL && config->server_deaf;
+    host->no_p2p         = config != NULL && config->no_p2p;
     pthread_once(&cg_dev_host_queued_once, cg_dev_host_queued_init);
     if (config != NULL && host->sim == NULL) {
         for (int i = 0; i < config->num_host_buffer_ranks; i++) {

@@ -46,6 +46,7 @@ typedef struct {
     unsigned            queries;          /* app_done's queries so far (from the world
                                              rank, so that ranks miss different calls) */
     int                 server_deaf;      /* testing: LL servers never read their calls */
+    int                 no_p2p;           /* testing: peers' memory cannot be mapped */
     unsigned            queued_waits;     /* of peer_waits, the flag waits queued on streams
                                              (no thread's: every free waits for them) */
     unsigned            queued_ops;       /* ops queued on any stream (frees wait for them) */

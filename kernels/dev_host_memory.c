@@ -447,6 +447,11 @@ cg_status_t cg_host_ipc_import(cg_dev_t *dev, const cg_ipc_handle_t *handle, voi
     if (cg_dev_lost(dev)) {
         return CG_ERR_DEVICE;
     }
+    if (host->no_p2p) { /* as the CUDA layer reports a GPU it cannot reach */
+        cg_debug(CG_SUB_IPC, "buffer %#llx of a peer: no peer-to-peer access (testing)",
+                 (unsigned long long)handle->buffer_id);
+        return CG_ERR_UNSUPPORTED;
+    }
     if (host->sim != NULL) {
         return handle->share == CG_IPC_SHARE_FD ? cg_host_vmm_import(host, handle, base)
                                                 : cg_host_sim_import(host, handle, base);

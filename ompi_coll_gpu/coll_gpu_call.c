@@ -35,6 +35,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                 .blocking_waits        = mca_coll_gpu_component.debug_host_blocking_waits,
                 .query_miss            = mca_coll_gpu_component.debug_host_query_miss,
                 .server_deaf           = mca_coll_gpu_component.debug_host_server_deaf,
+                .no_p2p                = mca_coll_gpu_component.debug_host_no_p2p,
                 .op_delay_s            = ompi_comm_rank(MPI_COMM_WORLD) ==
                                                  mca_coll_gpu_component.debug_host_slow_rank
                                              ? mca_coll_gpu_component.debug_host_slow_ms / 1e3 : 0,

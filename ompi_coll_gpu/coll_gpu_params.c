@@ -210,6 +210,10 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "never read the calls posted to them, as a kernel whose reading of them is broken "
      "would: each such call runs launched after its server's life, and the stream's later "
      "calls without a server"},
+    {"debug_host_no_p2p", INT, NULL, &CG_C->debug_host_no_p2p, OPAL_INFO_LVL_9, 0, RO,
+     "Testing with coll_gpu_device=host: 1 makes every mapping of a peer's memory fail as "
+     "between GPUs without peer-to-peer access (a node of PCIe GPUs on two sockets): the "
+     "node's collectives on device memory run staged, with no error"},
     {"debug_host_slow", STR, NULL, &CG_C->debug_host_slow, OPAL_INFO_LVL_9, 0, RO,
      "Testing with coll_gpu_device=host: RANK:MS makes each copy, fill and reduction of "
      "MPI_COMM_WORLD rank RANK's device take MS milliseconds, as a long kernel would, while "

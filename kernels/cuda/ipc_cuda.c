@@ -178,6 +178,17 @@ static cg_status_t cg_cuda_ipc_import_guarded(cg_dev_t *dev, const cg_ipc_handle
                  (unsigned long)handle->buffer_id);
         return CG_ERR_ALREADY_MAPPED;
     }
+    if (err == cudaErrorPeerAccessUnsupported || err == cudaErrorTooManyPeers ||
+        err == cudaErrorNotSupported) {
+        /* this GPU cannot reach the peer's (no P2P between them: PCIe across sockets, an
+         * IOMMU or ACS in the way), or this platform has no IPC: a path not taken, no
+         * error (the caller says so once) */
+        (void)cudaGetLastError();
+        free(m);
+        cg_debug(CG_SUB_IPC, "cudaIpcOpenMemHandle of buffer %#lx: %s",
+                 (unsigned long)handle->buffer_id, cudaGetErrorString(err));
+        return CG_ERR_UNSUPPORTED;
+    }
     status = CG_CUDART_CALL(err);
     if (status != CG_OK) {
         free(m);

@@ -257,6 +257,15 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
     run "topo-dgx-np8" 8 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/dgx-h100.xml" \
         --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         proof "topo-dgx-np8" "$fast"
+    # GPUs that cannot map each other's memory (what the topology file did not know, as on
+    # PCIe GPUs across sockets): staged, exact, no error, the reason said once per process
+    run "no-p2p-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_no_p2p 1 --mca coll_gpu_verbose 2 \
+        "$check" --mem "$mem" --comms world,split "${quiet_args[@]}" &&
+        proof "no-p2p-np3" "staged,local" staged && no_errors "no-p2p-np3" &&
+        for r in 0 1 2; do
+            told=$(grep -c "no peer-to-peer access between them" "$logdir/no-p2p-np3.$r.vlog")
+            [ "$told" = 1 ] || fail "no-p2p-np3: rank $r said why $told times, not once"
+        done
     # without MPS (the host layer plays it): five ranks on the four GPUs, two take turns on
     # one, so no LL; four, one rank per GPU, none waits for a turn, so LL for small calls
     run "topo-shared-time-sliced-np5" 5 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
@@ -492,7 +501,7 @@ if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param 
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm debug_fail debug_host_buffer_ranks debug_host_lenient \
              debug_host_time_sliced debug_host_pinned_max debug_host_blocking_waits \
-             debug_host_slow debug_host_query_miss debug_host_server_deaf ll_persist ll_persist_idle_us; do
+             debug_host_slow debug_host_query_miss debug_host_server_deaf debug_host_no_p2p ll_persist ll_persist_idle_us; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
     done; then
     echo "PASS ompi_info"
