@@ -21,6 +21,7 @@ typedef enum { EM_BACKEND_HOST, EM_BACKEND_SIM, EM_BACKEND_CUDA } em_backend_t;
 static em_backend_t em_backend = EM_BACKEND_HOST;
 static int          em_pool; /* device allocations that IPC cannot export */
 static int          em_vmm;  /* device allocations as cuMemCreate makes them (descriptors) */
+static int          em_other; /* device allocations on the process's second GPU */
 
 #define EM_ON_DEVICE(kind) ((kind) == EM_DEVICE && em_backend != EM_BACKEND_HOST)
 
@@ -41,6 +42,7 @@ static void em_die(const char *what, const char *why)
 #ifdef CG_HAVE_CUDA
 #include <cuda_runtime_api.h>
 static int em_cuda_device = -1;
+static int em_other_device = -1; /* em_other: the GPU that holds the allocations */
 
 #define EM_CUDA(call)                                                                    \
     do {                                                                                 \
@@ -49,6 +51,22 @@ static int em_cuda_device = -1;
             em_die(#call, cudaGetErrorString(e_));                                       \
         }                                                                                \
     } while (0)
+
+/* em_other: the allocations' GPU current around their work, so that it goes on that GPU's
+ * default stream; the rank's own GPU current again after. */
+static void em_cuda_enter(void)
+{
+    if (em_other) {
+        EM_CUDA(cudaSetDevice(em_other_device));
+    }
+}
+
+static void em_cuda_leave(void)
+{
+    if (em_other) {
+        EM_CUDA(cudaSetDevice(em_cuda_device));
+    }
+}
 
 /* cuMemCreate memory with a POSIX file-descriptor handle type, mapped and made accessible
  * to this rank's GPU, as PyTorch's expandable segments make it; the driver API from the
@@ -172,14 +190,15 @@ em_kind_t em_init(const char *mode, int local_rank)
 {
     em_pool = strcmp(mode, "pool") == 0;
     em_vmm  = strncmp(mode, "vmm", 3) == 0;
+    em_other = strcmp(mode, "other") == 0;
     if (strcmp(mode, "host") == 0) {
         em_backend = EM_BACKEND_HOST;
         return EM_HOST;
     }
     if (strcmp(mode, "auto") != 0 && strcmp(mode, "device") != 0 && !em_pool &&
-        strcmp(mode, "vmm") != 0 && strcmp(mode, "vmm-private") != 0) {
+        strcmp(mode, "vmm") != 0 && strcmp(mode, "vmm-private") != 0 && !em_other) {
         fprintf(stderr, "example_mem: unknown memory mode \"%s\" (auto, device, pool, vmm, "
-                "vmm-private, host)\n", mode);
+                "vmm-private, other, host)\n", mode);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(mode, "vmm-private") == 0) {
@@ -189,6 +208,10 @@ em_kind_t em_init(const char *mode, int local_rank)
     int count = 0;
     if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
         em_cuda_device = local_rank % count;
+        if (em_other && count < 2) {
+            em_die("--mem other", "memory of a second GPU needs two GPUs");
+        }
+        em_other_device = (em_cuda_device + 1) % count;
         EM_CUDA(cudaSetDevice(em_cuda_device));
         em_backend = EM_BACKEND_CUDA;
         return EM_DEVICE;
@@ -213,9 +236,10 @@ int em_device(void)
 const char *em_describe(void)
 {
     static char text[400];
-    const char *pool = em_pool  ? ", pool allocations (not exportable)"
-                       : em_vmm ? ", cuMemCreate allocations (shared as file descriptors)"
-                                : "";
+    const char *pool = em_pool    ? ", pool allocations (not exportable)"
+                       : em_vmm   ? ", cuMemCreate allocations (shared as file descriptors)"
+                       : em_other ? ", allocations on a second GPU (staged)"
+                                  : "";
 
     switch (em_backend) {
     case EM_BACKEND_CUDA: {
@@ -241,9 +265,10 @@ void *em_alloc(size_t bytes, em_kind_t kind)
 
     bytes = bytes ? bytes : 1;
     if (EM_ON_DEVICE(kind) && em_backend == EM_BACKEND_SIM) {
-        EM_SIM(cg_sim_malloc(&p, bytes, em_pool  ? CG_SIM_ALLOC_POOL
-                                        : em_vmm ? CG_SIM_ALLOC_VMM
-                                                 : CG_SIM_ALLOC_DEFAULT));
+        EM_SIM(cg_sim_malloc(&p, bytes, em_pool    ? CG_SIM_ALLOC_POOL
+                                        : em_vmm   ? CG_SIM_ALLOC_VMM
+                                        : em_other ? CG_SIM_ALLOC_OTHER_DEVICE
+                                                   : CG_SIM_ALLOC_DEFAULT));
         return p;
     }
 #ifdef CG_HAVE_CUDA
@@ -255,7 +280,9 @@ void *em_alloc(size_t bytes, em_kind_t kind)
             EM_CUDA(cudaMallocAsync(&p, bytes, 0));
             EM_CUDA(cudaStreamSynchronize(0));
         } else {
+            em_cuda_enter();
             EM_CUDA(cudaMalloc(&p, bytes));
+            em_cuda_leave();
         }
         return p;
     }
@@ -283,7 +310,9 @@ void em_free(void *p, em_kind_t kind)
             EM_CUDA(cudaFreeAsync(p, 0));
             EM_CUDA(cudaStreamSynchronize(0));
         } else {
+            em_cuda_enter();
             EM_CUDA(cudaFree(p));
+            em_cuda_leave();
         }
         return;
     }
@@ -299,7 +328,9 @@ void em_to_dev(void *dst, const void *src, size_t bytes, em_kind_t kind)
     }
 #ifdef CG_HAVE_CUDA
     if (EM_ON_DEVICE(kind)) {
+        em_cuda_enter();
         EM_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+        em_cuda_leave();
         return;
     }
 #endif
@@ -318,6 +349,7 @@ void em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind)
         void        *tmp = NULL, *a = NULL, *b = NULL;
         /* the data to a temporary first (synchronously), then work the default stream
          * for milliseconds before the copy to dst; stream-ordered frees never block */
+        em_cuda_enter();
         EM_CUDA(cudaMalloc(&tmp, bytes ? bytes : 1));
         EM_CUDA(cudaMemcpy(tmp, src, bytes, cudaMemcpyHostToDevice));
         EM_CUDA(cudaMallocAsync(&a, busy, 0));
@@ -330,6 +362,7 @@ void em_to_dev_queued(void *dst, const void *src, size_t bytes, em_kind_t kind)
         EM_CUDA(cudaFreeAsync(a, 0));
         EM_CUDA(cudaFreeAsync(b, 0));
         EM_CUDA(cudaFreeAsync(tmp, 0));
+        em_cuda_leave();
         return;
     }
 #endif
@@ -344,7 +377,9 @@ void em_to_host(void *dst, const void *src, size_t bytes, em_kind_t kind)
     }
 #ifdef CG_HAVE_CUDA
     if (EM_ON_DEVICE(kind)) {
+        em_cuda_enter();
         EM_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+        em_cuda_leave();
         return;
     }
 #endif
@@ -359,7 +394,9 @@ void em_fill_queued(void *dst, int byte, size_t bytes, em_kind_t kind)
     }
 #ifdef CG_HAVE_CUDA
     if (EM_ON_DEVICE(kind)) {
+        em_cuda_enter();
         EM_CUDA(cudaMemsetAsync(dst, byte, bytes, 0));
+        em_cuda_leave();
         return;
     }
 #endif

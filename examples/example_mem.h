@@ -17,7 +17,10 @@ typedef enum { EM_HOST = 0, EM_DEVICE = 1 } em_kind_t;
  * (the same, from allocations that IPC cannot export: cudaMallocAsync pools, or the
  * simulator's pool flag), "vmm" (cuMemCreate memory that peers share as a file
  * descriptor, or the simulator's VMM flag), "vmm-private" (the same, in a process that may
- * not take its peers' descriptors, as under a seccomp profile: the collectives copy), or "host" (plain host memory).
+ * not take its peers' descriptors, as under a seccomp profile: the collectives copy),
+ * "other" (memory of the process's second GPU, which the component stages: its work is
+ * queued on that GPU's default stream; two GPUs, or the simulator's other-device flag), or
+ * "host" (plain host memory).
  * Selects GPU local_rank % count.
  * Returns the kind of memory em_alloc(EM_DEVICE) will give. */
 em_kind_t   em_init(const char *mode, int local_rank);

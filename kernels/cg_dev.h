@@ -306,6 +306,11 @@ typedef struct cg_dev_ops {
      * not, or not yet known to be: stream then waits for it, stream-ordered, as app_wait
      * (the same event: no second record), and the caller counts that wait. */
     cg_status_t (*app_done)(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
+    /* app_wait for memory of another device or context (a cg_mem_attr_t's foreign): the
+     * host waits for the work queued before the call on the legacy default stream of the
+     * context that holds ptr (its device's primary one for memory of no context), which the
+     * layer's streams, of another context, would not order after. */
+    cg_status_t (*app_wait_foreign)(cg_dev_t *dev, const void *ptr);
 } cg_dev_ops_t;
 
 struct cg_dev {
@@ -366,6 +371,17 @@ static inline cg_status_t cg_dev_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream
     }
     cg_count(CG_CNT_APP_WAITS, 1);
     return dev->ops->app_wait(dev, stream);
+}
+
+/* Order the call after the application's work on foreign memory at ptr (the
+ * app_wait_foreign op), unless the application asserted its buffers ready. */
+static inline cg_status_t cg_dev_app_wait_foreign(cg_dev_t *dev, const void *ptr)
+{
+    if (dev->app_ready) {
+        return CG_OK;
+    }
+    cg_count(CG_CNT_APP_WAITS, 1);
+    return dev->ops->app_wait_foreign(dev, ptr);
 }
 
 /* Is the application's work before the call done (the app_done op, no host wait)? A miss

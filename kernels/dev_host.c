@@ -318,6 +318,7 @@ static const cg_dev_ops_t cg_dev_host_ops = {
     .thread_bind    = cg_host_thread_bind,
     .app_wait       = cg_host_app_wait,
     .app_done       = cg_host_app_done,
+    .app_wait_foreign = cg_host_app_wait_foreign,
 };
 
 /* Queued streams: as a GPU's table, no flag_watch (the host does not block in flag waits). */

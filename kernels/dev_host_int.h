@@ -227,6 +227,7 @@ cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t
 cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream);
 cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
 cg_status_t cg_host_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
+cg_status_t cg_host_app_wait_foreign(cg_dev_t *dev, const void *ptr);
 cg_status_t cg_host_fill(cg_dev_t *dev, void *dst, int byte, size_t bytes, cg_dev_stream_t *stream);
 cg_status_t cg_host_copy(cg_dev_t *dev, void *dst, const void *src, size_t bytes,
                          cg_dev_stream_t *stream);

@@ -30,6 +30,29 @@ cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
     return CG_OK;
 }
 
+/* Strict: what the application queued on the default stream of the simulated device that
+ * holds ptr (device 1 for CG_SIM_ALLOC_OTHER_DEVICE memory) runs now; the layer's own
+ * waits (cg_host_app_wait) are device 0's, as a CUDA layer's are its device's. */
+cg_status_t cg_host_app_wait_foreign(cg_dev_t *dev, const void *ptr)
+{
+    const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
+    cg_sim_attr_t       attr;
+
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    cg_count(CG_CNT_HOST_WAITS, 1);
+    if (sim == NULL || sim->query(ptr, &attr) != CG_SIM_OK) {
+        return CG_OK; /* lenient: nothing is ever queued */
+    }
+    if (sim->device_sync((attr.flags & CG_SIM_ALLOC_OTHER_DEVICE) ? 1 : 0) != CG_SIM_OK) {
+        cg_error(CG_SUB_DEV, "the application's work on the default stream of the device "
+                 "holding %p failed", ptr);
+        return CG_ERR_DEVICE;
+    }
+    return CG_OK;
+}
+
 /* Strict: done when nothing the application queued on the simulated GPU's default stream
  * waits to run (nothing runs it by itself: queued work stays not done, as a kernel that
  * still writes); otherwise the stream's wait for it (cg_host_app_wait). Without the

@@ -399,6 +399,8 @@ typedef struct {
     ptrdiff_t gap;
     size_t    span;
     int       staged; /* the user buffer is device memory and was staged */
+    int       foreign; /* of another device or context: a persistent request's starts wait
+                          for the application's work there (mca_coll_gpu_app_wait_foreign) */
     mca_coll_gpu_runs_t runs; /* its pieces, copied one by one (count 0: the whole span);
                                  the staging frees them */
     struct ompi_datatype_t *type; /* staged compactly: the type to pass underneath with
@@ -446,6 +448,10 @@ int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_
  * staged call synchronises after its copies; on the host when that stream cannot be made);
  * blocking calls are ordered by mca_coll_gpu_staging_begin. */
 void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m);
+/* The same for a buffer in memory of another device or context (cg_mem_attr_t foreign):
+ * the host waits for the work the application queued before the call on that context's
+ * default stream; every staging of such a buffer does, before its copies. */
+void mca_coll_gpu_app_wait_foreign(const void *data);
 /* Stage count elements of dtype at user when they are device memory. reads: the call
  * reads them (copied in now); writes: the call writes them (mca_coll_gpu_stage_out). A
  * layout with gaps is copied piece by piece where it is written, and any layout where its

@@ -248,9 +248,14 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
         b->host = reg->user; /* host memory, MPI_IN_PLACE, or nothing: passed on as it is */
         return OMPI_SUCCESS;
     }
+    if (reg->attr.foreign && copy) { /* not a persistent init: its starts wait */
+        mca_coll_gpu_app_wait_foreign((char *)reg->user + reg->gap);
+    }
     if (reg->plan.type != NULL) {
-        return mca_coll_gpu_stage_compact(st, b, reg->user, reg->dtype, reg->count, &reg->plan,
-                                          copy && reg->copy_in);
+        rc = mca_coll_gpu_stage_compact(st, b, reg->user, reg->dtype, reg->count, &reg->plan,
+                                        copy && reg->copy_in);
+        b->foreign = reg->attr.foreign;
+        return rc;
     }
     if (mca_coll_gpu_stage_pieces(&runs, &reg->attr, (char *)reg->user + reg->gap, reg->span,
                                   reg->copy_out && reg->data_bytes != reg->span,
@@ -260,6 +265,7 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
     rc = mca_coll_gpu_stage_device(st, b, reg->user, reg->gap, reg->span, &runs,
                                    copy && reg->copy_in);
     mca_coll_gpu_runs_free(&runs);
+    b->foreign = reg->attr.foreign;
     return rc;
 }
 

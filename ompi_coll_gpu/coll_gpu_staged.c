@@ -84,6 +84,15 @@ void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m)
     }
 }
 
+void mca_coll_gpu_app_wait_foreign(const void *data)
+{
+    cg_dev_t *dev = mca_coll_gpu_dev();
+
+    if (dev != NULL) { /* a failure shows in the copies that follow */
+        (void)cg_dev_app_wait_foreign(dev, data);
+    }
+}
+
 /* An arena of ordinary memory, zero-filled. Pages are taken as they are touched, so a span
  * far larger than its data (a type over several allocations, with MPI_BOTTOM: only its
  * pieces are touched) costs the pages of its pieces only. */
@@ -271,8 +280,13 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
         b->host = user;
         return OMPI_SUCCESS; /* host memory (or nothing): the layer underneath reads it */
     }
+    if (attr->foreign) {
+        mca_coll_gpu_app_wait_foreign((char *)user + gap);
+    }
     if (plan != NULL && plan->type != NULL) {
-        return mca_coll_gpu_stage_compact(st, b, user, dtype, count, plan, reads);
+        rc = mca_coll_gpu_stage_compact(st, b, user, dtype, count, plan, reads);
+        b->foreign = attr->foreign;
+        return rc;
     }
     /* Any device memory is staged (another GPU's, another context's too): the layer
      * underneath must never see a device pointer. With gaps, the bytes between the pieces
@@ -286,6 +300,7 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
     }
     rc = mca_coll_gpu_stage_device(st, b, user, gap, span, &runs, reads);
     mca_coll_gpu_runs_free(&runs);
+    b->foreign = attr->foreign;
     return rc;
 }
 

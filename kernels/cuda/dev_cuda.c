@@ -83,6 +83,50 @@ static cg_status_t cg_cuda_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr
     return status;
 }
 
+/* Memory of another device or context: that context's legacy default stream, synchronised
+ * with it current (the layer's guard would make the layer's current), then the thread's
+ * context again. Memory of no context (a pool of another device) is its device's primary
+ * context's, retained for the wait. A foreign buffer is staged, so this host wait comes
+ * before copies that the host orders after it anyway. */
+static cg_status_t cg_cuda_app_wait_foreign(cg_dev_t *dev, const void *ptr)
+{
+    cg_mem_attr_t attr;
+    CUcontext     context = NULL, previous = NULL, primary = NULL;
+    CUdevice      device  = 0;
+    cg_status_t   status;
+
+    if (cg_dev_lost(dev)) {
+        return CG_ERR_DEVICE;
+    }
+    status = cg_cuda_pointer_attrs(ptr, &attr, &context);
+    if (status != CG_OK || attr.kind != CG_MEM_DEVICE) {
+        return status;
+    }
+    if (context == NULL) {
+        status = CG_CU_CALL(cuDeviceGet, &device, attr.device);
+        if (status == CG_OK) {
+            status = CG_CU_CALL(cuDevicePrimaryCtxRetain, &primary, device);
+        }
+        if (status != CG_OK) {
+            return status;
+        }
+        context = primary;
+    }
+    status = CG_CU_CALL(cuCtxGetCurrent, &previous);
+    if (status == CG_OK) {
+        status = CG_CU_CALL(cuCtxSetCurrent, context);
+        if (status == CG_OK) {
+            cg_count(CG_CNT_HOST_WAITS, 1);
+            status = CG_CU_CALL(cuStreamSynchronize, CU_STREAM_LEGACY);
+            (void)cg_cu.cuCtxSetCurrent(previous);
+        }
+    }
+    if (primary != NULL) {
+        (void)cg_cu.cuDevicePrimaryCtxRelease(device);
+    }
+    return status;
+}
+
 static cg_status_t cg_cuda_mem_alloc_guarded(cg_dev_t *dev, size_t size, void **ptr)
 {
     (void)dev;
@@ -411,6 +455,7 @@ static const cg_dev_ops_t cg_dev_cuda_ops = {
     .thread_bind    = cg_cuda_thread_bind,
     .app_wait       = cg_cuda_app_wait,
     .app_done       = cg_cuda_app_done,
+    .app_wait_foreign = cg_cuda_app_wait_foreign,
 };
 
 static cg_status_t cg_cuda_preload_all(void)

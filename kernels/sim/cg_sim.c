@@ -202,7 +202,8 @@ CG_SIM_EXPORT int cg_sim_malloc(void **ptr, size_t bytes, unsigned flags)
     int             fd = -1, status;
     unsigned        serial = 0;
 
-    if (ptr == NULL || (flags & ~(unsigned)(CG_SIM_ALLOC_POOL | CG_SIM_ALLOC_VMM)) != 0) {
+    if (ptr == NULL || (flags & ~(unsigned)(CG_SIM_ALLOC_POOL | CG_SIM_ALLOC_VMM |
+                                           CG_SIM_ALLOC_OTHER_DEVICE)) != 0) {
         return CG_SIM_ERR_INVALID;
     }
     pthread_mutex_lock(&cg_sim_lock);
@@ -287,7 +288,7 @@ static int cg_sim_release(void *ptr, int imported)
 
 CG_SIM_EXPORT int cg_sim_free(void *ptr)
 {
-    (void)cg_sim_stream_sync(); /* cudaFree waits for the device */
+    (void)cg_sim_streams_sync_all(); /* cudaFree waits for the device */
     return ptr == NULL ? CG_SIM_OK : cg_sim_release(ptr, 0);
 }
 
@@ -339,7 +340,7 @@ CG_SIM_EXPORT int cg_sim_memcpy(void *dst, const void *src, size_t bytes)
     if (bytes == 0) {
         return CG_SIM_OK;
     }
-    (void)cg_sim_stream_sync(); /* a synchronous copy runs after the default stream's work */
+    (void)cg_sim_streams_sync_all(); /* a synchronous copy: after the default streams' work */
     d = cg_sim_resolve(dst, bytes);
     s = cg_sim_resolve(src, bytes);
     if (d == NULL || s == NULL) {
@@ -353,7 +354,7 @@ CG_SIM_EXPORT int cg_sim_memset(void *ptr, int value, size_t bytes)
 {
     void *d;
 
-    (void)cg_sim_stream_sync(); /* as cudaMemset: after the default stream's work */
+    (void)cg_sim_streams_sync_all(); /* as cudaMemset: after the default streams' work */
     d = bytes ? cg_sim_access(ptr, bytes) : ptr;
     if (d == NULL) {
         return CG_SIM_ERR_INVALID;
@@ -564,6 +565,7 @@ static const cg_sim_api_t cg_sim_api_table = {
     .host_alloc_fn  = cg_sim_host_alloc,
     .host_free_fn   = cg_sim_host_free,
     .reset_hook     = cg_sim_reset_hook,
+    .device_sync    = cg_sim_device_sync,
 };
 
 CG_SIM_EXPORT const cg_sim_api_t *cg_sim_api(void)

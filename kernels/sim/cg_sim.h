@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define CG_SIM_SONAME      "libcg_sim.so.0"
-#define CG_SIM_API_VERSION 5
+#define CG_SIM_API_VERSION 6
 
 typedef enum {
     CG_SIM_OK                 = 0,
@@ -60,8 +60,11 @@ typedef enum {
 enum {
     CG_SIM_ALLOC_DEFAULT = 0, /* like cudaMalloc: exportable */
     CG_SIM_ALLOC_POOL    = 1, /* like cudaMallocAsync: not exportable */
-    CG_SIM_ALLOC_VMM     = 2  /* like cuMemCreate (POSIX file descriptor handles): exported
+    CG_SIM_ALLOC_VMM     = 2, /* like cuMemCreate (POSIX file descriptor handles): exported
                                  as a file descriptor only */
+    CG_SIM_ALLOC_OTHER_DEVICE = 4 /* memory of the process's second GPU (device 1; the rest
+                                     is device 0's): copies reach it, and the application's
+                                     work on it queues on device 1's default stream */
 };
 
 typedef struct {
@@ -99,16 +102,19 @@ int  cg_sim_vmm_export(int *fd, const void *ptr);
  * an import of buffer_id; cg_sim_ipc_close unmaps it. The caller keeps fd. */
 int  cg_sim_vmm_import(void **ptr, int fd, size_t size, uint64_t buffer_id);
 const char *cg_sim_status_string(int status);
-/* The application's default stream: a copy from host memory (src read now) or a set
- * queued there, and the wait for it (cudaMemcpyAsync / cudaMemsetAsync on stream 0,
- * cudaStreamSynchronize(0)). Queued work runs at the wait or before a synchronous copy,
- * set or free, never by itself: whoever reads the memory without the wait sees the bytes
- * from before. */
+/* The application's default streams, one per device: a copy from host memory (src read
+ * now) or a set queued on the stream of the device that holds the destination, and the
+ * wait for it (cudaMemcpyAsync / cudaMemsetAsync on stream 0, cudaStreamSynchronize(0) with
+ * that device current). Queued work runs at its stream's wait or before a synchronous
+ * copy, set or free (every device's), never by itself: whoever reads the memory without
+ * the wait sees the bytes from before. cg_sim_stream_sync waits for device 0's stream,
+ * cg_sim_device_sync for the given device's (0 or 1). */
 int  cg_sim_memcpy_async(void *dst, const void *src, size_t bytes);
 int  cg_sim_memset_async(void *ptr, int value, size_t bytes);
 int  cg_sim_stream_sync(void);
-/* Is the default stream's queued work done (1) or not (0)? Nothing runs it: work queued
- * and not yet waited for stays not done, as a kernel still running would (an event
+int  cg_sim_device_sync(int device);
+/* Is device 0's default stream's queued work done (1) or not (0)? Nothing runs it: work
+ * queued and not yet waited for stays not done, as a kernel still running would (an event
  * recorded on the stream and queried, cudaEventQuery). */
 int  cg_sim_stream_idle(void);
 
@@ -149,6 +155,7 @@ typedef struct {
     int (*host_alloc_fn)(void **ptr, size_t bytes);
     int (*host_free_fn)(void *ptr);
     int (*reset_hook)(void (*fn)(void *arg), void *arg, int add);
+    int (*device_sync)(int device);
 } cg_sim_api_t;
 
 const cg_sim_api_t *cg_sim_api(void);

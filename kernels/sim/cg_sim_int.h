@@ -12,6 +12,8 @@
  * default stream's queued work dropped, never run (cg_sim_stream.c). */
 void cg_sim_regions_revoke(void);
 void cg_sim_stream_drop(void);
+/* Before a synchronous copy, set or free: every device's default stream's queued work. */
+int  cg_sim_streams_sync_all(void);
 /* Make [addr, addr + bytes) inaccessible for good: its pages go, the addresses stay
  * reserved (PROT_NONE), so that nothing else is ever mapped there. */
 void cg_sim_revoke_range(void *addr, size_t bytes);

@@ -72,7 +72,7 @@ CG_SIM_EXPORT int cg_sim_host_free(void *ptr)
     if (ptr == NULL) {
         return CG_SIM_OK;
     }
-    (void)cg_sim_stream_sync(); /* cudaFreeHost waits for the device */
+    (void)cg_sim_streams_sync_all(); /* cudaFreeHost waits for the device */
     pthread_mutex_lock(&cg_sim_reset_lock);
     for (cg_sim_pinned_t **at = &cg_sim_pinned; *at != NULL; at = &(*at)->next) {
         if ((*at)->ptr == ptr) {

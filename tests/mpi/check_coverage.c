@@ -319,8 +319,12 @@ void cv_check_rc(cv_call_t *k, const char *what, int rc)
     }
 }
 
+int cv_queued_inputs;
+
 void cv_prepare(cv_call_t *k)
 {
+    void (*write)(void *, const void *, size_t, em_kind_t) =
+        cv_queued_inputs ? em_to_dev_queued : em_to_dev;
     const int n = k->ctx->size;
 
     if (k->rcounts == NULL) {
@@ -333,10 +337,10 @@ void cv_prepare(cv_call_t *k)
     k->sarg = k->rarg = NULL;
     k->coll->prepare(k);
     if (k->send.dev != NULL) {
-        em_to_dev(k->send.dev, k->send.init, k->send.size, k->ctx->kind);
+        write(k->send.dev, k->send.init, k->send.size, k->ctx->kind);
     }
     if (k->recv.dev != NULL) {
-        em_to_dev(k->recv.dev, k->recv.init, k->recv.size, k->ctx->kind);
+        write(k->recv.dev, k->recv.init, k->recv.size, k->ctx->kind);
     }
 }
 

@@ -116,6 +116,9 @@ size_t cv_vdispls(const int *counts, int *displs, int n);
 /* One call from start to end: prepare, issue, complete, verify (persistent: two rounds). */
 void cv_run(cv_call_t *k);
 /* The steps, for the overlap tests (check_coverage_overlap.c). */
+/* --queued: the device buffers' inputs are written on the default stream of their device,
+ * queued (em_to_dev_queued), just before each call: every mode must wait for them */
+extern int cv_queued_inputs;
 void cv_prepare(cv_call_t *k);       /* prepare this round and write the device buffers */
 int  cv_issue(cv_call_t *k);         /* call (persistent: init at round 0, then start) */
 void cv_verify(cv_call_t *k);        /* read back and compare */

@@ -122,14 +122,15 @@ static int cv_parse(int argc, char **argv, cv_options_t *o, const char **mem)
         else if (CV_OPT("--colls")) snprintf(o->colls, sizeof(o->colls), "%s", v);
         else if (CV_OPT("--modes")) snprintf(o->modes, sizeof(o->modes), "%s", v);
         else if (strcmp(a, "--no-overlap") == 0) o->overlap = 0;
+        else if (strcmp(a, "--queued") == 0) cv_queued_inputs = 1;
         else if (strcmp(a, "--expect-compact") == 0) o->expect_compact = 1;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else if (strcmp(a, "--trace") == 0) tc_verbose = 2;
         else {
-            fprintf(stderr, "usage: coll_coverage [--mem auto|device|pool|host|mixed] "
+            fprintf(stderr, "usage: coll_coverage [--mem auto|device|pool|other|host|mixed] "
                             "[--counts LIST] [--colls LIST] [--modes blocking,nonblocking,"
-                            "persistent] [--no-overlap] [--expect-compact] [--verbose] "
-                            "[--trace]\n");
+                            "persistent] [--no-overlap] [--queued] [--expect-compact] "
+                            "[--verbose] [--trace]\n");
             return 1;
         }
 #undef CV_OPT
