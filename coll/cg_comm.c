@@ -460,7 +460,8 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     result.inter_staged = comm->inter != NULL && comm->inter->staged;
     result.rules_digest = config->rules_digest;
     /* a GPU without MPS that this node gives to more than one rank, whatever the class:
-     * 8 ranks on 4 GPUs take turns as 4 on one do; one rank per GPU never waits for a turn */
+     * 8 ranks on 4 GPUs take turns on each GPU (the model's slice per peer is an upper
+     * bound that keeps LL out either way); one rank per GPU never waits for a turn */
     result.time_sliced  = dev->caps.time_sliced && comm->topo.shared;
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));

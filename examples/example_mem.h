@@ -18,8 +18,10 @@ typedef enum { EM_HOST = 0, EM_DEVICE = 1 } em_kind_t;
  * simulator's pool flag), "vmm" (cuMemCreate memory that peers share as a file
  * descriptor, or the simulator's VMM flag), "vmm-private" (the same, in a process that may
  * not take its peers' descriptors, as under a seccomp profile: the collectives copy),
- * "other" (memory of the process's second GPU, which the component stages: its work is
- * queued on that GPU's default stream; two GPUs, or the simulator's other-device flag), or
+ * "other" (memory of the process's second GPU, its work queued on that GPU's default
+ * stream: on the simulated GPU its device 1, which the component's layer, on device 0,
+ * stages; on CUDA, with two GPUs, foreign to the component only once its layer opened on
+ * the rank's own GPU, which a program passing nothing else does not make it do), or
  * "host" (plain host memory).
  * Selects GPU local_rank % count.
  * Returns the kind of memory em_alloc(EM_DEVICE) will give. */

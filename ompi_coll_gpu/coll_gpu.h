@@ -321,8 +321,10 @@ int  mca_coll_gpu_route(struct mca_coll_gpu_module_t *m, struct ompi_communicato
                         mca_coll_gpu_route_t *route);
 /* Bytes of data (not extent) in count elements of dtype. */
 size_t mca_coll_gpu_data_bytes(struct ompi_datatype_t *dtype, size_t count);
-/* The LOCAL path: bytes from src to dst on the device (src MPI_IN_PLACE: nothing). */
-int  mca_coll_gpu_local_copy(struct mca_coll_gpu_module_t *m, void *dst, const void *src,
+/* The LOCAL path: bytes from src to dst on the device (src MPI_IN_PLACE: nothing), after the
+ * application's work on buffers of another GPU or context (route's sattr, rattr). */
+int  mca_coll_gpu_local_copy(struct mca_coll_gpu_module_t *m,
+                             const mca_coll_gpu_route_t *route, void *dst, const void *src,
                              size_t bytes);
 const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route);
 /* The one log line of a call (coll_gpu_verbose 2). */
@@ -399,8 +401,9 @@ typedef struct {
     ptrdiff_t gap;
     size_t    span;
     int       staged; /* the user buffer is device memory and was staged */
-    int       foreign; /* of another device or context: a persistent request's starts wait
-                          for the application's work there (mca_coll_gpu_app_wait_foreign) */
+    uintptr_t foreign_base; /* of another device or context: its allocation's start, which
+                               a persistent request's starts wait for again
+                               (mca_coll_gpu_stage_wait_foreign); 0 otherwise */
     mca_coll_gpu_runs_t runs; /* its pieces, copied one by one (count 0: the whole span);
                                  the staging frees them */
     struct ompi_datatype_t *type; /* staged compactly: the type to pass underneath with
@@ -448,10 +451,18 @@ int  mca_coll_gpu_staging_begin(mca_coll_gpu_staging_t *st, mca_coll_gpu_module_
  * staged call synchronises after its copies; on the host when that stream cannot be made);
  * blocking calls are ordered by mca_coll_gpu_staging_begin. */
 void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m);
-/* The same for a buffer in memory of another device or context (cg_mem_attr_t foreign):
- * the host waits for the work the application queued before the call on that context's
- * default stream; every staging of such a buffer does, before its copies. */
-void mca_coll_gpu_app_wait_foreign(const void *data);
+/* The allocation's start of a buffer of another device or context (a cg_mem_attr_t's
+ * foreign), or 0. */
+#define MCA_COLL_GPU_FOREIGN_BASE(attr) \
+    ((attr)->kind == CG_MEM_DEVICE && (attr)->foreign ? (attr)->base : (uintptr_t)0)
+/* The host waits for the work the application queued before the call on the default
+ * stream of the context that holds foreign_base (0: nothing to wait for), which the
+ * layer's own wait (its device's) does not order after; an MPI error when that fails. */
+int  mca_coll_gpu_app_wait_foreign(uintptr_t foreign_base);
+/* The same before a staged buffer's copies; a failure loses the staging (zeros, an error),
+ * as a failed copy does. Every staging of such a buffer waits, and a persistent request's
+ * starts again. */
+void mca_coll_gpu_stage_wait_foreign(mca_coll_gpu_staging_t *st, uintptr_t foreign_base);
 /* Stage count elements of dtype at user when they are device memory. reads: the call
  * reads them (copied in now); writes: the call writes them (mca_coll_gpu_stage_out). A
  * layout with gaps is copied piece by piece where it is written, and any layout where its

@@ -114,7 +114,7 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
         return mca_coll_gpu_allgather_staged(sbuf, (size_t)scount, sdtype, rbuf, (size_t)rcount,
                                              rdtype, comm, m, skind, rkind, &route);
     case MCA_COLL_GPU_PATH_LOCAL: /* dense layouts of the same type signature */
-        return mca_coll_gpu_local_copy(m, rbuf, sbuf, call.bytes);
+        return mca_coll_gpu_local_copy(m, &route, rbuf, sbuf, call.bytes);
     default:
         return MCA_COLL_GPU_UNDER(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     }

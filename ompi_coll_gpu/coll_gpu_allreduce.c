@@ -86,7 +86,7 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
         return mca_coll_gpu_allreduce_staged(sbuf, rbuf, (size_t)count, dtype, op, comm, m,
                                              skind, rkind, &route);
     case MCA_COLL_GPU_PATH_LOCAL:
-        return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
+        return mca_coll_gpu_local_copy(m, &route, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
     default:
         return MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }

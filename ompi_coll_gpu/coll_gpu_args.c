@@ -248,13 +248,13 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
         b->host = reg->user; /* host memory, MPI_IN_PLACE, or nothing: passed on as it is */
         return OMPI_SUCCESS;
     }
-    if (reg->attr.foreign && copy) { /* not a persistent init: its starts wait */
-        mca_coll_gpu_app_wait_foreign((char *)reg->user + reg->gap);
+    if (copy) { /* not a persistent init: its starts wait */
+        mca_coll_gpu_stage_wait_foreign(st, MCA_COLL_GPU_FOREIGN_BASE(&reg->attr));
     }
     if (reg->plan.type != NULL) {
         rc = mca_coll_gpu_stage_compact(st, b, reg->user, reg->dtype, reg->count, &reg->plan,
                                         copy && reg->copy_in);
-        b->foreign = reg->attr.foreign;
+        b->foreign_base = MCA_COLL_GPU_FOREIGN_BASE(&reg->attr);
         return rc;
     }
     if (mca_coll_gpu_stage_pieces(&runs, &reg->attr, (char *)reg->user + reg->gap, reg->span,
@@ -265,7 +265,7 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
     rc = mca_coll_gpu_stage_device(st, b, reg->user, reg->gap, reg->span, &runs,
                                    copy && reg->copy_in);
     mca_coll_gpu_runs_free(&runs);
-    b->foreign = reg->attr.foreign;
+    b->foreign_base = MCA_COLL_GPU_FOREIGN_BASE(&reg->attr);
     return rc;
 }
 

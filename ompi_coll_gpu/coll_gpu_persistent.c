@@ -29,12 +29,9 @@ static int mca_coll_gpu_persistent_start_one(mca_coll_gpu_request_t *req)
     }
     req->st.lost = 0; /* a new round: its copies are tried again */
     mca_coll_gpu_app_wait(req->st.module); /* on the stream its copies take */
-    if (req->send.foreign) { /* another device's or context's: its own stream, on the host */
-        mca_coll_gpu_app_wait_foreign((char *)req->send.user + req->send.gap);
-    }
-    if (req->recv.foreign) {
-        mca_coll_gpu_app_wait_foreign((char *)req->recv.user + req->recv.gap);
-    }
+    /* buffers of another device or context: their own streams, on the host */
+    mca_coll_gpu_stage_wait_foreign(&req->st, req->send.foreign_base);
+    mca_coll_gpu_stage_wait_foreign(&req->st, req->recv.foreign_base);
     if ((req->send_copy_in &&
          OMPI_SUCCESS != (rc = mca_coll_gpu_stage_copy_in(&req->st, &req->send))) ||
         (req->recv_copy_in &&

@@ -147,7 +147,8 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
         return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, (size_t)rcounts[ompi_comm_rank(comm)],
                                       dtype, op, comm, m, mca_coll_gpu_rs_run, rcounts, &route);
     case MCA_COLL_GPU_PATH_LOCAL:
-        return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
+        return mca_coll_gpu_local_copy(m, &route, rbuf, sbuf,
+                                       mca_coll_gpu_data_bytes(dtype, call.count));
     default:
         return mca_coll_gpu_rs_run(sbuf, rbuf, rcounts, dtype, op, comm, m);
     }
@@ -187,7 +188,8 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, mca_coll_gpu
         return mca_coll_gpu_rs_staged(sbuf, rbuf, call.count, (size_t)rcount, dtype, op, comm, m,
                                       mca_coll_gpu_rsb_run, &rcount, &route);
     case MCA_COLL_GPU_PATH_LOCAL:
-        return mca_coll_gpu_local_copy(m, rbuf, sbuf, mca_coll_gpu_data_bytes(dtype, call.count));
+        return mca_coll_gpu_local_copy(m, &route, rbuf, sbuf,
+                                       mca_coll_gpu_data_bytes(dtype, call.count));
     default:
         return mca_coll_gpu_rsb_run(sbuf, rbuf, &rcount, dtype, op, comm, m);
     }

@@ -485,13 +485,23 @@ const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)
     }
 }
 
-int mca_coll_gpu_local_copy(mca_coll_gpu_module_t *m, void *dst, const void *src, size_t bytes)
+int mca_coll_gpu_local_copy(mca_coll_gpu_module_t *m, const mca_coll_gpu_route_t *route,
+                            void *dst, const void *src, size_t bytes)
 {
     cg_dev_t   *dev = mca_coll_gpu_dev();
     cg_status_t status;
+    int         rc;
 
     if (bytes == 0 || dst == src || src == MPI_IN_PLACE) {
         return OMPI_SUCCESS;
+    }
+    /* buffers of another GPU or context: the layer's wait was its own device's */
+    rc = mca_coll_gpu_app_wait_foreign(MCA_COLL_GPU_FOREIGN_BASE(&route->sattr));
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_gpu_app_wait_foreign(MCA_COLL_GPU_FOREIGN_BASE(&route->rattr));
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
     if (dev == NULL) { /* a buffer the driver could not classify before the layer opened */
         cg_error(CG_SUB_COLL, "a single-rank collective on memory of unknown kind (the device "

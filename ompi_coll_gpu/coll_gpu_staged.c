@@ -84,13 +84,15 @@ void mca_coll_gpu_app_wait(mca_coll_gpu_module_t *m)
     }
 }
 
-void mca_coll_gpu_app_wait_foreign(const void *data)
+int mca_coll_gpu_app_wait_foreign(uintptr_t foreign_base)
 {
     cg_dev_t *dev = mca_coll_gpu_dev();
 
-    if (dev != NULL) { /* a failure shows in the copies that follow */
-        (void)cg_dev_app_wait_foreign(dev, data);
+    if (foreign_base == 0 || dev == NULL) {
+        return OMPI_SUCCESS;
     }
+    /* not seen in the copies that follow: another context's error is not the layer's */
+    return mca_coll_gpu_status_to_mpi(cg_dev_app_wait_foreign(dev, (const void *)foreign_base));
 }
 
 /* An arena of ordinary memory, zero-filled. Pages are taken as they are touched, so a span
@@ -280,12 +282,10 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
         b->host = user;
         return OMPI_SUCCESS; /* host memory (or nothing): the layer underneath reads it */
     }
-    if (attr->foreign) {
-        mca_coll_gpu_app_wait_foreign((char *)user + gap);
-    }
+    mca_coll_gpu_stage_wait_foreign(st, MCA_COLL_GPU_FOREIGN_BASE(attr));
     if (plan != NULL && plan->type != NULL) {
         rc = mca_coll_gpu_stage_compact(st, b, user, dtype, count, plan, reads);
-        b->foreign = attr->foreign;
+        b->foreign_base = MCA_COLL_GPU_FOREIGN_BASE(attr);
         return rc;
     }
     /* Any device memory is staged (another GPU's, another context's too): the layer
@@ -300,7 +300,7 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
     }
     rc = mca_coll_gpu_stage_device(st, b, user, gap, span, &runs, reads);
     mca_coll_gpu_runs_free(&runs);
-    b->foreign = attr->foreign;
+    b->foreign_base = MCA_COLL_GPU_FOREIGN_BASE(attr);
     return rc;
 }
 
@@ -360,8 +360,8 @@ int mca_coll_gpu_staging_gone(const mca_coll_gpu_staging_t *st)
 static void mca_coll_gpu_staging_lose(mca_coll_gpu_staging_t *st)
 {
     if (!st->lost) {
-        cg_error(CG_SUB_COLL, "a device copy of a staged collective failed: this rank takes "
-                 "part with zeros and the call returns an error");
+        cg_error(CG_SUB_COLL, "a device copy or wait of a staged collective failed: this rank "
+                 "takes part with zeros and the call returns an error");
         mca_coll_gpu_reset_explain();
     }
     if (!st->lost && st->stream != NULL) { /* copies queued before may still land */
@@ -395,6 +395,13 @@ static int mca_coll_gpu_stage_copy(mca_coll_gpu_staging_t *st, mca_coll_gpu_stag
         mca_coll_gpu_staging_lose(st);
     }
     return OMPI_SUCCESS;
+}
+
+void mca_coll_gpu_stage_wait_foreign(mca_coll_gpu_staging_t *st, uintptr_t foreign_base)
+{
+    if (!st->broken && !st->lost && mca_coll_gpu_app_wait_foreign(foreign_base) != OMPI_SUCCESS) {
+        mca_coll_gpu_staging_lose(st);
+    }
 }
 
 int mca_coll_gpu_stage_copy_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b)

@@ -37,7 +37,6 @@ typedef struct {
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
     CUresult (*cuCtxGetCurrent)(CUcontext *ctx);
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
-    CUresult (*cuStreamSynchronize)(CUstream stream);
     /* Virtual memory management (sharing cuMemCreate memory): NULL when the driver lacks
      * any of them (cg_cu_vmm_available) */
     CUresult (*cuMemRetainAllocationHandle)(CUmemGenericAllocationHandle *handle, void *addr);

@@ -66,7 +66,6 @@ static void cg_cu_load_once(void)
     CG_CU_SYM(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     CG_CU_SYM(cuCtxGetCurrent, "cuCtxGetCurrent");
     CG_CU_SYM(cuCtxSetCurrent, "cuCtxSetCurrent");
-    CG_CU_SYM(cuStreamSynchronize, "cuStreamSynchronize");
 #undef CG_CU_SYM
     /* optional: without them, cuMemCreate memory is copied through scratch memory */
 #define CG_CU_SYM_OPTIONAL(_field) (*(void **)&cg_cu._field = dlsym(lib, #_field))

@@ -83,16 +83,37 @@ static cg_status_t cg_cuda_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr
     return status;
 }
 
-/* Memory of another device or context: that context's legacy default stream, synchronised
- * with it current (the layer's guard would make the layer's current), then the thread's
- * context again. Memory of no context (a pool of another device) is its device's primary
- * context's, retained for the wait. A foreign buffer is staged, so this host wait comes
- * before copies that the host orders after it anyway. */
+/* Memory of another device or context: an event recorded on that context's legacy default
+ * stream (which orders after its blocking streams, as app_wait's does on the layer's) and
+ * waited for with that context current (the layer's guard would make the layer's current),
+ * then the thread's context again. Memory of no context (a pool, cuMemCreate memory) is
+ * its device's primary context's, retained for the wait; an inactive one (memory made
+ * under the application's own contexts) has nothing queued. A foreign buffer is staged, so
+ * this host wait comes before copies that the host orders after it anyway. */
+static cg_status_t cg_cuda_wait_current_legacy(void)
+{
+    cudaEvent_t event;
+    cg_status_t status = CG_CUDART_CALL(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+
+    if (status != CG_OK) {
+        return status;
+    }
+    status = CG_CUDART_CALL(cudaEventRecord(event, cudaStreamLegacy));
+    if (status == CG_OK) {
+        cg_count(CG_CNT_HOST_WAITS, 1);
+        status = CG_CUDART_CALL(cudaEventSynchronize(event));
+    }
+    (void)cudaEventDestroy(event);
+    return status;
+}
+
 static cg_status_t cg_cuda_app_wait_foreign(cg_dev_t *dev, const void *ptr)
 {
     cg_mem_attr_t attr;
     CUcontext     context = NULL, previous = NULL, primary = NULL;
     CUdevice      device  = 0;
+    unsigned int  flags   = 0;
+    int           active  = 1;
     cg_status_t   status;
 
     if (cg_dev_lost(dev)) {
@@ -104,9 +125,13 @@ static cg_status_t cg_cuda_app_wait_foreign(cg_dev_t *dev, const void *ptr)
     }
     if (context == NULL) {
         status = CG_CU_CALL(cuDeviceGet, &device, attr.device);
-        if (status == CG_OK) {
-            status = CG_CU_CALL(cuDevicePrimaryCtxRetain, &primary, device);
+        if (status == CG_OK && cg_cu.cuDevicePrimaryCtxGetState != NULL) {
+            status = CG_CU_CALL(cuDevicePrimaryCtxGetState, device, &flags, &active);
         }
+        if (status != CG_OK || !active) {
+            return status;
+        }
+        status = CG_CU_CALL(cuDevicePrimaryCtxRetain, &primary, device);
         if (status != CG_OK) {
             return status;
         }
@@ -116,8 +141,7 @@ static cg_status_t cg_cuda_app_wait_foreign(cg_dev_t *dev, const void *ptr)
     if (status == CG_OK) {
         status = CG_CU_CALL(cuCtxSetCurrent, context);
         if (status == CG_OK) {
-            cg_count(CG_CNT_HOST_WAITS, 1);
-            status = CG_CU_CALL(cuStreamSynchronize, CU_STREAM_LEGACY);
+            status = cg_cuda_wait_current_legacy();
             (void)cg_cu.cuCtxSetCurrent(previous);
         }
     }

@@ -166,7 +166,8 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
         else {
-            fprintf(stderr, "usage: coll_check [--mem auto|device|pool|vmm|vmm-private|other|host|mixed] "
+            fprintf(stderr, "usage: coll_check "
+                            "[--mem auto|device|pool|vmm|vmm-private|other|host|mixed] "
                             "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
                             "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] [--expect-ll-served] [--no-derived] "

@@ -141,7 +141,7 @@ dead_segments() { # [pids] names of cg-gpu-* / cg-sim-* segments of this user wh
         [ -n "$pid" ] && [ ! -d "/proc/$pid" ] && echo "$name"
     done
 }
-if selected reclaim-killed-np4; then
+if selected reclaim-killed-np4 || selected reclaim-next-np2; then # a pair
     runs=$((runs + 1))
     log="$logdir/reclaim-killed-np4.log"
     timeout -k 5 60 "$mpirun" -np 4 "${base_mca[@]}" --mca coll_gpu_debug_host_lenient 1 \
@@ -194,7 +194,8 @@ if selected reclaim-killed-np4; then
             fail "reclaim-killed-np4: the killed run left nothing behind (the test proves nothing)"
         fi
     fi
-    run reclaim-next-np2 2 --mca coll_gpu_debug_host_lenient 1 --mca coll_gpu_node_size 1 \
+    # the proof that the reclaim happens: it runs with the killed run, whatever the filter
+    filter="" run reclaim-next-np2 2 --mca coll_gpu_debug_host_lenient 1 --mca coll_gpu_node_size 1 \
         "$builddir/tests/mpi/coll_soak" --mem host --cycles 10 --warmup 2 --watchdog 50 &&
         { left=$(dead_segments "${job_pids:-}"); [ -z "$left" ] || fail "reclaim-next-np2: segments of dead processes remain: $left"; }
 fi

@@ -269,12 +269,12 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
     # without MPS (the host layer plays it): five ranks on the four GPUs, two take turns on
     # one, so no LL; four, one rank per GPU, none waits for a turn, so LL for small calls
     run "topo-shared-time-sliced-np5" 5 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
-        --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" --mca coll_gpu_verbose 2 \
-        "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
+        --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
+        --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         proof "topo-shared-time-sliced-np5" "one_shot,two_shot,ring,direct,scatter_allgather,staged"
     run "topo-own-time-sliced-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
-        --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" --mca coll_gpu_verbose 2 \
-        "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
+        --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
+        --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         proof "topo-own-time-sliced-np4" "$fast,ring" ll
     run "topo-bad-file-np2" 2 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/bad-truncated.xml" \
         --mca coll_gpu_verbose 1 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
@@ -497,7 +497,7 @@ if [ "$device" = host ]; then
     run "coverage-foreign-queued-np3" 3 "${dev_mca[@]}" "$coverage" --mem other --queued \
         --counts 1,1000 && no_errors coverage-foreign-queued-np3
     run "foreign-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$check" --mem other \
-        --comms world,split --counts 0,1,7,1000 --large 0 --no-derived &&
+        --full-comms --counts 0,1,7,1000 --large 0 --no-derived &&
         proof foreign-np3 "staged,local" staged && no_errors foreign-np3
 fi
 run "coverage-reference-np3" 3 --mca coll ^gpu "$coverage" --mem host --counts 1,7 --no-overlap
@@ -513,7 +513,8 @@ if OMPI_MCA_mca_base_component_path="$sysdir:$builddir/.libs" ompi_info --param 
              allreduce_algorithm bcast_algorithm allgather_algorithm reduce_scatter_algorithm \
              reduce_scatter_block_algorithm debug_fail debug_host_buffer_ranks debug_host_lenient \
              debug_host_time_sliced debug_host_pinned_max debug_host_blocking_waits \
-             debug_host_slow debug_host_query_miss debug_host_server_deaf debug_host_no_p2p ll_persist ll_persist_idle_us; do
+             debug_host_slow debug_host_query_miss debug_host_server_deaf debug_host_no_p2p \
+             ll_persist ll_persist_idle_us; do
         grep -q "coll_gpu_$p\b" "$logdir/ompi_info.log" || { echo "    missing coll_gpu_$p"; false; } || exit 1
     done; then
     echo "PASS ompi_info"

@@ -143,8 +143,3 @@ FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext c)
     (void)c;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
-FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s)
-{
-    (void)s;
-    return CUDA_ERROR_NOT_SUPPORTED;
-}

@@ -451,7 +451,7 @@ END_TEST
  * default stream, which the layer's app_wait (device 0's) leaves and app_wait_foreign runs. */
 START_TEST(test_other_device)
 {
-    cg_dev_t     *dev   = NULL;
+    cg_dev_t     *dev = NULL;
     void         *other = NULL;
     int           host[2] = {5, 6};
     cg_mem_attr_t attr;
@@ -459,8 +459,7 @@ START_TEST(test_other_device)
     ck_assert_int_eq(cg_dev_host_open(NULL, &dev), CG_OK);
     ck_assert_int_eq(cg_sim_malloc(&other, sizeof(host), CG_SIM_ALLOC_OTHER_DEVICE), CG_SIM_OK);
     ck_assert_int_eq(dev->ops->mem_query(dev, other, &attr), CG_OK);
-    ck_assert_int_eq(attr.device, 1);
-    ck_assert_int_eq(attr.foreign, 1);
+    ck_assert(attr.device == 1 && attr.foreign);
     ck_assert_int_eq(cg_sim_memset(other, 0, sizeof(host)), CG_SIM_OK);
     ck_assert_int_eq(cg_sim_memcpy_async(other, host, sizeof(host)), CG_SIM_OK);
     ck_assert_int_eq(cg_sim_stream_idle(), 1); /* device 0's stream has nothing queued */
@@ -469,8 +468,7 @@ START_TEST(test_other_device)
     ck_assert_int_eq(dev->ops->app_wait_foreign(dev, other), CG_OK);
     ck_assert_int_eq(((int *)cg_sim_access(other, sizeof(host)))[1], 6);
     ck_assert_int_eq(cg_sim_device_sync(2), CG_SIM_ERR_INVALID);
-    cg_sim_free(other);
-    cg_dev_close(dev);
+    cg_sim_free(other), cg_dev_close(dev);
 }
 END_TEST
 
@@ -599,6 +597,6 @@ START_TEST(test_frees_abandoned)
 END_TEST
 
 CG_UNIT_MAIN("sim", 60, test_cpu_cannot_touch, test_pool_not_exportable, test_ipc_already_mapped,
-             test_strict_layer, test_copy_2d, test_queued_flag_wait, test_slow_device, test_hints_follow_frees, test_default_stream, test_other_device,
-             test_ll_given_up,
+             test_strict_layer, test_copy_2d, test_queued_flag_wait, test_slow_device,
+             test_hints_follow_frees, test_default_stream, test_other_device, test_ll_given_up,
              test_frees_held, test_frees_abandoned)
