@@ -21,7 +21,8 @@ typedef enum { EM_BACKEND_HOST, EM_BACKEND_SIM, EM_BACKEND_CUDA } em_backend_t;
 static em_backend_t em_backend = EM_BACKEND_HOST;
 static int          em_pool; /* device allocations that IPC cannot export */
 static int          em_vmm;  /* device allocations as cuMemCreate makes them (descriptors) */
-static int          em_other; /* device allocations on the process's second GPU */
+static int          em_other; /* device allocations of another context (the simulator's:
+                                 another device) */
 
 #define EM_ON_DEVICE(kind) ((kind) == EM_DEVICE && em_backend != EM_BACKEND_HOST)
 
@@ -42,7 +43,6 @@ static void em_die(const char *what, const char *why)
 #ifdef CG_HAVE_CUDA
 #include <cuda_runtime_api.h>
 static int em_cuda_device = -1;
-static int em_other_device = -1; /* em_other: the GPU that holds the allocations */
 
 #define EM_CUDA(call)                                                                    \
     do {                                                                                 \
@@ -51,22 +51,6 @@ static int em_other_device = -1; /* em_other: the GPU that holds the allocations
             em_die(#call, cudaGetErrorString(e_));                                       \
         }                                                                                \
     } while (0)
-
-/* em_other: the allocations' GPU current around their work, so that it goes on that GPU's
- * default stream; the rank's own GPU current again after. */
-static void em_cuda_enter(void)
-{
-    if (em_other) {
-        EM_CUDA(cudaSetDevice(em_other_device));
-    }
-}
-
-static void em_cuda_leave(void)
-{
-    if (em_other) {
-        EM_CUDA(cudaSetDevice(em_cuda_device));
-    }
-}
 
 /* cuMemCreate memory with a POSIX file-descriptor handle type, mapped and made accessible
  * to this rank's GPU, as PyTorch's expandable segments make it; the driver API from the
@@ -121,6 +105,57 @@ static void em_vmm_load(void)
             em_die(#call, "CUDA driver error");                                          \
         }                                                                                \
     } while (0)
+
+/* em_other on CUDA: a second context of the rank's GPU, made at the first use (the
+ * component's layer runs in the primary one: memory of another context is foreign to it, as
+ * another GPU's is). Its allocations and their work go there, pushed current around them,
+ * so that the work queues on that context's default stream. */
+static struct {
+    CUcontext ctx;
+    CUresult (*push)(CUcontext);
+    CUresult (*pop)(CUcontext *);
+} em_other_ctx;
+
+static void em_cuda_enter(void)
+{
+    CUresult (*create)(CUcontext *, unsigned int, CUdevice);
+    CUresult (*get)(CUdevice *, int);
+    CUcontext popped;
+    CUdevice  device;
+    void     *lib;
+
+    if (!em_other) {
+        return;
+    }
+    if (em_other_ctx.ctx == NULL) { /* made current: taken off again, pushed below */
+        lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (lib == NULL) {
+            em_die("dlopen(libcuda.so.1)", "the CUDA driver is not loaded");
+        }
+        *(void **)&create            = dlsym(lib, "cuCtxCreate_v2");
+        *(void **)&get               = dlsym(lib, "cuDeviceGet");
+        *(void **)&em_other_ctx.push = dlsym(lib, "cuCtxPushCurrent_v2");
+        *(void **)&em_other_ctx.pop  = dlsym(lib, "cuCtxPopCurrent_v2");
+        if (create == NULL || get == NULL || em_other_ctx.push == NULL ||
+            em_other_ctx.pop == NULL || get(&device, em_cuda_device) != CUDA_SUCCESS ||
+            create(&em_other_ctx.ctx, 0, device) != CUDA_SUCCESS ||
+            em_other_ctx.pop(&popped) != CUDA_SUCCESS) {
+            em_die("cuCtxCreate", "cannot make a second context");
+        }
+    }
+    if (em_other_ctx.push(em_other_ctx.ctx) != CUDA_SUCCESS) {
+        em_die("cuCtxPushCurrent", "cannot make the second context current");
+    }
+}
+
+static void em_cuda_leave(void)
+{
+    CUcontext popped;
+
+    if (em_other && em_other_ctx.pop(&popped) != CUDA_SUCCESS) {
+        em_die("cuCtxPopCurrent", "cannot leave the second context");
+    }
+}
 
 static void *em_vmm_alloc(size_t bytes)
 {
@@ -208,10 +243,6 @@ em_kind_t em_init(const char *mode, int local_rank)
     int count = 0;
     if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
         em_cuda_device = local_rank % count;
-        if (em_other && count < 2) {
-            em_die("--mem other", "memory of a second GPU needs two GPUs");
-        }
-        em_other_device = (em_cuda_device + 1) % count;
         EM_CUDA(cudaSetDevice(em_cuda_device));
         em_backend = EM_BACKEND_CUDA;
         return EM_DEVICE;
@@ -238,7 +269,7 @@ const char *em_describe(void)
     static char text[400];
     const char *pool = em_pool    ? ", pool allocations (not exportable)"
                        : em_vmm   ? ", cuMemCreate allocations (shared as file descriptors)"
-                       : em_other ? ", allocations on a second GPU (staged)"
+                       : em_other ? ", allocations of another context (staged)"
                                   : "";
 
     switch (em_backend) {

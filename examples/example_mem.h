@@ -18,10 +18,9 @@ typedef enum { EM_HOST = 0, EM_DEVICE = 1 } em_kind_t;
  * simulator's pool flag), "vmm" (cuMemCreate memory that peers share as a file
  * descriptor, or the simulator's VMM flag), "vmm-private" (the same, in a process that may
  * not take its peers' descriptors, as under a seccomp profile: the collectives copy),
- * "other" (memory of the process's second GPU, its work queued on that GPU's default
- * stream: on the simulated GPU its device 1, which the component's layer, on device 0,
- * stages; on CUDA, with two GPUs, foreign to the component only once its layer opened on
- * the rank's own GPU, which a program passing nothing else does not make it do), or
+ * "other" (memory the component's layer cannot run kernels on, which it stages, with its
+ * work queued on a default stream of its own: on a GPU, of a second context of the rank's
+ * GPU, the layer running in the primary one; on the simulated GPU, of its device 1), or
  * "host" (plain host memory).
  * Selects GPU local_rank % count.
  * Returns the kind of memory em_alloc(EM_DEVICE) will give. */

@@ -489,17 +489,16 @@ run "coverage-np4" 4 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$coverage" --mem 
 run "coverage-np1" 1 "${dev_mca[@]}" "$coverage" --mem device --counts 0,1,1000 --expect-compact
 run "coverage-mixed-kinds-np3" 3 "${dev_mca[@]}" "$coverage" --mem mixed --counts 0,1,1000
 # inputs written on the default stream just before every call (--queued), in every mode:
-# nonblocking and persistent calls wait for them too; and memory of a second GPU (the host
-# layer plays one: device 1, its own default stream), which the component stages after a
-# host wait on that GPU's stream, the layer's own waits being its device's
+# nonblocking and persistent calls wait for them too; and memory the layer's kernels cannot
+# use (--mem other: a second context of the GPU; on the host layer the simulated GPU's
+# device 1), with a default stream of its own, which the component stages after a host wait
+# on that stream, the layer's own waits being its context's
 run "coverage-queued-np3" 3 "${dev_mca[@]}" "$coverage" --mem device --queued --counts 1,1000
-if [ "$device" = host ]; then
-    run "coverage-foreign-queued-np3" 3 "${dev_mca[@]}" "$coverage" --mem other --queued \
-        --counts 1,1000 && no_errors coverage-foreign-queued-np3
-    run "foreign-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$check" --mem other \
-        --full-comms --counts 0,1,7,1000 --large 0 --no-derived &&
-        proof foreign-np3 "staged,local" staged && no_errors foreign-np3
-fi
+run "coverage-foreign-queued-np3" 3 "${dev_mca[@]}" "$coverage" --mem other --queued \
+    --counts 1,1000 && no_errors coverage-foreign-queued-np3
+run "foreign-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$check" --mem other \
+    --full-comms --counts 0,1,7,1000 --large 0 --no-derived &&
+    proof foreign-np3 "staged,local" staged && no_errors foreign-np3
 run "coverage-reference-np3" 3 --mca coll ^gpu "$coverage" --mem host --counts 1,7 --no-overlap
 run_dies "leak-off-nonblocking-np2" 2 --mca coll ^gpu "$coverage" --mem device --colls allreduce \
     --modes nonblocking --counts 1000 --no-overlap
