@@ -74,6 +74,17 @@ typedef struct {
 
 static em_vmm_api_t em_vmm_api;
 
+/* The driver the runtime loaded. */
+static void *em_driver(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+    if (lib == NULL) {
+        em_die("dlopen(libcuda.so.1)", "the CUDA driver is not loaded");
+    }
+    return lib;
+}
+
 static void em_vmm_load(void)
 {
     void *lib;
@@ -81,10 +92,7 @@ static void em_vmm_load(void)
     if (em_vmm_api.create != NULL) {
         return;
     }
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (lib == NULL) {
-        em_die("dlopen(libcuda.so.1)", "the CUDA driver is not loaded");
-    }
+    lib = em_driver();
     *(void **)&em_vmm_api.granularity  = dlsym(lib, "cuMemGetAllocationGranularity");
     *(void **)&em_vmm_api.reserve      = dlsym(lib, "cuMemAddressReserve");
     *(void **)&em_vmm_api.map          = dlsym(lib, "cuMemMap");
@@ -128,10 +136,7 @@ static void em_cuda_enter(void)
         return;
     }
     if (em_other_ctx.ctx == NULL) { /* made current: taken off again, pushed below */
-        lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (lib == NULL) {
-            em_die("dlopen(libcuda.so.1)", "the CUDA driver is not loaded");
-        }
+        lib = em_driver();
         *(void **)&create            = dlsym(lib, "cuCtxCreate_v2");
         *(void **)&get               = dlsym(lib, "cuDeviceGet");
         *(void **)&em_other_ctx.push = dlsym(lib, "cuCtxPushCurrent_v2");

@@ -117,7 +117,7 @@ cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *att
     if (host->sim != NULL) {
         if (host->sim->query(ptr, &sim_attr) == CG_SIM_OK) {
             attr->kind      = CG_MEM_DEVICE;
-            attr->device    = (sim_attr.flags & CG_SIM_ALLOC_OTHER_DEVICE) ? 1 : 0;
+            attr->device    = sim_attr.device;
             attr->base      = sim_attr.base;
             attr->size      = sim_attr.size;
             attr->buffer_id = sim_attr.buffer_id;

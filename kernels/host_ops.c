@@ -45,7 +45,7 @@ cg_status_t cg_host_app_wait_foreign(cg_dev_t *dev, const void *ptr)
     if (sim == NULL || sim->query(ptr, &attr) != CG_SIM_OK) {
         return CG_OK; /* lenient: nothing is ever queued */
     }
-    if (sim->device_sync((attr.flags & CG_SIM_ALLOC_OTHER_DEVICE) ? 1 : 0) != CG_SIM_OK) {
+    if (sim->device_sync(attr.device) != CG_SIM_OK) {
         cg_error(CG_SUB_DEV, "the application's work on the default stream of the device "
                  "holding %p failed", ptr);
         return CG_ERR_DEVICE;

@@ -254,17 +254,16 @@ static int mca_coll_gpu_stage_region(mca_coll_gpu_staging_t *st, mca_coll_gpu_re
     if (reg->plan.type != NULL) {
         rc = mca_coll_gpu_stage_compact(st, b, reg->user, reg->dtype, reg->count, &reg->plan,
                                         copy && reg->copy_in);
-        b->foreign_base = MCA_COLL_GPU_FOREIGN_BASE(&reg->attr);
-        return rc;
+    } else {
+        if (mca_coll_gpu_stage_pieces(&runs, &reg->attr, (char *)reg->user + reg->gap,
+                                      reg->span, reg->copy_out && reg->data_bytes != reg->span,
+                                      mca_coll_gpu_region_runs, reg)) {
+            reg->copy_in |= reg->copy_out; /* one span: its gaps read first, to survive */
+        }
+        rc = mca_coll_gpu_stage_device(st, b, reg->user, reg->gap, reg->span, &runs,
+                                       copy && reg->copy_in);
+        mca_coll_gpu_runs_free(&runs);
     }
-    if (mca_coll_gpu_stage_pieces(&runs, &reg->attr, (char *)reg->user + reg->gap, reg->span,
-                                  reg->copy_out && reg->data_bytes != reg->span,
-                                  mca_coll_gpu_region_runs, reg)) {
-        reg->copy_in |= reg->copy_out; /* one span: its gaps read first, to survive */
-    }
-    rc = mca_coll_gpu_stage_device(st, b, reg->user, reg->gap, reg->span, &runs,
-                                   copy && reg->copy_in);
-    mca_coll_gpu_runs_free(&runs);
     b->foreign_base = MCA_COLL_GPU_FOREIGN_BASE(&reg->attr);
     return rc;
 }

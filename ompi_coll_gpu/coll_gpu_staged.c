@@ -285,21 +285,20 @@ int mca_coll_gpu_stage_in(mca_coll_gpu_staging_t *st, mca_coll_gpu_stage_t *b, v
     mca_coll_gpu_stage_wait_foreign(st, MCA_COLL_GPU_FOREIGN_BASE(attr));
     if (plan != NULL && plan->type != NULL) {
         rc = mca_coll_gpu_stage_compact(st, b, user, dtype, count, plan, reads);
-        b->foreign_base = MCA_COLL_GPU_FOREIGN_BASE(attr);
-        return rc;
+    } else {
+        /* Any device memory is staged (another GPU's, another context's too): the layer
+         * underneath must never see a device pointer. With gaps, the bytes between the
+         * pieces are not copied: written ones would overwrite another writer's bytes, and
+         * read ones may lie outside every allocation (read in one copy where they lie in
+         * the first byte's allocation). */
+        if (mca_coll_gpu_stage_pieces(&runs, attr, (char *)user + gap, span,
+                                      writes && !mca_coll_gpu_dtype_is_dense(dtype, count),
+                                      mca_coll_gpu_elements_list, &elements)) {
+            reads = 1; /* the whole span, gaps read first */
+        }
+        rc = mca_coll_gpu_stage_device(st, b, user, gap, span, &runs, reads);
+        mca_coll_gpu_runs_free(&runs);
     }
-    /* Any device memory is staged (another GPU's, another context's too): the layer
-     * underneath must never see a device pointer. With gaps, the bytes between the pieces
-     * are not copied: written ones would overwrite another writer's bytes, and read ones
-     * may lie outside every allocation (read in one copy where they lie in the first
-     * byte's allocation). */
-    if (mca_coll_gpu_stage_pieces(&runs, attr, (char *)user + gap, span,
-                                  writes && !mca_coll_gpu_dtype_is_dense(dtype, count),
-                                  mca_coll_gpu_elements_list, &elements)) {
-        reads = 1; /* the whole span, gaps read first */
-    }
-    rc = mca_coll_gpu_stage_device(st, b, user, gap, span, &runs, reads);
-    mca_coll_gpu_runs_free(&runs);
     b->foreign_base = MCA_COLL_GPU_FOREIGN_BASE(attr);
     return rc;
 }

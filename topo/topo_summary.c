@@ -57,20 +57,25 @@ void cg_topo_set_nvlink(cg_topo_t *topo, int n, const int *kind, const uint64_t 
     }
 }
 
-/* "18:00.0", "0000:18:00.0" and "00000000:18:00.0" (CUDA, NVML) name the same device. */
+/* "18:00.0", "0000:18:00.0" and "00000000:18:00.0" (CUDA, NVML) name the same device:
+ * domain, bus, device, function into id; 1 when bus_id is one of those. */
+static int cg_topo_parse_bus_id(const char *bus_id, unsigned id[4])
+{
+    return sscanf(bus_id, "%x:%x:%x.%x", &id[0], &id[1], &id[2], &id[3]) == 4 ||
+           (id[0] = 0, sscanf(bus_id, "%x:%x.%x", &id[1], &id[2], &id[3]) == 3);
+}
+
 int cg_topo_find_gpu(const cg_topo_t *topo, const char *bus_id)
 {
-    unsigned dom = 0, bus, dev, fn;
+    unsigned id[4];
 
-    if (topo == NULL || bus_id == NULL ||
-        (sscanf(bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4 &&
-         (dom = 0, sscanf(bus_id, "%x:%x.%x", &bus, &dev, &fn) != 3))) {
+    if (topo == NULL || bus_id == NULL || !cg_topo_parse_bus_id(bus_id, id)) {
         return -1;
     }
-    for (int g = 0; g < topo->num_gpus; g++) {
+    for (int g = 0; g < topo->num_gpus; g++) { /* the topology's ids carry their domain */
         unsigned d2, b2, v2, f2;
-        if (sscanf(topo->gpu[g].bus_id, "%x:%x:%x.%x", &d2, &b2, &v2, &f2) == 4 && d2 == dom &&
-            b2 == bus && v2 == dev && f2 == fn) {
+        if (sscanf(topo->gpu[g].bus_id, "%x:%x:%x.%x", &d2, &b2, &v2, &f2) == 4 &&
+            d2 == id[0] && b2 == id[1] && v2 == id[2] && f2 == id[3]) {
             return g;
         }
     }
@@ -96,10 +101,7 @@ static int cg_topo_same_gpu(const char *a, const char *b)
     if (cg_topo_no_gpu(a) || cg_topo_no_gpu(b)) {
         return cg_topo_no_gpu(a) && cg_topo_no_gpu(b);
     }
-    if ((sscanf(a, "%x:%x:%x.%x", &pa[0], &pa[1], &pa[2], &pa[3]) == 4 ||
-         (pa[0] = 0, sscanf(a, "%x:%x.%x", &pa[1], &pa[2], &pa[3]) == 3)) &&
-        (sscanf(b, "%x:%x:%x.%x", &pb[0], &pb[1], &pb[2], &pb[3]) == 4 ||
-         (pb[0] = 0, sscanf(b, "%x:%x.%x", &pb[1], &pb[2], &pb[3]) == 3))) {
+    if (cg_topo_parse_bus_id(a, pa) && cg_topo_parse_bus_id(b, pb)) {
         return memcmp(pa, pb, sizeof(pa)) == 0;
     }
     return strcasecmp(a, b) == 0;

@@ -256,20 +256,17 @@ cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra
          * range (memory it freed) is closed first, never "already mapped" */
         status = cg_ipc_acquire(group->dev, infos[p].proc_id, &infos[p].scratch, &group->scratch[p],
                                 &group->scratch_map[p]);
-        if (status == CG_ERR_UNSUPPORTED) { /* the layer cannot reach that GPU's memory */
+        if (status != CG_OK) {
             group->scratch[p] = NULL;
-            if (cg_once(&cg_intra_no_p2p_told)) {
+            if (status != CG_ERR_UNSUPPORTED) {
+                cg_warn(CG_SUB_IPC, "cannot map the scratch buffer of local rank %d (%s)", p,
+                        infos[p].pci_bus_id);
+            } else if (cg_once(&cg_intra_no_p2p_told)) { /* the layer cannot reach that GPU */
                 cg_warn(CG_SUB_IPC, "this rank's GPU (%s) cannot map the memory of local rank "
                         "%d's GPU (%s): no peer-to-peer access between them; collectives on "
                         "device memory of communicators with both run staged",
                         infos[me].pci_bus_id, p, infos[p].pci_bus_id);
             }
-            return status;
-        }
-        if (status != CG_OK) {
-            group->scratch[p] = NULL;
-            cg_warn(CG_SUB_IPC, "cannot map the scratch buffer of local rank %d (%s)", p,
-                    infos[p].pci_bus_id);
             return status;
         }
     }

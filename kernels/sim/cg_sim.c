@@ -363,6 +363,11 @@ CG_SIM_EXPORT int cg_sim_memset(void *ptr, int value, size_t bytes)
     return CG_SIM_OK;
 }
 
+static int cg_sim_device_of(unsigned flags)
+{
+    return (flags & CG_SIM_ALLOC_OTHER_DEVICE) ? 1 : 0;
+}
+
 CG_SIM_EXPORT int cg_sim_query(const void *ptr, cg_sim_attr_t *attr)
 {
     const cg_sim_hint_t *h = cg_sim_hinted(ptr, 0);
@@ -374,6 +379,7 @@ CG_SIM_EXPORT int cg_sim_query(const void *ptr, cg_sim_attr_t *attr)
         attr->buffer_id = h->buffer_id;
         attr->flags     = h->flags;
         attr->imported  = h->imported;
+        attr->device    = cg_sim_device_of(h->flags);
         return CG_SIM_OK;
     }
     pthread_mutex_lock(&cg_sim_lock);
@@ -391,6 +397,7 @@ CG_SIM_EXPORT int cg_sim_query(const void *ptr, cg_sim_attr_t *attr)
         attr->buffer_id = r->buffer_id;
         attr->flags     = r->flags;
         attr->imported  = r->imported;
+        attr->device    = cg_sim_device_of(r->flags);
         status          = CG_SIM_OK;
         cg_sim_hint_set(i);
     }

@@ -73,6 +73,8 @@ typedef struct {
     uint64_t  buffer_id; /* unique on the node for the allocation */
     unsigned  flags;     /* CG_SIM_ALLOC_* */
     int       imported;  /* mapped from another process */
+    int       device;    /* the simulated device holding it: 1 for CG_SIM_ALLOC_OTHER_DEVICE
+                            memory, else 0 */
 } cg_sim_attr_t;
 
 typedef struct {

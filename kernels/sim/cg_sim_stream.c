@@ -37,8 +37,7 @@ static cg_sim_stream_t *cg_sim_stream_of(const void *dst)
 {
     cg_sim_attr_t attr;
 
-    return &cg_sim_streams[cg_sim_query(dst, &attr) == CG_SIM_OK &&
-                           (attr.flags & CG_SIM_ALLOC_OTHER_DEVICE)];
+    return &cg_sim_streams[cg_sim_query(dst, &attr) == CG_SIM_OK ? attr.device : 0];
 }
 
 static int cg_sim_enqueue(void *dst, const void *src, int value, size_t bytes)
