@@ -354,6 +354,9 @@ void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
 void        cg_comm_process_cleanup(void);
 /* A fast path failed on this communicator: it must not be used again. */
 int         cg_comm_failed(const cg_comm_t *comm);
+/* Its LL calls are launched, never run by a server that stays (coll_gpu_ll_persist): a GPU
+ * of this node serves several of its ranks and no MPS was seen. */
+int         cg_comm_ll_launch_only(const cg_comm_t *comm);
 
 /* ---- the announcement board of a node (coll/intra/intra_board.c) ----------------------
  * How each rank of a communicator's node passes its buffers in every call, in shared

@@ -228,6 +228,9 @@ static cg_status_t cg_comm_connect_local(cg_comm_t *comm, const cg_rank_info_t *
         ranks[i] = comm->members[comm->node_start[comm->my_node] + i];
         peers[i] = infos[ranks[i]].intra;
     }
+    /* ranks of the node that share a GPU without MPS seen (or a driver that cannot say)
+     * may take turns on it: an LL server that stayed would hold it from them */
+    comm->intra->ll_launch_only = comm->topo.shared && !comm->dev->caps.mps;
     return cg_intra_connect(comm->intra, ranks, peers, comm->local_size, comm->local_rank,
                             comm->config.sync);
 }

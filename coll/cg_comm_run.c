@@ -29,6 +29,11 @@ void cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape)
     shape->topo_class = comm->num_nodes > 1 ? comm->model_class : comm->topo.cls;
 }
 
+int cg_comm_ll_launch_only(const cg_comm_t *comm)
+{
+    return comm->intra != NULL && comm->intra->ll_launch_only;
+}
+
 int cg_comm_failed(const cg_comm_t *comm)
 {
     return comm->failed || (comm->intra != NULL && comm->intra->failed) ||

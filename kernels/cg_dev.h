@@ -126,6 +126,9 @@ typedef struct {
     int           after_app;   /* set by the group: queued behind the application's work on
                                   the legacy default stream, on that stream itself
                                   (cg_dev_ll_after_app): no app_wait before it */
+    int           launch_only; /* set by the group: ranks of its node share a GPU and no MPS
+                                  was seen, so they may take turns on it: launched, never
+                                  run by a server that stays (cg_dev_ll_served) */
 } cg_ll_args_t;
 
 /* Slot `from` of `owner`'s inbox for this call's half, as mapped in this process (device
@@ -195,8 +198,9 @@ typedef struct {
     unsigned async            : 1; /* stream operations return before completing */
     unsigned host_access      : 1; /* the CPU may read and write device memory directly
                                       (the lenient host layer only: never on a GPU) */
-    unsigned mps              : 1; /* CUDA: contexts on the device are shared through MPS
-                                      (kernels of several processes run at once) */
+    unsigned mps              : 1; /* contexts on the device are shared through MPS
+                                      (kernels of several processes run at once); the host
+                                      layer plays it unless it plays time slicing */
     unsigned time_sliced      : 1; /* processes sharing the device take turns on it (a GPU
                                       without MPS): a kernel that waits for another
                                       process's kernel waits for a time slice */
@@ -332,7 +336,8 @@ struct cg_dev {
     int                 ll_persist;   /* LL calls the application ordered (app_ready),
                                          the caller did (app_ordered), or whose
                                          application work was found done (app_done) go to a
-                                         server that stays on the device
+                                         server that stays on the device, unless the group's
+                                         ranks may take turns on it (launch_only)
                                          (coll_gpu_ll_persist; kernels/dev_ll_server.h) */
     double              ll_persist_idle_s; /* a server leaves after this long without a call */
     double              ll_persist_life_s; /* and this long after it started at the latest,
@@ -416,15 +421,17 @@ static inline int cg_dev_ll_after_app(const cg_dev_t *dev)
  * buffers ready (app_ready) or the caller ordered the call (app_ordered). */
 static inline int cg_dev_ll_app_query(const cg_dev_t *dev, const cg_ll_args_t *args)
 {
-    return dev->ll_persist && !dev->app_ready && !args->app_ordered;
+    return dev->ll_persist && !args->launch_only && !dev->app_ready && !args->app_ordered;
 }
 
 /* Does this LL call go to the stream's server (dev->ll_persist)? Only a call ordered after
  * the application's work before it is queued: a server runs beside every stream, ordered
- * with none. */
+ * with none; and never one of a group whose ranks may take turns on its GPU (launch_only):
+ * a kernel that stays would hold the GPU from them. */
 static inline int cg_dev_ll_served(const cg_dev_t *dev, const cg_ll_args_t *args)
 {
-    return dev->ll_persist && !args->after_app && (dev->app_ready || args->app_ordered);
+    return dev->ll_persist && !args->launch_only && !args->after_app &&
+           (dev->app_ready || args->app_ordered);
 }
 
 /* Testing (coll_gpu_debug_fail): does this copy or reduction fail as if the device had

@@ -391,6 +391,7 @@ cg_status_t cg_dev_host_open(const cg_dev_host_config_t *config, cg_dev_t **dev_
     dev->caps.async            = !host->blocking_waits; /* flag waits stay queued */
     dev->caps.host_access      = host->sim == NULL;
     dev->caps.time_sliced      = config != NULL && config->time_sliced;
+    dev->caps.mps              = !dev->caps.time_sliced; /* every process's work at once */
     dev->impl                  = host;
     snprintf(dev->pci_bus_id, sizeof(dev->pci_bus_id), "host");
     if (host->sim != NULL && host->sim->reset_hook(cg_host_reset_hook, dev, 1) != CG_SIM_OK) {

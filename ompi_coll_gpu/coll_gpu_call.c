@@ -67,14 +67,11 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             dev->app_launch = (mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH ||
                                mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_AUTO) &&
                               mca_coll_gpu_component.thread_single;
-            /* a kernel that stays would hold a time-sliced GPU from the other ranks: only
-             * under MPS, which the CUDA layer must have seen (a driver that cannot say is
-             * not time-sliced for the planner, but gets no server) */
-            dev->ll_persist = mca_coll_gpu_component.ll_persist > 0 && !dev->caps.time_sliced &&
-                              (dev->kind != CG_DEV_KIND_CUDA || dev->caps.mps);
-            if (mca_coll_gpu_component.ll_persist > 0 && !dev->ll_persist) {
-                mca_coll_gpu_show_help_once("ll_persist without MPS");
-            } else if (dev->ll_persist && !dev->app_ready) {
+            /* a kernel that stays would hold a time-sliced GPU from the other ranks on it:
+             * each communicator whose node shares a GPU without MPS seen launches its LL
+             * calls instead (cg_comm_ll_launch_only; mca_coll_gpu_context says so) */
+            dev->ll_persist = mca_coll_gpu_component.ll_persist > 0;
+            if (dev->ll_persist && !dev->app_ready) {
                 cg_detail(CG_SUB_DEV, "coll_gpu_ll_persist: an LL call goes to the LL server when "
                           "the application's work before it is found done (an event queried, "
                           "coll_gpu_app_queries); otherwise it is launched after that work");

@@ -53,6 +53,7 @@ static void mca_coll_gpu_context_config(struct ompi_communicator_t *comm, cg_com
 
 cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
 {
+    static int       told_launch_only; /* the warning below, once per process */
     cg_oob_t         oob = {mca_coll_gpu_oob_allgather, m};
     cg_comm_config_t config;
     cg_status_t      status;
@@ -67,6 +68,9 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         m->core_failed = 1;
         cg_warn(CG_SUB_INIT, "no fast path on %s: %s (staged path from now on)", comm->c_name,
                 cg_status_string(status));
+    } else if (mca_coll_gpu_dev()->ll_persist && cg_comm_ll_launch_only(m->core) &&
+               cg_once(&told_launch_only)) { /* by its rank 0: the first such one, every job */
+        mca_coll_gpu_show_help_comm(comm, "ll_persist on a shared GPU without MPS");
     }
     return m->core;
 }

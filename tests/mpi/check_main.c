@@ -39,7 +39,8 @@ typedef struct {
     int         full_comms;
     int         app_ready; /* run with coll_gpu_app_wait none: no inputs left on the
                               default stream at a call (tc_run_app_order) */
-    int         expect_served; /* every rank rang LL calls on a server (coll_gpu_ll_persist) */
+    int         expect_served; /* 1: every rank rang LL calls on a server (coll_gpu_ll_persist);
+                                  -1: none did (--expect-ll-launched); 0: not checked */
     int         reset;      /* the device reset before the communicators are freed */
     int         derived;
     unsigned long long seed;
@@ -162,6 +163,7 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (strcmp(a, "--full-comms") == 0) o->full_comms = 1;
         else if (strcmp(a, "--app-ready") == 0) o->app_ready = 1;
         else if (strcmp(a, "--expect-ll-served") == 0) o->expect_served = 1;
+        else if (strcmp(a, "--expect-ll-launched") == 0) o->expect_served = -1;
         else if (strcmp(a, "--reset") == 0) o->reset = 1;
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
@@ -170,7 +172,8 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
                             "[--mem auto|device|pool|vmm|vmm-private|other|host|mixed] "
                             "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
-                            "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] [--expect-ll-served] [--no-derived] "
+                            "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] "
+                            "[--expect-ll-served|--expect-ll-launched] [--no-derived] "
                             "[--reset] [--verbose]\n");
             return 1;
         }
@@ -265,8 +268,9 @@ int main(int argc, char **argv)
                 tc_calls_host[0], tc_calls_host[1], tc_calls_host[2], tc_calls_host[3], tc_calls_host[4]);
         fflush(stderr);
     }
-    if (o.expect_served) {
-        tc_failures += check_pvar_expect_served("coll_check");
+    if (o.expect_served != 0) {
+        tc_failures += o.expect_served > 0 ? check_pvar_expect_served("coll_check")
+                                           : check_pvar_expect_launched("coll_check");
     }
     totals[0] = tc_tests;
     totals[1] = tc_failures;

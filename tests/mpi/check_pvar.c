@@ -27,10 +27,11 @@ MPI_T_pvar_handle check_pvar_handle(MPI_T_pvar_session session, const char *name
 /* --expect-ll-served: a counter counts from its handle's start (MPI_T), so it is watched
  * from when the program starts and read at its end. */
 static check_pvar_watch_t served_watch;
+static int                served_found; /* the component's counter exists */
 
 void check_pvar_served_start(void)
 {
-    (void)check_pvar_watch(&served_watch, "coll_gpu_ll_served");
+    served_found = check_pvar_watch(&served_watch, "coll_gpu_ll_served");
 }
 
 int check_pvar_expect_served(const char *program)
@@ -68,4 +69,19 @@ unsigned long long check_pvar_watched(check_pvar_watch_t *watch)
     MPI_T_pvar_session_free(&watch->session);
     MPI_T_finalize();
     return value;
+}
+
+int check_pvar_expect_launched(const char *program)
+{
+    unsigned long long served = check_pvar_watched(&served_watch);
+    int                rank;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!served_found || served != 0) {
+        fprintf(stderr, "%s: FAIL rank %d: %s (--expect-ll-launched)\n", program, rank,
+                served_found ? "an LL call was rung on a server (coll_gpu_ll_served above 0)"
+                             : "no coll_gpu_ll_served counter (the component not loaded)");
+        return 1;
+    }
+    return 0;
 }

@@ -16,6 +16,9 @@ MPI_T_pvar_handle check_pvar_handle(MPI_T_pvar_session session, const char *name
  * use). */
 void check_pvar_served_start(void);
 int  check_pvar_expect_served(const char *program);
+/* --expect-ll-launched: the same start; at the end 1 (and a FAIL line) when this rank rang
+ * an LL call on a server, or the counter does not exist. */
+int  check_pvar_expect_launched(const char *program);
 
 /* A counter watched from now on: check_pvar_watch after MPI_Init (0: no such variable, the
  * component not loaded), check_pvar_watched for what it counted since (the watch ends). */

@@ -276,6 +276,19 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
         --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
         --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         proof "topo-own-time-sliced-np4" "$fast,ring" ll
+    # coll_gpu_ll_persist there: a rank on each GPU keeps its LL server, MPS or not (calls
+    # rung); five, two of them on one GPU, launch every LL call (forced), and say why
+    persist_own=(--mca coll_gpu_debug_host_time_sliced 1 --mca coll_gpu_ll_persist 1
+                 --mca coll_gpu_app_wait none --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml")
+    run "ll-persist-own-gpus-np4" 4 "${dev_mca[@]}" "${persist_own[@]}" "$check" --mem device \
+        --app-ready --expect-ll-served --comms world,dup --counts 0,1,7,1000 --large 0 --no-derived
+    run "ll-persist-time-sliced-np5" 5 "${dev_mca[@]}" "${persist_own[@]}" \
+        --mca coll_gpu_allreduce_algorithm ll --mca coll_gpu_bcast_algorithm ll --mca coll_gpu_verbose 2 \
+        "$check" --mem device --app-ready --expect-ll-launched --colls allreduce,bcast --comms world,dup \
+        --counts 1,7,1000 --large 0 --no-derived &&
+        proof "ll-persist-time-sliced-np5" ll,staged ll &&
+        { grep -q "ranks of this node share a" "$logdir/ll-persist-time-sliced-np5.log" ||
+          fail "ll-persist-time-sliced-np5: no warning that the calls are launched"; }
     run "topo-bad-file-np2" 2 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/bad-truncated.xml" \
         --mca coll_gpu_verbose 1 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         { logs topo-bad-file-np2 | grep -q "using safe defaults" || fail "topo-bad-file-np2: no warning"; }
