@@ -317,6 +317,10 @@ typedef struct {
     cg_copy_method_t copy;
     double timeout_s;     /* 0: wait for ever (dead peers are still detected) */
     const char *topo_file; /* hwloc XML instead of the live machine ("" or NULL: live) */
+    int         sim_gpu;   /* testing, a topo_file on the host layer: the file's GPU this
+                              rank plays, modulo their number (its node-local rank in the
+                              job, so the same in every communicator; -1: its place in
+                              the communicator's node) */
     unsigned    comm_id;   /* identifies the communicator in the inter-node tags */
     int         thread_multi;
     size_t      one_shot_max;  /* hierarchical algorithms: small messages (bytes) */
@@ -354,8 +358,8 @@ void        cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape);
 void        cg_comm_process_cleanup(void);
 /* A fast path failed on this communicator: it must not be used again. */
 int         cg_comm_failed(const cg_comm_t *comm);
-/* Its LL calls are launched, never run by a server that stays (coll_gpu_ll_persist): a GPU
- * of this node serves several of its ranks and no MPS was seen. */
+/* This rank's LL calls are launched, never run by a server that stays (coll_gpu_ll_persist):
+ * it shares its GPU with another rank (here or in a communicator before), no MPS seen. */
 int         cg_comm_ll_launch_only(const cg_comm_t *comm);
 
 /* ---- the announcement board of a node (coll/intra/intra_board.c) ----------------------

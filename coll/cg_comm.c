@@ -26,6 +26,7 @@ typedef struct {
     char                 host[64];
     uint64_t             serial; /* contexts this process made before (rank 0's: the uid) */
     uint64_t             params_digest; /* cg_comm_config_t's */
+    int                  sim_gpu;       /* cg_comm_config_t's */
     cg_intra_peer_info_t intra;
 } cg_rank_info_t;
 
@@ -34,8 +35,10 @@ typedef struct {
     int               inter_staged; /* its device data crosses the network through host memory */
     int               lanes;        /* inter-node lanes it could set up */
     uint64_t          rules_digest; /* its rules (cg_rules_digest) */
-    int               time_sliced;  /* it shares its GPU with a rank of its node, and the
-                                       GPU's processes take turns on it (no MPS) */
+    int               time_sliced;  /* it shares its GPU with a rank of its node (of this
+                                       communicator or, cg_process_gpu_shared, of one
+                                       before), and the GPU's processes take turns on it
+                                       (no MPS) */
     cg_topo_summary_t topo;
 } cg_rank_result_t;
 
@@ -47,6 +50,10 @@ static cg_ucx_t       *cg_process_ucx;
 static int             cg_process_ucx_tried;
 static cg_ucx_t       *cg_process_lane_ucx[CG_MAX_LANES]; /* [0]: cg_process_ucx */
 static uint64_t        cg_process_serial = 1;
+/* A communicator before had another rank on this rank's GPU: it still shares the GPU with
+ * it in later communicators without it (time slicing is a property of the GPU's
+ * processes, not of one communicator's). */
+static int             cg_process_gpu_shared;
 
 static const cg_topo_t *cg_topo_process(const char *topo_file)
 {
@@ -203,10 +210,21 @@ static void cg_comm_summarize(cg_comm_t *comm, const cg_rank_info_t *infos)
                                 comm->config.topo_file && comm->config.topo_file[0];
 
     for (int i = 0; i < n; i++) {
-        int r  = comm->members[comm->node_start[comm->my_node] + i];
-        bus[i] = simulate ? topo->gpu[i % topo->num_gpus].bus_id : infos[r].intra.pci_bus_id;
+        int r   = comm->members[comm->node_start[comm->my_node] + i];
+        int gpu = infos[r].sim_gpu >= 0 ? infos[r].sim_gpu : i;
+        bus[i]  = simulate ? topo->gpu[gpu % topo->num_gpus].bus_id : infos[r].intra.pci_bus_id;
     }
     cg_topo_summarize(topo, bus, n, &comm->topo);
+    if (cg_topo_gpu_shared_by(bus, n, comm->local_rank)) {
+        __atomic_store_n(&cg_process_gpu_shared, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* Some GPU of the node serves several of its ranks, or this rank's GPU served another rank
+ * in a communicator before. */
+static int cg_comm_gpu_shared(const cg_comm_t *comm)
+{
+    return comm->topo.shared || __atomic_load_n(&cg_process_gpu_shared, __ATOMIC_RELAXED);
 }
 
 static cg_status_t cg_comm_connect_local(cg_comm_t *comm, const cg_rank_info_t *infos)
@@ -228,9 +246,11 @@ static cg_status_t cg_comm_connect_local(cg_comm_t *comm, const cg_rank_info_t *
         ranks[i] = comm->members[comm->node_start[comm->my_node] + i];
         peers[i] = infos[ranks[i]].intra;
     }
-    /* ranks of the node that share a GPU without MPS seen (or a driver that cannot say)
-     * may take turns on it: an LL server that stayed would hold it from them */
-    comm->intra->ll_launch_only = comm->topo.shared && !comm->dev->caps.mps;
+    /* a GPU without MPS seen (or a driver that cannot say) that this rank shares with
+     * another, here or in a communicator before: they may take turns on it, and an LL
+     * server that stayed would hold it from the other */
+    comm->intra->ll_launch_only = __atomic_load_n(&cg_process_gpu_shared, __ATOMIC_RELAXED) &&
+                                  !comm->dev->caps.mps;
     return cg_intra_connect(comm->intra, ranks, peers, comm->local_size, comm->local_rank,
                             comm->config.sync);
 }
@@ -445,6 +465,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     mine.intra.status = status;
 
     mine.params_digest = config->params_digest;
+    mine.sim_gpu       = config->sim_gpu;
 
     /* Every rank joins every exchange, whatever happened locally. */
     exchange = oob->allgather(oob->ctx, &mine, infos, sizeof(mine));
@@ -465,7 +486,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     /* a GPU without MPS that this node gives to more than one rank, whatever the class:
      * 8 ranks on 4 GPUs take turns on each GPU (the model's slice per peer is an upper
      * bound that keeps LL out either way); one rank per GPU never waits for a turn */
-    result.time_sliced  = dev->caps.time_sliced && comm->topo.shared;
+    result.time_sliced  = dev->caps.time_sliced && cg_comm_gpu_shared(comm);
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {

@@ -126,9 +126,9 @@ typedef struct {
     int           after_app;   /* set by the group: queued behind the application's work on
                                   the legacy default stream, on that stream itself
                                   (cg_dev_ll_after_app): no app_wait before it */
-    int           launch_only; /* set by the group: ranks of its node share a GPU and no MPS
-                                  was seen, so they may take turns on it: launched, never
-                                  run by a server that stays (cg_dev_ll_served) */
+    int           launch_only; /* set by the group: this rank shares its GPU with another
+                                  and no MPS was seen, so they may take turns on it:
+                                  launched, never run by a server that stays */
 } cg_ll_args_t;
 
 /* Slot `from` of `owner`'s inbox for this call's half, as mapped in this process (device

@@ -68,8 +68,8 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                                mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_AUTO) &&
                               mca_coll_gpu_component.thread_single;
             /* a kernel that stays would hold a time-sliced GPU from the other ranks on it:
-             * each communicator whose node shares a GPU without MPS seen launches its LL
-             * calls instead (cg_comm_ll_launch_only; mca_coll_gpu_context says so) */
+             * a rank that shares its GPU without MPS seen launches its LL calls instead
+             * (cg_comm_ll_launch_only; mca_coll_gpu_context says so) */
             dev->ll_persist = mca_coll_gpu_component.ll_persist > 0;
             if (dev->ll_persist && !dev->app_ready) {
                 cg_detail(CG_SUB_DEV, "coll_gpu_ll_persist: an LL call goes to the LL server when "

@@ -36,6 +36,7 @@ static void mca_coll_gpu_context_config(struct ompi_communicator_t *comm, cg_com
         .copy          = (cg_copy_method_t)mca_coll_gpu_component.copy_method,
         .timeout_s     = mca_coll_gpu_component.timeout,
         .topo_file     = mca_coll_gpu_component.topo_file,
+        .sim_gpu       = mca_coll_gpu_job_local_rank(),
         .comm_id       = mca_coll_gpu_comm_id(comm),
         .thread_multi  = mca_coll_gpu_component.thread_multi,
         .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max > 0
@@ -69,8 +70,10 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         cg_warn(CG_SUB_INIT, "no fast path on %s: %s (staged path from now on)", comm->c_name,
                 cg_status_string(status));
     } else if (mca_coll_gpu_dev()->ll_persist && cg_comm_ll_launch_only(m->core) &&
-               cg_once(&told_launch_only)) { /* by its rank 0: the first such one, every job */
-        mca_coll_gpu_show_help_comm(comm, "ll_persist on a shared GPU without MPS");
+               cg_once(&told_launch_only)) { /* the job's rank 0 in full, each rank at 1 */
+        mca_coll_gpu_show_help_once("ll_persist on a shared GPU without MPS");
+        cg_warn(CG_SUB_INIT, "coll_gpu_ll_persist: this rank shares its GPU with another "
+                "rank, without MPS: its LL calls are launched, not run by a kernel that stays");
     }
     return m->core;
 }

@@ -106,6 +106,8 @@ typedef struct {
  * Unknown GPUs or no topology: a warning (verbose 1) and the safe class NO_P2P. */
 void        cg_topo_summarize(const cg_topo_t *topo, const char *const bus_ids[], int n,
                               cg_topo_summary_t *summary);
+/* Does local rank me's GPU (bus_ids as for cg_topo_summarize) serve another of the n? */
+int         cg_topo_gpu_shared_by(const char *const bus_ids[], int n, int me);
 const char *cg_topo_class_name(cg_topo_class_t cls);
 /* nvidia-smi topo -m style matrix of GPUs and NICs, the NIC legend, into buf. */
 void        cg_topo_render(const cg_topo_t *topo, char *buf, size_t len);

@@ -107,6 +107,16 @@ static int cg_topo_same_gpu(const char *a, const char *b)
     return strcasecmp(a, b) == 0;
 }
 
+int cg_topo_gpu_shared_by(const char *const bus_ids[], int n, int me)
+{
+    for (int r = 0; r < n && me >= 0 && me < n; r++) {
+        if (r != me && cg_topo_same_gpu(bus_ids[r], bus_ids[me])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Connection quality between two GPUs: bigger is better. */
 static uint64_t cg_topo_affinity(const cg_topo_t *topo, int a, int b)
 {

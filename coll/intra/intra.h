@@ -122,8 +122,8 @@ typedef struct cg_intra {
     uint64_t         ll_calls;              /* LL calls started, and calls announced on a
                                                board (the same on every rank): the flags */
     uint32_t         ll_period;             /* calls after which the flags repeat */
-    int              ll_launch_only;        /* ranks of the node share a GPU, no MPS
-                                               seen: no LL server (cg_ll_args_t) */
+    int              ll_launch_only;        /* this rank shares its GPU, no MPS seen:
+                                               no LL server (cg_ll_args_t) */
     uint64_t         ll_cleared[2];         /* ll_calls when this rank last cleared each
                                                half of its inbox (cg_intra_ll_clear) */
     uint64_t         host_epoch;            /* host barriers done (same on every rank) */

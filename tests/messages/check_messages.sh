@@ -54,7 +54,7 @@ expect launch-multithreaded "coll_gpu_app_wait=launch\), which needs" 1
 expect launch-multithreaded-level "MPI_THREAD_SINGLE; the processes run at MPI_THREAD_FUNNELED" 1
 
 run -np 4 --mca coll_gpu_device host --mca coll_gpu_ll_persist 1 --mca coll_gpu_debug_host_time_sliced 1 "$hello" 100
-expect ll-persist-shared-gpu "On communicators with such ranks a kernel is launched" 1
+expect ll-persist-shared-gpu "Ranks that share a GPU launch a kernel per call" 1
 
 run -np 3 --mca coll_gpu_device host --mca coll_gpu_verbose 1 "$hello" 100
 expect banner-once "coll/gpu $version \(built against Open MPI [0-9.]+\): host device layer" 1

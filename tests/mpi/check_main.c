@@ -41,6 +41,8 @@ typedef struct {
                               default stream at a call (tc_run_app_order) */
     int         expect_served; /* 1: every rank rang LL calls on a server (coll_gpu_ll_persist);
                                   -1: none did (--expect-ll-launched); 0: not checked */
+    char        launched_on[64]; /* --expect-ll-launched-on LIST: these world ranks rang
+                                    none, the others some */
     int         reset;      /* the device reset before the communicators are freed */
     int         derived;
     unsigned long long seed;
@@ -164,6 +166,10 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (strcmp(a, "--app-ready") == 0) o->app_ready = 1;
         else if (strcmp(a, "--expect-ll-served") == 0) o->expect_served = 1;
         else if (strcmp(a, "--expect-ll-launched") == 0) o->expect_served = -1;
+        else if (TC_OPT("--expect-ll-launched-on")) {
+            snprintf(o->launched_on, sizeof(o->launched_on), ",%s,", v);
+            o->expect_served = 1;
+        }
         else if (strcmp(a, "--reset") == 0) o->reset = 1;
         else if (strcmp(a, "--no-derived") == 0) o->derived = 0;
         else if (strcmp(a, "--verbose") == 0) tc_verbose = 1;
@@ -173,7 +179,8 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
                             "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
                             "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] "
-                            "[--expect-ll-served|--expect-ll-launched] [--no-derived] "
+                            "[--expect-ll-served|--expect-ll-launched|--expect-ll-launched-on "
+                            "RANKS] [--no-derived] "
                             "[--reset] [--verbose]\n");
             return 1;
         }
@@ -267,6 +274,11 @@ int main(int argc, char **argv)
                 tc_calls_dev[0], tc_calls_dev[1], tc_calls_dev[2], tc_calls_dev[3], tc_calls_dev[4],
                 tc_calls_host[0], tc_calls_host[1], tc_calls_host[2], tc_calls_host[3], tc_calls_host[4]);
         fflush(stderr);
+    }
+    if (o.launched_on[0] != '\0') { /* this rank among them: it expects none served */
+        char mine[16];
+        snprintf(mine, sizeof(mine), ",%d,", wrank);
+        o.expect_served = strstr(o.launched_on, mine) != NULL ? -1 : 1;
     }
     if (o.expect_served != 0) {
         tc_failures += o.expect_served > 0 ? check_pvar_expect_served("coll_check")

@@ -267,28 +267,37 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
             [ "$told" = 1 ] || fail "no-p2p-np3: rank $r said why $told times, not once"
         done
     # without MPS (the host layer plays it): five ranks on the four GPUs, two take turns on
-    # one, so no LL; four, one rank per GPU, none waits for a turn, so LL for small calls
+    # one, so no LL, also in odd after world (ranks 0-3 on their own GPUs, but rank 0's
+    # still takes turns with rank 4's calls); four, one rank per GPU, none waits for a
+    # turn, so LL for small calls
     run "topo-shared-time-sliced-np5" 5 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
         --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
-        --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
+        --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world,odd "${quiet_args[@]}" &&
         proof "topo-shared-time-sliced-np5" "one_shot,two_shot,ring,direct,scatter_allgather,staged"
     run "topo-own-time-sliced-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
         --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
         --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         proof "topo-own-time-sliced-np4" "$fast,ring" ll
     # coll_gpu_ll_persist there: a rank on each GPU keeps its LL server, MPS or not (calls
-    # rung); five, two of them on one GPU, launch every LL call (forced), and say why
+    # rung); of five, ranks 0 and 4 share a GPU: they launch every LL call (forced), rank 0
+    # in odd too, where rank 4 is not (the GPU's processes take turns whatever the
+    # communicator), and say why; ranks 1-3 ring theirs
     persist_own=(--mca coll_gpu_debug_host_time_sliced 1 --mca coll_gpu_ll_persist 1
                  --mca coll_gpu_app_wait none --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml")
     run "ll-persist-own-gpus-np4" 4 "${dev_mca[@]}" "${persist_own[@]}" "$check" --mem device \
         --app-ready --expect-ll-served --comms world,dup --counts 0,1,7,1000 --large 0 --no-derived
     run "ll-persist-time-sliced-np5" 5 "${dev_mca[@]}" "${persist_own[@]}" \
         --mca coll_gpu_allreduce_algorithm ll --mca coll_gpu_bcast_algorithm ll --mca coll_gpu_verbose 2 \
-        "$check" --mem device --app-ready --expect-ll-launched --colls allreduce,bcast --comms world,dup \
+        "$check" --mem device --app-ready --expect-ll-launched-on 0,4 --colls allreduce,bcast --comms world,odd \
         --counts 1,7,1000 --large 0 --no-derived &&
         proof "ll-persist-time-sliced-np5" ll,staged ll &&
-        { grep -q "ranks of this node share a" "$logdir/ll-persist-time-sliced-np5.log" ||
-          fail "ll-persist-time-sliced-np5: no warning that the calls are launched"; }
+        { grep -q "Ranks that share a GPU launch a kernel per call" "$logdir/ll-persist-time-sliced-np5.log" ||
+          fail "ll-persist-time-sliced-np5: no warning that the calls are launched"; } &&
+        for r in 0 1 2 3 4; do
+            said=$(grep -c "its LL calls are launched" "$logdir/ll-persist-time-sliced-np5.$r.vlog")
+            [ "$said" = "$( [ "$r" = 0 ] || [ "$r" = 4 ] && echo 1 || echo 0)" ] ||
+                fail "ll-persist-time-sliced-np5: rank $r said it launches $said times"
+        done
     run "topo-bad-file-np2" 2 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/bad-truncated.xml" \
         --mca coll_gpu_verbose 1 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         { logs topo-bad-file-np2 | grep -q "using safe defaults" || fail "topo-bad-file-np2: no warning"; }

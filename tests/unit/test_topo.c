@@ -212,6 +212,14 @@ START_TEST(test_bad_input)
     bus[1] = "18:00.0"; /* the same GPU, written without its domain: shared */
     cg_topo_summarize(NULL, bus, 2, &s);
     ck_assert_int_eq(s.shared, 1);
+    {   /* whose GPU serves another rank: both of the pair, not the third; none alone */
+        const char *three[3] = {"0000:18:00.0", "0000:19:00.0", "18:00.0"};
+        ck_assert_int_eq(cg_topo_gpu_shared_by(three, 3, 0), 1);
+        ck_assert_int_eq(cg_topo_gpu_shared_by(three, 3, 2), 1);
+        ck_assert_int_eq(cg_topo_gpu_shared_by(three, 3, 1), 0);
+        ck_assert_int_eq(cg_topo_gpu_shared_by(three, 1, 0), 0);
+        ck_assert_int_eq(cg_topo_gpu_shared_by(three, 3, 3), 0); /* out of range */
+    }
     bus[1] = "0000:19:00.0";
     ck_assert_str_eq(s.rail[0], "");
     t = load("fewer-nics-4gpu.xml"); /* a GPU the topology does not have */
