@@ -319,8 +319,8 @@ typedef struct {
     const char *topo_file; /* hwloc XML instead of the live machine ("" or NULL: live) */
     int         sim_gpu;   /* testing, a topo_file on the host layer: the file's GPU this
                               rank plays, modulo their number (its node-local rank in the
-                              job, so the same in every communicator; -1: its place in
-                              the communicator's node) */
+                              job, so the same in every communicator; below 0: its place
+                              in the communicator's node) */
     unsigned    comm_id;   /* identifies the communicator in the inter-node tags */
     int         thread_multi;
     size_t      one_shot_max;  /* hierarchical algorithms: small messages (bytes) */

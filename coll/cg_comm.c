@@ -36,7 +36,7 @@ typedef struct {
     int               lanes;        /* inter-node lanes it could set up */
     uint64_t          rules_digest; /* its rules (cg_rules_digest) */
     int               time_sliced;  /* it shares its GPU with a rank of its node (of this
-                                       communicator or, cg_process_gpu_shared, of one
+                                       communicator or, cg_intra_gpu_shared_seen, of one
                                        before), and the GPU's processes take turns on it
                                        (no MPS) */
     cg_topo_summary_t topo;
@@ -50,10 +50,6 @@ static cg_ucx_t       *cg_process_ucx;
 static int             cg_process_ucx_tried;
 static cg_ucx_t       *cg_process_lane_ucx[CG_MAX_LANES]; /* [0]: cg_process_ucx */
 static uint64_t        cg_process_serial = 1;
-/* A communicator before had another rank on this rank's GPU: it still shares the GPU with
- * it in later communicators without it (time slicing is a property of the GPU's
- * processes, not of one communicator's). */
-static int             cg_process_gpu_shared;
 
 static const cg_topo_t *cg_topo_process(const char *topo_file)
 {
@@ -199,8 +195,9 @@ static cg_status_t cg_comm_layout(cg_comm_t *comm, const cg_rank_info_t *infos)
 }
 
 /* The node summary from this rank's view: which GPU every local rank drives. On the host
- * device layer with a topology file, local rank i plays the file's GPU i (simulation of
- * that node, for tests and for coll_gpu_info). */
+ * device layer with a topology file, the node's i-th rank of the job plays the file's GPU
+ * i, modulo their number (cg_comm_config_t sim_gpu: simulation of that node, for tests
+ * and for coll_gpu_info). */
 static void cg_comm_summarize(cg_comm_t *comm, const cg_rank_info_t *infos)
 {
     const cg_topo_t *topo = cg_topo_process(comm->config.topo_file);
@@ -216,15 +213,8 @@ static void cg_comm_summarize(cg_comm_t *comm, const cg_rank_info_t *infos)
     }
     cg_topo_summarize(topo, bus, n, &comm->topo);
     if (cg_topo_gpu_shared_by(bus, n, comm->local_rank)) {
-        __atomic_store_n(&cg_process_gpu_shared, 1, __ATOMIC_RELAXED);
+        cg_intra_gpu_shared_note();
     }
-}
-
-/* Some GPU of the node serves several of its ranks, or this rank's GPU served another rank
- * in a communicator before. */
-static int cg_comm_gpu_shared(const cg_comm_t *comm)
-{
-    return comm->topo.shared || __atomic_load_n(&cg_process_gpu_shared, __ATOMIC_RELAXED);
 }
 
 static cg_status_t cg_comm_connect_local(cg_comm_t *comm, const cg_rank_info_t *infos)
@@ -246,11 +236,6 @@ static cg_status_t cg_comm_connect_local(cg_comm_t *comm, const cg_rank_info_t *
         ranks[i] = comm->members[comm->node_start[comm->my_node] + i];
         peers[i] = infos[ranks[i]].intra;
     }
-    /* a GPU without MPS seen (or a driver that cannot say) that this rank shares with
-     * another, here or in a communicator before: they may take turns on it, and an LL
-     * server that stayed would hold it from the other */
-    comm->intra->ll_launch_only = __atomic_load_n(&cg_process_gpu_shared, __ATOMIC_RELAXED) &&
-                                  !comm->dev->caps.mps;
     return cg_intra_connect(comm->intra, ranks, peers, comm->local_size, comm->local_rank,
                             comm->config.sync);
 }
@@ -486,7 +471,10 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     /* a GPU without MPS that this node gives to more than one rank, whatever the class:
      * 8 ranks on 4 GPUs take turns on each GPU (the model's slice per peer is an upper
      * bound that keeps LL out either way); one rank per GPU never waits for a turn */
-    result.time_sliced  = dev->caps.time_sliced && cg_comm_gpu_shared(comm);
+    /* some GPU of the node serves several of its ranks, or this rank's served another in
+     * a communicator before (a kept context made before that is not reused) */
+    comm->gpu_shared    = comm->topo.shared || cg_intra_gpu_shared_seen();
+    result.time_sliced  = dev->caps.time_sliced && comm->gpu_shared;
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {

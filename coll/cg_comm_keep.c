@@ -114,7 +114,9 @@ static int cg_keep_reserve(const cg_comm_config_t *config, cg_comm_t **mine, cg_
     pthread_mutex_lock(&cg_keep_lock);
     for (int i = 0; i < cg_keep_count; i++) {
         cg_comm_t *comm = cg_keep_list[i];
-        if (cg_keep_fits(&comm->config, config)) {
+        /* made before this rank's GPU was seen shared: its plans would let LL spin on a
+         * GPU whose processes take turns (a rank that offers none: a new context) */
+        if (cg_keep_fits(&comm->config, config) && (comm->gpu_shared || !cg_intra_gpu_shared_seen())) {
             offer->uid[n][0] = comm->uid[0];
             offer->uid[n][1] = comm->uid[1];
             mine[n++]        = comm;

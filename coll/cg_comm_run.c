@@ -31,7 +31,7 @@ void cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape)
 
 int cg_comm_ll_launch_only(const cg_comm_t *comm)
 {
-    return comm->intra != NULL && comm->intra->ll_launch_only;
+    return comm->intra != NULL && cg_intra_gpu_shared_seen() && !comm->dev->caps.mps;
 }
 
 int cg_comm_failed(const cg_comm_t *comm)

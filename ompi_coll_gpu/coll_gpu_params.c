@@ -119,8 +119,8 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "without a call, and 10 ms after it started at the latest (a cudaDeviceSynchronize or "
      "cudaFree of the application waits until then), and holds one block of 512 threads per "
      "communicator in use while it stays. Not on ranks that share a GPU without MPS (they "
-     "take turns on it): they launch their calls, with a warning. 0: a kernel launched "
-     "per call"},
+     "take turns on it): they launch their calls (the job's rank 0 says so when it is one "
+     "of them, each at coll_gpu_verbose 1). 0: a kernel launched per call"},
     {"ll_persist_idle_us", INT, NULL, &CG_C->ll_persist_idle_us, OPAL_INFO_LVL_5, 0, LOCAL,
      "Microseconds without a call after which the LL kernel of coll_gpu_ll_persist leaves "
      "the GPU (the next call starts it again)"},

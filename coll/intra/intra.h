@@ -122,8 +122,6 @@ typedef struct cg_intra {
     uint64_t         ll_calls;              /* LL calls started, and calls announced on a
                                                board (the same on every rank): the flags */
     uint32_t         ll_period;             /* calls after which the flags repeat */
-    int              ll_launch_only;        /* this rank shares its GPU, no MPS seen:
-                                               no LL server (cg_ll_args_t) */
     uint64_t         ll_cleared[2];         /* ll_calls when this rank last cleared each
                                                half of its inbox (cg_intra_ll_clear) */
     uint64_t         host_epoch;            /* host barriers done (same on every rank) */
@@ -157,6 +155,13 @@ typedef struct cg_intra {
 } cg_intra_t;
 
 /* ---- setup (intra_group.c) ------------------------------------------------------------ */
+/* This process's GPU served another rank in some communicator: it takes turns on it with
+ * that rank in every later one too (time slicing is the GPU's processes', not one
+ * communicator's). Noted by cg_comm as it summarises its node; read per LL call (no
+ * server: cg_ll_args_t launch_only) and when a communicator is made. */
+void cg_intra_gpu_shared_note(void);
+int  cg_intra_gpu_shared_seen(void);
+
 /* This rank's part before the exchange: scratch and control page; fills *info. */
 cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_intra_t **g_out,
                              cg_intra_peer_info_t *info);

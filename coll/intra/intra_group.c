@@ -91,6 +91,18 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     return CG_OK;
 }
 
+static int cg_intra_gpu_shared; /* cg_intra_gpu_shared_note: once set, for good */
+
+void cg_intra_gpu_shared_note(void)
+{
+    __atomic_store_n(&cg_intra_gpu_shared, 1, __ATOMIC_RELAXED);
+}
+
+int cg_intra_gpu_shared_seen(void)
+{
+    return __atomic_load_n(&cg_intra_gpu_shared, __ATOMIC_RELAXED);
+}
+
 static int cg_intra_sync_told; /* the warning below, once per process */
 static int cg_intra_no_p2p_told; /* no peer-to-peer access: said once per process */
 

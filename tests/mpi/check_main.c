@@ -37,6 +37,8 @@ typedef struct {
     char        comms[128];
     char        types[512];
     int         full_comms;
+    int         odd_first;  /* --odd-first: a communicator of all ranks but the last, used
+                               and freed before the others (its context kept for odd's) */
     int         app_ready; /* run with coll_gpu_app_wait none: no inputs left on the
                               default stream at a call (tc_run_app_order) */
     int         expect_served; /* 1: every rank rang LL calls on a server (coll_gpu_ll_persist);
@@ -163,6 +165,7 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
         else if (TC_OPT("--seed")) o->seed = strtoull(v, NULL, 0);
         else if (TC_OPT("--offset")) tc_offset = (size_t)atol(v);
         else if (strcmp(a, "--full-comms") == 0) o->full_comms = 1;
+        else if (strcmp(a, "--odd-first") == 0) o->odd_first = 1;
         else if (strcmp(a, "--app-ready") == 0) o->app_ready = 1;
         else if (strcmp(a, "--expect-ll-served") == 0) o->expect_served = 1;
         else if (strcmp(a, "--expect-ll-launched") == 0) o->expect_served = -1;
@@ -178,7 +181,7 @@ static int tc_parse(int argc, char **argv, tc_options_t *o)
                             "[--mem auto|device|pool|vmm|vmm-private|other|host|mixed] "
                             "[--counts LIST] "
                             "[--large N] [--colls LIST] [--comms LIST] [--types LIST] "
-                            "[--seed N] [--offset BYTES] [--full-comms] [--app-ready] "
+                            "[--seed N] [--offset BYTES] [--full-comms] [--odd-first] [--app-ready] "
                             "[--expect-ll-served|--expect-ll-launched|--expect-ll-launched-on "
                             "RANKS] [--no-derived] "
                             "[--reset] [--verbose]\n");
@@ -193,7 +196,7 @@ int main(int argc, char **argv)
 {
     static const char *const comm_names[] = {"world", "dup", "split", "reversed", "odd"};
     tc_options_t o;
-    MPI_Comm     comms[5];
+    MPI_Comm     comms[5], first;
     size_t       counts[16];
     int          ncounts = 0, wrank, wsize, local_rank;
     uint64_t     seed;
@@ -225,6 +228,10 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &comms[2]);
     MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &comms[3]);
     MPI_Comm_split(MPI_COMM_WORLD, (wrank == wsize - 1 && wsize > 1) ? MPI_UNDEFINED : 0, wrank, &comms[4]);
+    first = MPI_COMM_NULL;
+    if (o.odd_first) {
+        MPI_Comm_split(MPI_COMM_WORLD, (wrank == wsize - 1 && wsize > 1) ? MPI_UNDEFINED : 0, wrank, &first);
+    }
     if (wrank == 0) {
         printf("coll_check: %d ranks, %s, counts %s, large %ld\n", wsize, em_describe(),
                o.counts, o.large);
@@ -233,6 +240,16 @@ int main(int argc, char **argv)
         fflush(stderr);
     }
     t0 = MPI_Wtime();
+    if (first != MPI_COMM_NULL) { /* freed before odd's first call: its context kept for it */
+        tc_ctx_t ctx = {first, "odd-first", 0, 0, kind};
+        static const size_t first_counts[] = {1, 7, 1000};
+        MPI_Comm_rank(first, &ctx.rank);
+        MPI_Comm_size(first, &ctx.size);
+        tc_current_size = ctx.size;
+        uint64_t first_seed = seed + 7919; /* its own: the last rank's seed goes on as it */
+        tc_run_matrix(&ctx, &o, "MPI_INT,MPI_DOUBLE", first_counts, 3, &first_seed);
+        MPI_Comm_free(&first);
+    }
     for (int k = 0; k < 5; k++) {
         tc_ctx_t ctx = {comms[k], comm_names[k], 0, 0, kind};
         int      full = (k == 0) || o.full_comms;

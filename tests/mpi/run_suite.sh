@@ -240,10 +240,11 @@ run "ll-wrap-completed-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_ll_flag_perio
 run "costs-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_net_latency 5 \
     --mca coll_gpu_copy_latency 0.5 "$costs" --mem device --nodes
 
-# 5. Topology files: the planner's choice follows the node shape (on the host layer, local
-#    rank i plays GPU i of the file): a ring along NVLink pairs, staged without P2P. (The
-#    ring run fixes the one-shot limit at 64 KiB: the model would take the ring only from
-#    about 640 KiB on that node, which the golden grid shows at 1 MiB.)
+# 5. Topology files: the planner's choice follows the node shape (on the host layer, the
+#    node's i-th rank of the job plays GPU i of the file): a ring along NVLink pairs,
+#    staged without P2P. (The ring run fixes the one-shot limit at 64 KiB: the model would
+#    take the ring only from about 640 KiB on that node, which the golden grid shows at
+#    1 MiB.)
 topo=$(cd "$(dirname "$0")/../topo" && pwd)
 if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
     run "topo-nvlink-pairs-np4" 4 "${dev_mca[@]}" --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
@@ -278,6 +279,16 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
         --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
         --mca coll_gpu_verbose 2 "$check" --mem "$mem" --comms world "${quiet_args[@]}" &&
         proof "topo-own-time-sliced-np4" "$fast,ring" ll
+    # a context kept from a freed communicator made before the sharing was seen is not
+    # reused: odd-first (ranks 0-3, LL) freed, world (ranks 0 and 4 on one GPU), then odd
+    # over the same ranks as odd-first: a new context, no LL (rank 0's log file, in order)
+    run "topo-shared-kept-np5" 5 "${dev_mca[@]}" --mca coll_gpu_debug_host_time_sliced 1 \
+        --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
+        --mca coll_gpu_verbose 2 "$check" --mem "$mem" --odd-first --comms world,odd "${quiet_args[@]}" &&
+        proof "topo-shared-kept-np5" "$fast,ring" &&
+        { awk '/mem=device/ { if (/ np=5 /) w = 1; else if (/ alg=ll /) { if (w) late++; else early++ } }
+               END { exit !(early > 0 && late == 0) }' "$logdir/topo-shared-kept-np5.0.vlog" ||
+          fail "topo-shared-kept-np5: LL not before world, or LL in odd after it"; }
     # coll_gpu_ll_persist there: a rank on each GPU keeps its LL server, MPS or not (calls
     # rung); of five, ranks 0 and 4 share a GPU: they launch every LL call (forced), rank 0
     # in odd too, where rank 4 is not (the GPU's processes take turns whatever the
