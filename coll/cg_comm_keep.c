@@ -13,7 +13,10 @@
  * same uid, every rank r of the new communicator was rank r of that one: the same
  * processes in the same order, so the context fits as it is. The uid chosen is the first
  * of rank 0's offers that every rank made (the same answer everywhere). Anything else, a
- * new context is made and the kept ones stay (a later communicator may fit them).
+ * new context is made and the kept ones stay (a later communicator may fit them). A kept
+ * context planned before this rank's GPU was seen shared without MPS (LL allowed where
+ * the GPU's processes take turns) is stale: destroyed here, as an evicted one is, so that
+ * no communicator takes it (cg_intra_gpu_shared_seen).
  *
  * Why continuing is safe: a context is kept when its communicator is freed, after this
  * rank's last call on it returned, and taken only when every rank offers it, so every
@@ -106,17 +109,24 @@ void cg_comm_release(cg_comm_t *comm, int keep_max)
 
 /* Take this rank's candidates out of the list (a thread freeing another communicator
  * meanwhile cannot evict them), oldest first. */
+static int cg_keep_stale(const cg_comm_t *comm)
+{
+    return comm->dev->caps.time_sliced && !comm->time_sliced && !comm->gpu_shared &&
+           cg_intra_gpu_shared_seen();
+}
+
 static int cg_keep_reserve(const cg_comm_config_t *config, cg_comm_t **mine, cg_keep_offer_t *offer)
 {
-    int n = 0, kept = 0;
+    cg_comm_t *stale[CG_KEEP_MAX];
+    int        n = 0, kept = 0, num_stale = 0;
 
     memset(offer, 0, sizeof(*offer));
     pthread_mutex_lock(&cg_keep_lock);
     for (int i = 0; i < cg_keep_count; i++) {
         cg_comm_t *comm = cg_keep_list[i];
-        /* made before this rank's GPU was seen shared: its plans would let LL spin on a
-         * GPU whose processes take turns (a rank that offers none: a new context) */
-        if (cg_keep_fits(&comm->config, config) && (comm->gpu_shared || !cg_intra_gpu_shared_seen())) {
+        if (cg_keep_stale(comm)) {
+            stale[num_stale++] = comm;
+        } else if (cg_keep_fits(&comm->config, config)) {
             offer->uid[n][0] = comm->uid[0];
             offer->uid[n][1] = comm->uid[1];
             mine[n++]        = comm;
@@ -126,6 +136,12 @@ static int cg_keep_reserve(const cg_comm_config_t *config, cg_comm_t **mine, cg_
     }
     cg_keep_count = kept;
     pthread_mutex_unlock(&cg_keep_lock);
+    for (int i = 0; i < num_stale; i++) {
+        cg_detail(CG_SUB_INIT, "kept context %016llx:%llu destroyed (planned before this rank's "
+                  "GPU was seen shared)", (unsigned long long)stale[i]->uid[0],
+                  (unsigned long long)stale[i]->uid[1]);
+        cg_comm_destroy(stale[i]);
+    }
     return n;
 }
 

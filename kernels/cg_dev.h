@@ -337,7 +337,7 @@ struct cg_dev {
                                          the caller did (app_ordered), or whose
                                          application work was found done (app_done) go to a
                                          server that stays on the device, unless this rank
-                                         shares its GPU (launch_only)
+                                         shares its GPU and no MPS was seen (launch_only)
                                          (coll_gpu_ll_persist; kernels/dev_ll_server.h) */
     double              ll_persist_idle_s; /* a server leaves after this long without a call */
     double              ll_persist_life_s; /* and this long after it started at the latest,

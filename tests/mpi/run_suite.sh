@@ -286,7 +286,7 @@ if [ "$device" = host ] && [ -f "$topo/dgx-h100.xml" ]; then
         --mca coll_gpu_topo_file "$topo/workstation-4gpu-nvlink-pairs.xml" \
         --mca coll_gpu_verbose 2 "$check" --mem "$mem" --odd-first --comms world,odd "${quiet_args[@]}" &&
         proof "topo-shared-kept-np5" "$fast,ring" &&
-        { awk '/mem=device/ { if (/ np=5 /) w = 1; else if (/ alg=ll /) { if (w) late++; else early++ } }
+        { awk '/mem=device/ { if (/ np=5( |$)/) w = 1; else if (/ alg=ll /) { if (w) late++; else early++ } }
                END { exit !(early > 0 && late == 0) }' "$logdir/topo-shared-kept-np5.0.vlog" ||
           fail "topo-shared-kept-np5: LL not before world, or LL in odd after it"; }
     # coll_gpu_ll_persist there: a rank on each GPU keeps its LL server, MPS or not (calls
