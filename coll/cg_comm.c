@@ -468,11 +468,11 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     result.topo = comm->topo;
     result.inter_staged = comm->inter != NULL && comm->inter->staged;
     result.rules_digest = config->rules_digest;
-    /* a GPU without MPS that this node gives to more than one rank, whatever the class:
-     * 8 ranks on 4 GPUs take turns on each GPU (the model's slice per peer is an upper
-     * bound that keeps LL out either way); one rank per GPU never waits for a turn */
-    /* some GPU of the node serves several of its ranks, or this rank's served another in
-     * a communicator before (a kept context made before that is not reused) */
+    /* a GPU without MPS that this node gives to more than one rank, whatever the class
+     * (8 ranks on 4 GPUs take turns on each GPU; the model's slice per peer is an upper
+     * bound that keeps LL out either way), or this rank's GPU, which served another rank
+     * in a communicator before (cg_comm_keep.c destroys contexts kept from before that);
+     * one rank per GPU never waits for a turn */
     comm->gpu_shared    = comm->topo.shared || cg_intra_gpu_shared_seen();
     result.time_sliced  = dev->caps.time_sliced && comm->gpu_shared;
     ok          = result.ok;

@@ -107,14 +107,16 @@ void cg_comm_release(cg_comm_t *comm, int keep_max)
     cg_keep_put(&comm, 1, keep_max);
 }
 
-/* Take this rank's candidates out of the list (a thread freeing another communicator
- * meanwhile cannot evict them), oldest first. */
+/* Planned without time slicing on a time-sliced device, before this rank's GPU was seen
+ * shared: its plans may let LL spin for turns. */
 static int cg_keep_stale(const cg_comm_t *comm)
 {
     return comm->dev->caps.time_sliced && !comm->time_sliced && !comm->gpu_shared &&
            cg_intra_gpu_shared_seen();
 }
 
+/* Take this rank's candidates out of the list (a thread freeing another communicator
+ * meanwhile cannot evict them), oldest first; destroy the stale ones. */
 static int cg_keep_reserve(const cg_comm_config_t *config, cg_comm_t **mine, cg_keep_offer_t *offer)
 {
     cg_comm_t *stale[CG_KEEP_MAX];

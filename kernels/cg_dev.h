@@ -426,8 +426,8 @@ static inline int cg_dev_ll_app_query(const cg_dev_t *dev, const cg_ll_args_t *a
 
 /* Does this LL call go to the stream's server (dev->ll_persist)? Only a call ordered after
  * the application's work before it is queued: a server runs beside every stream, ordered
- * with none; and never one of a group whose ranks may take turns on its GPU (launch_only):
- * a kernel that stays would hold the GPU from them. */
+ * with none; and never on a rank that shares its GPU with no MPS seen (launch_only): a
+ * kernel that stays would hold the GPU from the other. */
 static inline int cg_dev_ll_served(const cg_dev_t *dev, const cg_ll_args_t *args)
 {
     return dev->ll_persist && !args->launch_only && !args->after_app &&
