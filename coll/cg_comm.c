@@ -473,8 +473,8 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
      * bound that keeps LL out either way), or this rank's GPU, which served another rank
      * in a communicator before (cg_comm_keep.c destroys contexts kept from before that);
      * one rank per GPU never waits for a turn */
-    comm->gpu_shared    = comm->topo.shared || cg_intra_gpu_shared_seen();
-    result.time_sliced  = dev->caps.time_sliced && comm->gpu_shared;
+    result.time_sliced  = dev->caps.time_sliced &&
+                          (comm->topo.shared || cg_intra_gpu_shared_seen());
     ok          = result.ok;
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {

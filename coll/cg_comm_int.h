@@ -34,8 +34,6 @@ struct cg_comm {
     int               model_staged; /* some rank stages its network data through the host */
     int               rules_differ; /* the ranks' rules differ (cg_shape_t rules_differ) */
     int               time_sliced;  /* some node's ranks take turns on their GPU (cg_shape_t) */
-    int               gpu_shared;   /* this rank's node shared a GPU, or its GPU had served
-                                       another rank, when it was made (cg_intra_gpu_shared_seen) */
     /* several nodes, measured at setup (cg_comm_measure.c), the slowest rank's; 0: not */
     double            copy_us;      /* a small copy device <-> host, synchronised */
     double            under_us;     /* one small collective underneath */

@@ -107,12 +107,12 @@ void cg_comm_release(cg_comm_t *comm, int keep_max)
     cg_keep_put(&comm, 1, keep_max);
 }
 
-/* Planned without time slicing on a time-sliced device, before this rank's GPU was seen
- * shared: its plans may let LL spin for turns. */
+/* Planned without time slicing on a time-sliced device (so before this rank's GPU was seen
+ * shared, which would have made its own vote time-sliced), and now it is: its plans may
+ * let LL spin for turns. */
 static int cg_keep_stale(const cg_comm_t *comm)
 {
-    return comm->dev->caps.time_sliced && !comm->time_sliced && !comm->gpu_shared &&
-           cg_intra_gpu_shared_seen();
+    return comm->dev->caps.time_sliced && !comm->time_sliced && cg_intra_gpu_shared_seen();
 }
 
 /* Take this rank's candidates out of the list (a thread freeing another communicator

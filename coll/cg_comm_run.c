@@ -31,7 +31,7 @@ void cg_comm_shape(const cg_comm_t *comm, cg_shape_t *shape)
 
 int cg_comm_ll_launch_only(const cg_comm_t *comm)
 {
-    return comm->intra != NULL && cg_intra_gpu_shared_seen() && !comm->dev->caps.mps;
+    return comm->intra != NULL && cg_intra_ll_launch_only(comm->dev);
 }
 
 int cg_comm_failed(const cg_comm_t *comm)

@@ -258,9 +258,7 @@ void cg_topo_summarize(const cg_topo_t *topo, const char *const bus_ids[], int n
     }
     s->num_gpus = ngpus;
     for (int r = 0; r < s->local_size && !s->shared; r++) {
-        for (int q = 0; q < r && !s->shared; q++) {
-            s->shared = cg_topo_same_gpu(bus_ids[q], bus_ids[r]);
-        }
+        s->shared = cg_topo_gpu_shared_by(bus_ids, s->local_size, r);
     }
     if (hosts == s->local_size) {
         s->cls = CG_TOPO_CLASS_HOST;

@@ -161,6 +161,9 @@ typedef struct cg_intra {
  * server: cg_ll_args_t launch_only) and when a communicator is made. */
 void cg_intra_gpu_shared_note(void);
 int  cg_intra_gpu_shared_seen(void);
+/* So this rank's LL calls are launched, never run by a server that stays: its GPU is
+ * shared (cg_intra_gpu_shared_seen) and no MPS was seen. */
+int  cg_intra_ll_launch_only(const cg_dev_t *dev);
 
 /* This rank's part before the exchange: scratch and control page; fills *info. */
 cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_intra_t **g_out,

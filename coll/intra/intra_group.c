@@ -103,6 +103,11 @@ int cg_intra_gpu_shared_seen(void)
     return __atomic_load_n(&cg_intra_gpu_shared, __ATOMIC_RELAXED);
 }
 
+int cg_intra_ll_launch_only(const cg_dev_t *dev)
+{
+    return cg_intra_gpu_shared_seen() && !dev->caps.mps;
+}
+
 static int cg_intra_sync_told; /* the warning below, once per process */
 static int cg_intra_no_p2p_told; /* no peer-to-peer access: said once per process */
 

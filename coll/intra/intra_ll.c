@@ -199,8 +199,8 @@ static cg_status_t cg_intra_ll_call(cg_intra_t *group, cg_ll_args_t *args,
      * the next call's query wait for this call's kernel). Without: after that work, on the
      * legacy stream itself or by the event, unless the caller ordered the call. */
     args->after_app   = 0;
-    args->launch_only = cg_intra_gpu_shared_seen() && !dev->caps.mps; /* per call: a
-                                                   communicator after this one may learn it */
+    args->launch_only = cg_intra_ll_launch_only(dev); /* per call: a communicator after
+                                                          this one may learn it */
     if (cg_dev_ll_app_query(dev, args)) {
         int done = 0;
         status            = cg_dev_app_done(dev, group->stream, &done);

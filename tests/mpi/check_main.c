@@ -196,9 +196,10 @@ int main(int argc, char **argv)
 {
     static const char *const comm_names[] = {"world", "dup", "split", "reversed", "odd"};
     tc_options_t o;
+    static const size_t small_counts[] = {1, 7, 1000};
     MPI_Comm     comms[5], first;
     size_t       counts[16];
-    int          ncounts = 0, wrank, wsize, local_rank;
+    int          ncounts = 0, wrank, wsize, local_rank, odd_color;
     uint64_t     seed;
     long         totals[2], sums[2];
     double       t0;
@@ -227,10 +228,11 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
     MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &comms[2]);
     MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &comms[3]);
-    MPI_Comm_split(MPI_COMM_WORLD, (wrank == wsize - 1 && wsize > 1) ? MPI_UNDEFINED : 0, wrank, &comms[4]);
+    odd_color = (wrank == wsize - 1 && wsize > 1) ? MPI_UNDEFINED : 0; /* all but the last */
+    MPI_Comm_split(MPI_COMM_WORLD, odd_color, wrank, &comms[4]);
     first = MPI_COMM_NULL;
     if (o.odd_first) {
-        MPI_Comm_split(MPI_COMM_WORLD, (wrank == wsize - 1 && wsize > 1) ? MPI_UNDEFINED : 0, wrank, &first);
+        MPI_Comm_split(MPI_COMM_WORLD, odd_color, wrank, &first);
     }
     if (wrank == 0) {
         printf("coll_check: %d ranks, %s, counts %s, large %ld\n", wsize, em_describe(),
@@ -242,18 +244,16 @@ int main(int argc, char **argv)
     t0 = MPI_Wtime();
     if (first != MPI_COMM_NULL) { /* freed before odd's first call: its context kept for it */
         tc_ctx_t ctx = {first, "odd-first", 0, 0, kind};
-        static const size_t first_counts[] = {1, 7, 1000};
         MPI_Comm_rank(first, &ctx.rank);
         MPI_Comm_size(first, &ctx.size);
         tc_current_size = ctx.size;
         uint64_t first_seed = seed + 7919; /* its own: the last rank's seed goes on as it */
-        tc_run_matrix(&ctx, &o, "MPI_INT,MPI_DOUBLE", first_counts, 3, &first_seed);
+        tc_run_matrix(&ctx, &o, "MPI_INT,MPI_DOUBLE", small_counts, 3, &first_seed);
         MPI_Comm_free(&first);
     }
     for (int k = 0; k < 5; k++) {
         tc_ctx_t ctx = {comms[k], comm_names[k], 0, 0, kind};
         int      full = (k == 0) || o.full_comms;
-        static const size_t small_counts[] = {1, 7, 1000};
         if (!tc_listed(o.comms, comm_names[k]) || comms[k] == MPI_COMM_NULL) {
             continue;
         }
