@@ -202,6 +202,18 @@ int  cg_pace(cg_pace_t *pace);
 /* spin_us > 0: every wait spins that many microseconds before it yields (cores to spare);
  * 0: it yields after CG_PACE_SPIN polls (oversubscribed nodes). */
 void cg_pace_configure(double spin_us);
+/* MPI's progress rule: a rank blocked in a collective must still let the point-to-point
+ * messages that peers wait for complete (a peer may reach the collective only after this
+ * rank's receive has matched its synchronous send). Every wait's polls call progress
+ * (opal_progress; NULL: none) every CG_PACE_PROGRESS polls, and at each poll once it
+ * yields; never on a thread that said cg_pace_no_progress (the layer's own helper threads,
+ * which stand for a GPU or carry a lane: MPI is not theirs to progress), nor inside
+ * progress itself (cg_pace_progressing: the component's own progress callback then leaves
+ * at once, as the call it interrupts may hold its state). */
+#define CG_PACE_PROGRESS 16
+void cg_pace_set_progress(void (*progress)(void));
+void cg_pace_no_progress(void);
+int  cg_pace_progressing(void);
 
 /* Parse a size such as "4096", "64k", "8M", "1G" (binary units). */
 cg_status_t cg_size_parse(const char *text, size_t *size_out);

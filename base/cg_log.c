@@ -302,6 +302,35 @@ double cg_time_now(void)
 }
 
 static double cg_pace_spin_s; /* 0: CG_PACE_SPIN polls */
+static void (*cg_pace_progress_fn)(void);
+static __thread int cg_pace_progress_off; /* 1: a helper thread; 2: progressing now */
+
+void cg_pace_set_progress(void (*progress)(void))
+{
+    __atomic_store_n(&cg_pace_progress_fn, progress, __ATOMIC_RELEASE);
+}
+
+void cg_pace_no_progress(void)
+{
+    cg_pace_progress_off = 1;
+}
+
+int cg_pace_progressing(void)
+{
+    return cg_pace_progress_off == 2;
+}
+
+static void cg_pace_progress(const cg_pace_t *pace)
+{
+    void (*progress)(void) = __atomic_load_n(&cg_pace_progress_fn, __ATOMIC_ACQUIRE);
+
+    if (progress != NULL && cg_pace_progress_off == 0 &&
+        (pace->yielding || pace->polls % CG_PACE_PROGRESS == 0)) {
+        cg_pace_progress_off = 2;
+        progress();
+        cg_pace_progress_off = 0;
+    }
+}
 
 void cg_pace_configure(double spin_us)
 {
@@ -322,6 +351,7 @@ int cg_pace(cg_pace_t *pace)
             }
         }
     }
+    cg_pace_progress(pace);
     if (pace->yielding) {
         sched_yield();
     }

@@ -330,6 +330,7 @@ static void *cg_host_progress_main(void *arg)
     cg_dev_host_t  *host   = cg_host_impl(dev);
     long            nap_us = CG_HOST_PROGRESS_US;
 
+    cg_pace_no_progress(); /* the stand-in of a GPU running streams: no MPI here */
     pthread_mutex_lock(&host->busy_lock);
     while (!host->progress_stop) {
         cg_host_queue_t **at  = &host->busy;

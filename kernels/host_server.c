@@ -94,6 +94,7 @@ static void *cg_host_server_main(void *arg)
     unsigned              spins  = 0;
     int                   looked = 0;
 
+    cg_pace_no_progress(); /* the stand-in of a kernel: no MPI here */
     for (;;) {
         cg_host_server_block_t posted;
         uint64_t               seen[CG_LL_POST_LINES(CG_HOST_SERVER_WORDS)], bell;

@@ -7,6 +7,7 @@
 
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/show_help.h"
 
 #include <dlfcn.h>
@@ -130,6 +131,7 @@ static int mca_coll_gpu_open(void)
 
 static int mca_coll_gpu_close(void)
 {
+    cg_pace_set_progress(NULL); /* Open MPI is closing: its progress is not ours to call */
     (void)cg_dev_reset_check(mca_coll_gpu_dev()); /* as at a module's end */
     mca_coll_gpu_host_cache_stop(); /* UCX must not call into an unloaded component */
     mca_coll_gpu_requests_fini();
@@ -182,8 +184,14 @@ static int mca_coll_gpu_parse_rank_list(const char *text)
     return OMPI_SUCCESS;
 }
 
+static void mca_coll_gpu_progress_mpi(void)
+{
+    opal_progress();
+}
+
 /* How long waits spin (coll_gpu_spin_us): by default as Open MPI's own progress does, which
- * yields when idle on an oversubscribed node (mpi_yield_when_idle) and spins otherwise. */
+ * yields when idle on an oversubscribed node (mpi_yield_when_idle) and spins otherwise.
+ * Every wait for peers progresses MPI meanwhile (cg_pace_set_progress). */
 static void mca_coll_gpu_pace_setup(void)
 {
     int spin_us = mca_coll_gpu_component.spin_us;
@@ -195,6 +203,7 @@ static void mca_coll_gpu_pace_setup(void)
                   yield != NULL && *yield ? 0 : 50;
     }
     cg_pace_configure(spin_us);
+    cg_pace_set_progress(mca_coll_gpu_progress_mpi);
     cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "waits spin %d %s before they yield the core",
            spin_us > 0 ? spin_us : CG_PACE_SPIN, spin_us > 0 ? "us" : "polls");
 }

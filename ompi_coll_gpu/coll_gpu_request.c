@@ -306,8 +306,8 @@ static int mca_coll_gpu_progress(void)
     int                      completed = 0;
 
     if (__atomic_load_n(&mca_coll_gpu_requests_count, __ATOMIC_ACQUIRE) == 0 ||
-        pthread_mutex_trylock(&mca_coll_gpu_requests_lock) != 0) {
-        return 0; /* nothing in flight, or another thread is at it */
+        cg_pace_progressing() || pthread_mutex_trylock(&mca_coll_gpu_requests_lock) != 0) {
+        return 0; /* nothing in flight, inside a wait of ours, or another thread is at it */
     }
     for (pp = &mca_coll_gpu_requests_active; (req = *pp) != NULL;) {
         if (mca_coll_gpu_request_step(req)) {

@@ -53,6 +53,7 @@ static void *cg_hier_lane_main(void *arg)
     cg_hier_lane_t *l = arg;
     cg_hier_pipe_t *pipe = l->pipe;
 
+    cg_pace_no_progress(); /* MPI is progressed by the thread in the call */
     /* the device current for the thread's life (UCX's CUDA transports need a context) */
     (void)pipe->comm->dev->ops->thread_bind(pipe->comm->dev);
     pthread_mutex_lock(&pipe->lock);

@@ -92,7 +92,7 @@ kit_prog() { # PROGRAM DESTINATION-FOLDER
 }
 cp -P "$build"/.libs/libcg_sim.so* .gpu-kit/lib/
 for p in coll_gpu_hello coll_gpu_bench coll_gpu_info coll_gpu_overlap; do kit_prog "$build/$p" .gpu-kit; done
-for p in coll_check coll_costs coll_fail coll_coverage coll_threads; do kit_prog "$build/tests/mpi/$p" .gpu-kit/tests/mpi; done
+for p in coll_check coll_costs coll_fail coll_coverage coll_threads coll_progress; do kit_prog "$build/tests/mpi/$p" .gpu-kit/tests/mpi; done
 # the probe of the driver operations a small call is made of (phase probe): the build's MPI
 # and CUDA flags; none without a CUDA toolkit
 mk_var() { sed -n "s/^$1 = //p" "$build/Makefile" | head -1; }

@@ -108,3 +108,15 @@ fi
 run "ll-persist-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 --mca coll_gpu_node_size 2 \
     --mca coll_gpu_allreduce_algorithm hier_rd --mca coll_gpu_bcast_algorithm hier_tree \
     "$check" --mem device --expect-ll-served --colls allreduce,bcast --counts 1,7,1000 --large 0 --no-derived
+# MPI's progress rule: the last rank enters each collective only after rank 0 has matched its
+# synchronous send and received its large one, which rank 0 posted before entering: every
+# wait of the component for peers (board, LL, host and device barriers, an LL server) must
+# progress MPI, or the run hangs until its watchdog (tests/mpi/check_progress.c)
+progress=("$builddir/tests/mpi/coll_progress" --mem device --watchdog $((run_timeout - 30)))
+run "progress-np4" 4 "${dev_mca[@]}" "${progress[@]}" --expect-fast 1
+run "progress-sync-device-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync device \
+    "${progress[@]}" --expect-fast 1
+run "progress-ll-persist-np3" 3 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 "${progress[@]}" \
+    --counts 1,100 --expect-fast 1
+run "progress-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 "${progress[@]}" \
+    --counts 1,100003

@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -279,6 +280,70 @@ START_TEST(test_pace_spin)
 }
 END_TEST
 
+/* MPI progress from waits: every CG_PACE_PROGRESS polls while spinning, every poll once
+ * yielding; never nested (a wait inside progress does not progress, and says so), never on
+ * a thread that said cg_pace_no_progress; nothing once unset. */
+static int test_progress_calls, test_progress_nested_seen;
+
+static void test_progress_count(void)
+{
+    cg_pace_t inner = {0};
+
+    test_progress_calls++;
+    test_progress_nested_seen += cg_pace_progressing();
+    for (int i = 0; i < 4 * CG_PACE_PROGRESS; i++) {
+        (void)cg_pace(&inner); /* would recurse without the guard */
+    }
+}
+
+static void *test_progress_helper(void *arg)
+{
+    cg_pace_t pace = {0};
+
+    (void)arg;
+    cg_pace_no_progress();
+    for (int i = 0; i < 4 * CG_PACE_SPIN; i++) {
+        (void)cg_pace(&pace);
+    }
+    return NULL;
+}
+
+START_TEST(test_pace_progress)
+{
+    cg_pace_t pace = {0};
+    pthread_t helper;
+
+    cg_pace_configure(60e6); /* no yielding: one progress per CG_PACE_PROGRESS polls */
+    cg_pace_set_progress(test_progress_count);
+    for (int i = 0; i < 10 * CG_PACE_PROGRESS; i++) {
+        (void)cg_pace(&pace);
+    }
+    ck_assert_int_eq(test_progress_calls, 10);
+    ck_assert_int_eq(test_progress_nested_seen, 10);
+    ck_assert_int_eq(cg_pace_progressing(), 0);
+
+    cg_pace_configure(0); /* yielding after CG_PACE_SPIN polls: then at every poll */
+    pace                = (cg_pace_t){0};
+    test_progress_calls = 0;
+    for (int i = 0; i < CG_PACE_SPIN + 5; i++) {
+        (void)cg_pace(&pace);
+    }
+    ck_assert_int_eq(test_progress_calls, CG_PACE_SPIN / CG_PACE_PROGRESS + 5);
+
+    test_progress_calls = 0;
+    ck_assert_int_eq(pthread_create(&helper, NULL, test_progress_helper, NULL), 0);
+    ck_assert_int_eq(pthread_join(helper, NULL), 0);
+    ck_assert_int_eq(test_progress_calls, 0);
+
+    cg_pace_set_progress(NULL);
+    pace = (cg_pace_t){0};
+    for (int i = 0; i < 4 * CG_PACE_SPIN; i++) {
+        (void)cg_pace(&pace);
+    }
+    ck_assert_int_eq(test_progress_calls, 0);
+}
+END_TEST
+
 /* Communicator ids in the inter-node tags (24 bits): agreed context ids as they are, ids that
  * differ only above 16 bits apart (they shared a tag at 16 bits), Open MPI 5's hashed ids
  * (top bit set) never equal to an agreed one. */
@@ -392,4 +457,4 @@ END_TEST
 
 CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_pace_spin, test_inter_tag_ids, test_board_runner_waits)
+             test_pace_spin, test_pace_progress, test_inter_tag_ids, test_board_runner_waits)
