@@ -61,7 +61,7 @@ typedef struct cg_ipc_mapping cg_ipc_mapping_t;
  * keeps the same table (it changes only where every rank has seen the same handles and the
  * same outcome), so a call whose published buffers are all known needs no second barrier
  * and no export or import. */
-#define CG_INTRA_KNOWN_MAX 32
+#define CG_INTRA_KNOWN_MAX (2 * CG_INTRA_MAX) /* a call's two buffers of every rank */
 
 typedef struct {
     int               owner;    /* group rank that exported it */

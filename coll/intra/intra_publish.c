@@ -42,14 +42,22 @@ static void cg_known_forget(cg_intra_known_t *entry)
     memset(entry, 0, sizeof(*entry));
 }
 
-/* Every rank does the same with the same handles, so the tables stay equal: entries of the
- * owner that overlap the new buffer go (it freed them), then the first free entry or the
- * least recently used one (the first of those on a tie) takes it. */
-static void cg_known_add(cg_intra_t *group, int owner, const cg_ipc_handle_t *handle)
+/* Every rank does the same with the same handles, so the tables stay equal: a known buffer
+ * is marked used (known_only: nothing else); for a new one, entries of the owner that overlap it go (it freed them),
+ * then the first free entry or the least recently used one (the first of those on a tie)
+ * takes it. */
+static void cg_known_add(cg_intra_t *group, int owner, const cg_ipc_handle_t *handle,
+                         int known_only)
 {
     cg_intra_known_t *slot = NULL;
 
-    if (handle->buffer_id == 0 || cg_known_find(group, owner, handle) != NULL) {
+    if (handle->buffer_id == 0) {
+        return;
+    }
+    if ((slot = cg_known_find(group, owner, handle)) != NULL || known_only) {
+        if (slot != NULL) {
+            slot->last_use = group->publishes; /* used by this call too: not the next out */
+        }
         return;
     }
     for (int i = 0; i < CG_INTRA_KNOWN_MAX; i++) {
@@ -278,9 +286,13 @@ cg_status_t cg_intra_publish(cg_intra_t *group, cg_status_t status, const void *
         mapped &= (int)group->ctl[p]->map_ok;
     }
     if (status == CG_OK && mapped) {
-        for (int p = 0; p < group->size; p++) { /* the same handles, in the same order */
-            cg_known_add(group, p, &group->ctl[p]->in);
-            cg_known_add(group, p, &group->ctl[p]->out);
+        /* the same handles, in the same order; the known ones marked first, so that none
+         * of this call's is the least recently used when a new one needs a place */
+        for (int pass = 0; pass < 2; pass++) {
+            for (int p = 0; p < group->size; p++) {
+                cg_known_add(group, p, &group->ctl[p]->in, pass == 0);
+                cg_known_add(group, p, &group->ctl[p]->out, pass == 0);
+            }
         }
     } else {
         cg_intra_unpin(group);

@@ -485,6 +485,11 @@ int main(int argc, char **argv)
         if (!nodes && !calls_only) {
             costs_gapped(dbuf, dsend, host, kind);
         }
+        if (!nodes && !calls_only && strcmp(mem, "device") == 0 && size <= 4) { /* exported */
+            costs_force(K_ALLREDUCE, "two_shot");
+            costs_known(dsend, host, kind);
+            costs_force(K_ALLREDUCE, "auto");
+        }
         /* a slow rank, and kinds changing from call to call, through the calls that run
          * before the agreement: LL (the agreement in its lines) and, on the host layer's
          * host-synchronised node, plans whose first barrier carries it (zero copy, and

@@ -53,5 +53,8 @@ void costs_asserted(void *dbuf, void *dsend, int32_t *hbuf, int32_t *hsend, int3
                     em_kind_t kind);
 /* Staged calls on layouts with gaps: pieces copied, gaps untouched. */
 void costs_gapped(void *dbuf, void *dsend, int32_t *host, em_kind_t kind);
+/* The group's table of known buffers: a fixed send buffer, receive buffers by turns
+ * (allreduce, forced two_shot by the caller). */
+void costs_known(void *dsend, int32_t *host, em_kind_t kind);
 
 #endif
