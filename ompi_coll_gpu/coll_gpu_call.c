@@ -43,14 +43,13 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
             status = cg_dev_host_open(&config, &dev);
         } else {
             status = cg_dev_cuda_open(ordinal, &dev);
-            /* calls may run at once on several threads, or an LL server may stay on the
-             * GPU: no kernel loaded lazily then (a lazy load may wait for the device's
-             * other work: another thread's call, a server until it leaves) */
-            if (status == CG_OK &&
-                (mca_coll_gpu_component.thread_multi || mca_coll_gpu_component.ll_persist > 0) &&
-                cg_dev_cuda_preload(dev) != CG_OK) {
+            /* no kernel loaded lazily (CUDA's default): a lazy load may wait for the
+             * device's other work, and some of it may wait for peers (a nonblocking call's
+             * flags, another thread's call, an LL server until it leaves) that wait for this
+             * rank; loaded here once, as NCCL does at its setup */
+            if (status == CG_OK && cg_dev_cuda_preload(dev) != CG_OK) {
                 cg_warn(CG_SUB_DEV, "cannot load the kernels at open: they load at their first "
-                        "launch (which may wait for another thread's call or an LL server)");
+                        "launch (which may wait for device work that waits for peers)");
             }
         }
         /* calls may run at once on several threads: no free while device work of
