@@ -521,6 +521,25 @@ int mca_coll_gpu_under_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
 
 /* ---- the verbose line ---------------------------------------------------------------- */
 
+/* Does the line name the receive side's datatype and count? Not where MPI says they are
+ * not significant, and may be anything: a gather's non-root, a scatter's root receiving in
+ * place. */
+static int mca_coll_gpu_log_recv_side(const mca_coll_gpu_args_t *a)
+{
+    const int at_root = ompi_comm_rank(a->comm) == a->root;
+
+    switch (a->id) {
+    case MCA_COLL_GPU_ID_GATHER:
+    case MCA_COLL_GPU_ID_GATHERV:
+        return at_root;
+    case MCA_COLL_GPU_ID_SCATTER:
+    case MCA_COLL_GPU_ID_SCATTERV:
+        return !(at_root && a->rbuf == MPI_IN_PLACE);
+    default:
+        return a->rdtype != NULL;
+    }
+}
+
 void mca_coll_gpu_log_args(const mca_coll_gpu_args_t *a, int kinds)
 {
     static const char *const kind_names[4] = {"none", "host", "device", "mixed"};
@@ -529,21 +548,23 @@ void mca_coll_gpu_log_args(const mca_coll_gpu_args_t *a, int kinds)
         [MCA_COLL_GPU_NONBLOCKING] = "nonblocking: staged",
         [MCA_COLL_GPU_PERSISTENT]  = "persistent: staged",
     };
-    struct ompi_datatype_t *dtype = a->dtype != NULL ? a->dtype
-                                    : a->rdtype != NULL ? a->rdtype : a->sdtype;
+    struct ompi_datatype_t *dtype;
     const int               device = (kinds & MCA_COLL_GPU_KIND_DEVICE) != 0;
+    int                     recv_side, count;
     cg_op_t                 op;
 
     if (!cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
         return;
     }
-    op = a->op != NULL ? mca_coll_gpu_op_map(a->op) : CG_OP_NONE;
+    recv_side = a->dtype == NULL && mca_coll_gpu_log_recv_side(a);
+    dtype     = a->dtype != NULL ? a->dtype : recv_side ? a->rdtype : a->sdtype;
+    count     = a->dtype != NULL ? a->count : recv_side ? a->rcount : a->scount;
+    op        = a->op != NULL ? mca_coll_gpu_op_map(a->op) : CG_OP_NONE;
     cg_log_emit(CG_LOG_CALL, CG_SUB_COLL, __FILE__, __LINE__,
                 "%s%s%s count=%d dtype=%s%s%s mem=%s alg=%s comm=%u np=%d why=%s",
                 a->mode == MCA_COLL_GPU_NONBLOCKING ? "i" : "", mca_coll_gpu_id_names[a->id],
                 a->mode == MCA_COLL_GPU_PERSISTENT ? "_init" : "",
-                a->dtype != NULL ? a->count : a->rdtype != NULL ? a->rcount : a->scount,
-                dtype != NULL ? dtype->name : "-", a->op != NULL ? " op=" : "",
+                count, dtype != NULL ? dtype->name : "-", a->op != NULL ? " op=" : "",
                 a->op == NULL ? "" : op == CG_OP_NONE ? "user" : cg_op_name(op),
                 kind_names[kinds & 3], device ? "staged" : "underlying",
                 mca_coll_gpu_comm_id(a->comm), ompi_comm_size(a->comm),

@@ -401,7 +401,10 @@ static int cv_call_gather(cv_call_t *k)
 {
     const int    n  = (int)k->count;
     MPI_Datatype dt = k->lay->dt;
-    CV_MODES(MPI_Gather(k->sarg, n, dt, k->rarg, n, dt, k->root, k->ctx->comm),
+    /* blocking: the receive type where MPI says it is not significant is a null handle
+     * (the verbose line must not name it) */
+    MPI_Datatype rdt = k->ctx->rank == k->root ? dt : MPI_DATATYPE_NULL;
+    CV_MODES(MPI_Gather(k->sarg, n, dt, k->rarg, n, rdt, k->root, k->ctx->comm),
              MPI_Igather(k->sarg, n, dt, k->rarg, n, dt, k->root, k->ctx->comm, &k->req),
              CV_INIT(Gather)(k->sarg, n, dt, k->rarg, n, dt, k->root, k->ctx->comm,
                              MPI_INFO_NULL, &k->req))
