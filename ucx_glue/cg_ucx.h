@@ -104,8 +104,8 @@ void        cg_ucx_unwatch_releases(void);
  * UCX has no CUDA transport) the data goes through a pipeline of page-locked host chunks:
  * the copy of chunk i+1 overlaps the network transfer of chunk i.
  *
- * Tags: comm id (16 bits) | call sequence (16) | step (12) | source rank (20), so that calls,
- * steps and communicators never match each other's messages.
+ * Tags: comm id (24 bits) | call sequence (8) | step (12) | source rank (20), so that calls,
+ * steps and communicators never match each other's messages (inter_transport.c).
  */
 typedef struct {
     int  n;     /* members */
