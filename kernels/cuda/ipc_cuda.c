@@ -102,6 +102,7 @@ static cg_status_t cg_cuda_vmm_map(cg_dev_cuda_t *cuda, const cg_ipc_handle_t *h
     CUdeviceptr                  va = 0;
     const size_t                 size = (size_t)handle->size;
     cg_status_t                  status;
+    CUresult                     res;
     int                          fd;
 
     if (!cg_cu_vmm_available()) {
@@ -133,7 +134,17 @@ static cg_status_t cg_cuda_vmm_map(cg_dev_cuda_t *cuda, const cg_ipc_handle_t *h
     access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     access.location.id   = cuda->ordinal;
     access.flags         = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    status               = CG_CU_CALL(cuMemSetAccess, va, size, &access, 1);
+    res                  = cg_cu.cuMemSetAccess(va, size, &access, 1);
+    if (res == CUDA_ERROR_INVALID_DEVICE || res == CUDA_ERROR_NOT_SUPPORTED) {
+        /* this GPU cannot reach the peer's memory (no P2P between them): a path not taken,
+         * no error, as for legacy IPC below (the caller says so once) */
+        cg_debug(CG_SUB_IPC, "cuMemSetAccess on buffer %#lx of a peer: %s",
+                 (unsigned long)handle->buffer_id, cg_cu_error_string(res));
+        status = CG_ERR_UNSUPPORTED;
+    } else if (res != CUDA_SUCCESS) {
+        cg_error(CG_SUB_DEV, "cuMemSetAccess() failed: %s", cg_cu_error_string(res));
+        status = CG_ERR_DEVICE;
+    }
     if (status != CG_OK) {
         (void)cg_cu.cuMemUnmap(va, size);
         (void)cg_cu.cuMemAddressFree(va, size);
