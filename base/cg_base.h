@@ -197,6 +197,9 @@ typedef struct {
     unsigned polls;
     int      yielding; /* the spin is over */
     double   since;    /* when the time spin started (its first clock reading) */
+    int      quiet;    /* set by the caller: a wait that stands for a driver call that does
+                          not return to MPI (a stream's synchronisation, a free): no MPI
+                          progress, as on a GPU */
 } cg_pace_t;
 int  cg_pace(cg_pace_t *pace);
 /* spin_us > 0: every wait spins that many microseconds before it yields (cores to spare);
@@ -204,9 +207,9 @@ int  cg_pace(cg_pace_t *pace);
 void cg_pace_configure(double spin_us);
 /* MPI's progress rule: a rank blocked in a collective must still let the point-to-point
  * messages that peers wait for complete (a peer may reach the collective only after this
- * rank's receive has matched its synchronous send). Every wait's polls call progress
- * (opal_progress; NULL: none) every CG_PACE_PROGRESS polls, and at each poll once it
- * yields; never on a thread that said cg_pace_no_progress (the layer's own helper threads,
+ * rank's receive has matched its synchronous send). Every wait's polls but a quiet wait's
+ * call progress (opal_progress; NULL: none) every CG_PACE_PROGRESS polls, and at each poll
+ * once it yields; never on a thread that said cg_pace_no_progress (the layer's own helper threads,
  * which stand for a GPU or carry a lane: MPI is not theirs to progress), nor inside
  * progress itself (cg_pace_progressing: the component's own progress callback then leaves
  * at once, as the call it interrupts may hold its state). */

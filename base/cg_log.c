@@ -324,7 +324,7 @@ static void cg_pace_progress(const cg_pace_t *pace)
 {
     void (*progress)(void) = __atomic_load_n(&cg_pace_progress_fn, __ATOMIC_ACQUIRE);
 
-    if (progress != NULL && cg_pace_progress_off == 0 &&
+    if (progress != NULL && cg_pace_progress_off == 0 && !pace->quiet &&
         (pace->yielding || pace->polls % CG_PACE_PROGRESS == 0)) {
         cg_pace_progress_off = 2;
         progress();

@@ -90,7 +90,7 @@ static void cg_host_stream_destroy(cg_dev_t *dev, cg_dev_stream_t *stream)
         (void)cg_host_stream_drain(dev, stream);
     } else if (!lost && !stream->pending) {
         int         done = 0;
-        cg_pace_t   pace = {0};
+        cg_pace_t   pace = {.quiet = 1}; /* the stream's destruction */
         while (cg_host_queue_poll(dev, &stream->queue, UINT64_MAX, &done) == CG_OK && !done) {
             (void)cg_pace(&pace); /* a queued flag wait gives up on its own */
         }

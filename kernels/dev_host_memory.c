@@ -210,7 +210,7 @@ void cg_host_peer_wait_stop(cg_dev_host_t *host, unsigned *owner)
 void cg_host_wait_below(const unsigned *count, const unsigned *floor, const char *waiter,
                         const char *what, const char *then)
 {
-    cg_pace_t pace = {0};
+    cg_pace_t pace = {.quiet = 1}; /* inside a free, a reset: driver calls */
     double    t0   = 0;
 
     while (__atomic_load_n(count, __ATOMIC_ACQUIRE) > (floor ? __atomic_load_n(floor, __ATOMIC_RELAXED) : 0)) {

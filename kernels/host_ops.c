@@ -152,7 +152,7 @@ cg_status_t cg_host_ll_launch(cg_dev_t *dev, cg_dev_stream_t *stream, const cg_l
 cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     double    t0   = 0;
-    cg_pace_t pace = {0};
+    cg_pace_t pace = {.quiet = 1}; /* cudaStreamSynchronize's stand-in */
     int       done = 0;
 
     if (stream != NULL && stream->on_app) {

@@ -289,7 +289,7 @@ cg_status_t cg_host_server_test(cg_dev_t *dev, cg_dev_stream_t *stream, int *don
  * server's is not and goes on (the next ring is refused until the call ends). */
 cg_status_t cg_host_server_sync(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
-    cg_pace_t   pace   = {0};
+    cg_pace_t   pace   = {.quiet = 1}; /* part of the stream's synchronisation */
     double      t0     = 0;
     cg_status_t status = stream->server != NULL ? __atomic_load_n(&stream->server->failed, __ATOMIC_ACQUIRE)
                                                 : CG_OK; /* sticky, as a GPU's fault */

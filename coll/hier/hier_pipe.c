@@ -37,7 +37,6 @@ struct cg_hier_pipe {
     cg_comm_t           *comm;
     pthread_mutex_t      lock;
     pthread_cond_t       wake;      /* the lanes: a chunk was submitted, or exit */
-    pthread_cond_t       done;      /* the caller: a chunk's mid finished */
     int                  exiting;
     const cg_pipe_job_t *job;
     int                  lanes;     /* lanes of the current job */
@@ -81,7 +80,6 @@ static void *cg_hier_lane_main(void *arg)
             pipe->status = status;
         }
         l->finished++;
-        pthread_cond_broadcast(&pipe->done);
     }
     pthread_mutex_unlock(&pipe->lock);
     return NULL;
@@ -100,7 +98,6 @@ static cg_status_t cg_hier_pipe_create(cg_comm_t *comm, cg_hier_pipe_t **pipe_ou
     pipe->comm = comm;
     pthread_mutex_init(&pipe->lock, NULL);
     pthread_cond_init(&pipe->wake, NULL);
-    pthread_cond_init(&pipe->done, NULL);
     /* signals stay with the application's threads */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -134,7 +131,6 @@ void cg_hier_pipe_destroy(cg_hier_pipe_t *pipe)
             pthread_join(pipe->lane[m].thread, NULL);
         }
     }
-    pthread_cond_destroy(&pipe->done);
     pthread_cond_destroy(&pipe->wake);
     pthread_mutex_destroy(&pipe->lock);
     free(pipe);
@@ -152,16 +148,21 @@ static void cg_hier_pipe_submit(cg_hier_pipe_t *pipe, int ok)
     pthread_mutex_unlock(&pipe->lock);
 }
 
-/* Wait until chunk i's mid is done; the first failure of any mid so far. */
+/* Wait until chunk i's mid is done; the first failure of any mid so far. Polled, not
+ * slept on: like every wait for peers it makes MPI progress (cg_pace), which the lane
+ * threads do not. */
 static cg_status_t cg_hier_pipe_wait(cg_hier_pipe_t *pipe, int i)
 {
-    const cg_hier_lane_t *l = &pipe->lane[i % pipe->lanes];
+    const cg_hier_lane_t *l    = &pipe->lane[i % pipe->lanes];
+    cg_pace_t             pace = {0};
     cg_status_t           status;
 
     cg_count(CG_CNT_HOST_WAITS, 1); /* for the lane thread that ran chunk i's mid */
     pthread_mutex_lock(&pipe->lock);
     while (l->finished <= i / pipe->lanes) {
-        pthread_cond_wait(&pipe->done, &pipe->lock);
+        pthread_mutex_unlock(&pipe->lock);
+        (void)cg_pace(&pace);
+        pthread_mutex_lock(&pipe->lock);
     }
     status = pipe->status;
     pthread_mutex_unlock(&pipe->lock);

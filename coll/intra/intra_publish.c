@@ -160,6 +160,8 @@ static cg_status_t cg_intra_export(cg_intra_t *group, const void *buf, size_t by
     return status;
 }
 
+static int cg_intra_unreachable_told; /* a peer's buffer this GPU cannot reach: said once */
+
 /* Map peer p's published handle; a failure only clears *mapped (the call degrades). */
 static void cg_intra_map_peer(cg_intra_t *group, int p, const cg_ipc_handle_t *handle, char **ptr,
                               int *mapped)
@@ -177,8 +179,14 @@ static void cg_intra_map_peer(cg_intra_t *group, int p, const cg_ipc_handle_t *h
         group->num_pins++;
         return;
     }
-    cg_warn(CG_SUB_IPC, "cannot map a buffer of local rank %d (%s): this call copies through "
-            "scratch memory instead", p, cg_status_string(status));
+    if (status != CG_ERR_UNSUPPORTED || cg_once(&cg_intra_unreachable_told)) {
+        cg_warn(CG_SUB_IPC, "cannot map a buffer of local rank %d (%s): this call copies "
+                "through scratch memory instead%s", p, cg_status_string(status),
+                status == CG_ERR_UNSUPPORTED ? " (said once: this GPU cannot reach that memory)"
+                                             : "");
+    } else {
+        cg_debug(CG_SUB_IPC, "a buffer of local rank %d is out of reach: copied", p);
+    }
     *ptr    = NULL;
     *mapped = 0;
 }

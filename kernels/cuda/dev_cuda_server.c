@@ -189,7 +189,7 @@ cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done)
 /* Guarded by the caller: the rung call's end (the stream's synchronisation includes it). */
 cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream)
 {
-    cg_pace_t   pace   = {0};
+    cg_pace_t   pace   = {.quiet = 1}; /* the stream's synchronisation, under the guard */
     cg_status_t status = stream->server != NULL ? stream->server->failed : CG_OK; /* sticky */
     int         done   = 0;
 

@@ -38,6 +38,9 @@
 
 #define PROGRESS_TAG_SYNC  71
 #define PROGRESS_TAG_LARGE 72
+/* The last rank sends this late, so that its messages reach rank 0 while rank 0 waits in
+ * the collective (not while it posts the receives, which may match them itself). */
+#define PROGRESS_LATE_US   20000
 
 static int progress_rank;
 
@@ -137,6 +140,7 @@ static void progress_call(progress_t *pr, int kind, int n, int with_messages)
                   MPI_COMM_WORLD, &recvs[1]);
     } else if (with_messages && pr->rank == last) {
         memset(pr->large_buf, (int)(pr->calls & 0x7f), pr->large);
+        usleep(PROGRESS_LATE_US); /* rank 0 in the collective by now: only its wait can match */
         MPI_Ssend(&token, 1, MPI_INT, 0, PROGRESS_TAG_SYNC, MPI_COMM_WORLD);
         MPI_Send(pr->large_buf, (int)pr->large, MPI_CHAR, 0, PROGRESS_TAG_LARGE, MPI_COMM_WORLD);
     }

@@ -118,5 +118,7 @@ run "progress-sync-device-np3" 3 "${dev_mca[@]}" --mca coll_gpu_intra_sync devic
     "${progress[@]}" --expect-fast 1
 run "progress-ll-persist-np3" 3 "${dev_mca[@]}" --mca coll_gpu_ll_persist 1 "${progress[@]}" \
     --counts 1,100 --expect-fast 1
-run "progress-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 "${progress[@]}" \
-    --counts 1,100003
+# across nodes with no agreement before the calls (buffer_check local): the node phases'
+# waits and the calling thread's wait for the lanes that carry the chunks between nodes
+run "progress-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 --mca coll_gpu_buffer_check local \
+    --mca coll_gpu_hier_chunk_size 65536 "${progress[@]}" --counts 100003 --expect-fast 1
