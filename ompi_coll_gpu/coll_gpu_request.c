@@ -12,9 +12,13 @@
  * the pool (persistent: it stays for the next start) and the request completes. Neither
  * step waits: a call that finds nothing done returns at once.
  *
- * Released requests are kept for reuse (at most MCA_COLL_GPU_REQUESTS_CACHED): the MPI
- * bindings' callbacks (ompi_coll_base_retain_op and _datatypes) read a request right after
- * its free function has returned.
+ * Released requests are kept for reuse (at most MCA_COLL_GPU_REQUESTS_CACHED, the oldest
+ * freed first when more come), and reused oldest first, only once
+ * MCA_COLL_GPU_REQUESTS_QUARANTINE later ones have been released: the MPI bindings'
+ * callbacks (ompi_coll_base_retain_op and _datatypes, for a persistent request) read a
+ * request, and release what it retained, right after its free function has returned, so
+ * the request just released must be neither freed (it was, past 64 cached requests) nor
+ * handed to another call (which would lose what it retains) then.
  */
 #include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 
@@ -31,12 +35,14 @@ enum {
     MCA_COLL_GPU_REQUEST_COPY  = 1  /* the copy back runs */
 };
 
-#define MCA_COLL_GPU_REQUESTS_CACHED 64
+#define MCA_COLL_GPU_REQUESTS_CACHED     64
+#define MCA_COLL_GPU_REQUESTS_QUARANTINE 8
 
 static pthread_mutex_t         mca_coll_gpu_requests_lock = PTHREAD_MUTEX_INITIALIZER;
 static mca_coll_gpu_request_t *mca_coll_gpu_requests_active; /* in flight */
 static int                     mca_coll_gpu_requests_count;  /* how many (read unlocked) */
-static mca_coll_gpu_request_t *mca_coll_gpu_requests_unused; /* released, for reuse */
+static mca_coll_gpu_request_t *mca_coll_gpu_requests_unused; /* released, oldest first */
+static mca_coll_gpu_request_t *mca_coll_gpu_requests_unused_last; /* the newest */
 static int                     mca_coll_gpu_requests_unused_count;
 static int                     mca_coll_gpu_progress_registered;
 
@@ -73,7 +79,8 @@ mca_coll_gpu_request_t *mca_coll_gpu_request_new(mca_coll_gpu_module_t *m,
         (rc = opal_progress_register(mca_coll_gpu_progress)) == OPAL_SUCCESS) {
         mca_coll_gpu_progress_registered = 1;
     }
-    if ((req = mca_coll_gpu_requests_unused) != NULL) {
+    if (mca_coll_gpu_requests_unused_count > MCA_COLL_GPU_REQUESTS_QUARANTINE) {
+        req                          = mca_coll_gpu_requests_unused;
         mca_coll_gpu_requests_unused = req->next;
         mca_coll_gpu_requests_unused_count--;
     }
@@ -167,12 +174,19 @@ static void mca_coll_gpu_request_destroy(mca_coll_gpu_request_t *req)
         req->super.super.req_mpi_object.comm = NULL;
     }
     OMPI_REQUEST_FINI(&req->super.super);
+    req->next = NULL;
     pthread_mutex_lock(&mca_coll_gpu_requests_lock);
-    if (mca_coll_gpu_requests_unused_count < MCA_COLL_GPU_REQUESTS_CACHED) {
-        req->next                    = mca_coll_gpu_requests_unused;
+    if (mca_coll_gpu_requests_unused == NULL) {
         mca_coll_gpu_requests_unused = req;
-        mca_coll_gpu_requests_unused_count++;
-        req = NULL;
+    } else {
+        mca_coll_gpu_requests_unused_last->next = req;
+    }
+    mca_coll_gpu_requests_unused_last = req;
+    req                               = NULL;
+    if (++mca_coll_gpu_requests_unused_count > MCA_COLL_GPU_REQUESTS_CACHED) {
+        req                          = mca_coll_gpu_requests_unused; /* the oldest */
+        mca_coll_gpu_requests_unused = req->next;
+        mca_coll_gpu_requests_unused_count--;
     }
     pthread_mutex_unlock(&mca_coll_gpu_requests_lock);
     if (req != NULL) {
@@ -358,6 +372,7 @@ void mca_coll_gpu_requests_fini(void)
         mca_coll_gpu_requests_unused = req->next;
         OBJ_RELEASE(req);
     }
+    mca_coll_gpu_requests_unused_last  = NULL;
     mca_coll_gpu_requests_unused_count = 0;
     pthread_mutex_unlock(&mca_coll_gpu_requests_lock);
 }
