@@ -15,10 +15,11 @@
  * Released requests are kept for reuse (at most MCA_COLL_GPU_REQUESTS_CACHED, the oldest
  * freed first when more come), and reused oldest first, only once
  * MCA_COLL_GPU_REQUESTS_QUARANTINE later ones have been released: the MPI bindings'
- * callbacks (ompi_coll_base_retain_op and _datatypes, for a persistent request) read a
- * request, and release what it retained, right after its free function has returned, so
- * the request just released must be neither freed (it was, past 64 cached requests) nor
- * handed to another call (which would lose what it retains) then.
+ * callbacks (ompi_coll_base_retain_op and _datatypes, where they wrap a request's free)
+ * read a request, and release what it retained, right after its free function has
+ * returned, so the request just released must be neither freed (it was, past 64 cached
+ * requests) nor handed to another call (which would lose what it retains) then. Open MPI
+ * 4.1.4 wraps no persistent request's free (an inactive one counts as complete).
  */
 #include "ompi_coll_gpu/coll_gpu_staged_calls.h"
 

@@ -127,6 +127,8 @@ void cv_check_rc(cv_call_t *k, const char *what, int rc);
 const char *cv_name(const cv_call_t *k); /* "ireduce", "reduce_init", "reduce" */
 
 void cv_run_overlap(tc_ctx_t *world, tc_ctx_t *dup, tc_ctx_t *reversed, uint64_t seed);
+/* n persistent allreduces with a user op (sum), started together, freed in a row. */
+void cv_run_many_persistent(tc_ctx_t *ctx, MPI_Op user_sum, int n);
 /* Layouts with gaps staged piece by piece (check_coverage_pieces.c). */
 void cv_run_pieces(tc_ctx_t *ctx, uint64_t seed);
 /* How many of its calls had a type over device memory and host memory over 64 MiB apart. */

@@ -205,6 +205,7 @@ int main(int argc, char **argv)
             watched = check_pvar_watch(&compact, "coll_gpu_staged_compact");
         }
         cv_run_pieces(&ctxs[0], ++seed);
+        cv_run_many_persistent(&ctxs[0], cv_user_sum, 80); /* more than the 64 kept */
         /* --expect-compact: the type over host memory terabytes below device memory was
          * staged compactly (as it lies, its arena would need terabytes); where the host
          * memory could not be placed far below, nothing is expected */
