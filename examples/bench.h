@@ -122,7 +122,7 @@ typedef struct {
     int                 have_alg, have_staged, have_pvar;
     const bench_counters_t *counters; /* --counters: the ones found (rank 0), NULL: none */
     FILE               *csv, *json;
-    int                 rows;
+    int                 rows, staged_rows; /* staged_rows: rows that measured staged */
     double              busbw_sum, staged_busbw_sum;
     long                wrong;
 } bench_report_t;

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -241,7 +242,7 @@ static int bench_option(bench_opts_t *o, int c, const char *v, int *have_f, int 
         char *end;
         o->factor = strtod(v, &end);
         *have_f   = 1;
-        return (*end == '\0' && o->factor > 1.0) ? 0
+        return (*end == '\0' && o->factor > 1.0 && isfinite(o->factor)) ? 0
                : bench_fail(err, len, "-f %s: the step factor must be a number above 1", v);
     }
     case 'n': return bench_parse_int(v, 1, 1000000000, &o->iters) ? bench_fail(err, len, "-n %s: at least 1", v) : 0;
@@ -303,9 +304,10 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
             snprintf(err, len, "%s", bench_usage());
             return 1;
         }
-        if (c == '?') {
-            return optopt ? bench_fail(err, len, "unknown option -%c (see --help)", optopt)
-                          : bench_fail(err, len, "unknown option %s (see --help)", argv[optind - 1]);
+        if (c == '?') { /* optopt: a short option, or a long one's code (its argument refused) */
+            return optopt > 0 && optopt < 256
+                       ? bench_fail(err, len, "unknown option -%c (see --help)", optopt)
+                       : bench_fail(err, len, "unknown option %s (see --help)", argv[optind - 1]);
         }
         if (c == ':') {
             return bench_fail(err, len, "option %s needs a value", argv[optind - 1]);

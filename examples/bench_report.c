@@ -178,6 +178,7 @@ void bench_report_row(bench_report_t *r, const bench_row_t *row)
     r->rows++;
     r->busbw_sum += algbw * bus;
     r->staged_busbw_sum += s_algbw * bus;
+    r->staged_rows += row->staged_time > 0;
     r->wrong += row->wrong + row->staged_wrong;
     if (r->csv != NULL) {
         fprintf(r->csv, "%s,%d,%d,%s,%s,%d,%d,%zu,%zu,%s,%.3f,%.4f,%.4f,%ld,%s,", o->coll_name, r->np,
@@ -225,7 +226,7 @@ void bench_report_row(bench_report_t *r, const bench_row_t *row)
 int bench_report_close(bench_report_t *r)
 {
     const double avg = r->rows ? r->busbw_sum / r->rows : 0;
-    const double avg_staged = r->rows ? r->staged_busbw_sum / r->rows : 0;
+    const double avg_staged = r->staged_rows ? r->staged_busbw_sum / r->staged_rows : 0;
 
     printf("# Out of bounds values : %ld %s\n", r->wrong, r->wrong ? "FAILED" : "OK");
     printf("# Avg bus bandwidth    : %g\n", avg);

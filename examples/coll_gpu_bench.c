@@ -18,6 +18,7 @@
  */
 #include "bench.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,8 +196,15 @@ static double bench_copy_bw(const bench_opts_t *o, em_kind_t kind, int rank, int
 
 static size_t bench_next(const bench_opts_t *o, size_t bytes)
 {
-    size_t next = o->factor > 1.0 ? (size_t)((double)bytes * o->factor) : bytes + o->step_bytes;
-    next        = next > bytes ? next : bytes + 1;
+    size_t next;
+
+    if (o->factor > 1.0) { /* past -e (or what a size_t holds): -e */
+        const double grown = (double)bytes * o->factor;
+        next = grown >= (double)o->max_bytes ? o->max_bytes : (size_t)grown;
+    } else {
+        next = o->step_bytes >= o->max_bytes - bytes ? o->max_bytes : bytes + o->step_bytes;
+    }
+    next = next > bytes ? next : bytes + 1;
     return next < o->max_bytes ? next : o->max_bytes;
 }
 
@@ -313,6 +321,15 @@ int main(int argc, char **argv)
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rc != 0) {
+        bench_mpit_finalize();
+        MPI_Finalize();
+        return 2;
+    }
+    if (bench_shape(&b, o.max_bytes) > 0 && b.count > (size_t)INT_MAX) { /* an MPI count */
+        if (b.rank == 0) {
+            fprintf(stderr, "coll_gpu_bench: -e %zu: %zu elements per rank in one call, more "
+                    "than an MPI count (int) holds\n", o.max_bytes, b.count);
+        }
         bench_mpit_finalize();
         MPI_Finalize();
         return 2;
