@@ -17,6 +17,7 @@
 #include "coll/cg_coll.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -160,6 +161,12 @@ cg_status_t cg_rules_load(const char *path, cg_rules_t **rules_out, char *error,
         r.line                 = lineno;
         rules->rules           = grown;
         rules->rules[rules->n++] = r;
+    }
+    if (ferror(f)) { /* a directory, an I/O error: not an empty or shorter file */
+        snprintf(error, error_len, "%s:%d: cannot read (%s)", path, lineno + 1, strerror(errno));
+        fclose(f);
+        cg_rules_free(rules);
+        return CG_ERR_IO;
     }
     fclose(f);
     *rules_out = rules;

@@ -11,6 +11,7 @@
 #include "opal/util/show_help.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +245,14 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
         } else {
             mca_coll_gpu_component.planner.rules = mca_coll_gpu_component.rules;
         }
+    }
+    /* a topology file that cannot be read leaves safe defaults (GPUs that cannot reach each
+     * other: every call on device memory staged), so it is said once, here; one that reads
+     * but does not parse is said where it is loaded (verbose 1) */
+    if (mca_coll_gpu_component.topo_file && mca_coll_gpu_component.topo_file[0] &&
+        access(mca_coll_gpu_component.topo_file, R_OK) != 0) {
+        mca_coll_gpu_show_help_once("bad topology file", mca_coll_gpu_component.topo_file,
+                                    strerror(errno));
     }
     if (mca_coll_gpu_component.debug_fail != NULL && mca_coll_gpu_component.debug_fail[0] != '\0' &&
         sscanf(mca_coll_gpu_component.debug_fail, "%d:%ld", &mca_coll_gpu_component.debug_fail_rank,

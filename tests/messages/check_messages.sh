@@ -49,6 +49,10 @@ expect typo-cmdline "coll_gpu_algorithm_allreduce \(did you mean coll_gpu_allred
 run -np 4 --mca coll_gpu_device host --mca coll_gpu_rules_file /nonexistent/rules "$hello" 100
 expect rules-once "cannot use its rules file" 1
 
+run -np 4 --mca coll_gpu_device host --mca coll_gpu_topo_file /nonexistent/topo.xml "$hello" 100
+expect topo-file-once "cannot read its topology file" 1
+expect topo-file-names "/nonexistent/topo.xml: No such file or directory" 1
+
 run -np 4 -x OMPI_MPI_THREAD_LEVEL=1 --mca coll_gpu_device host --mca coll_gpu_app_wait launch "$hello" 100
 expect launch-multithreaded "coll_gpu_app_wait=launch\), which needs" 1
 expect launch-multithreaded-level "MPI_THREAD_SINGLE; the processes run at MPI_THREAD_FUNNELED" 1

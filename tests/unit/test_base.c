@@ -344,6 +344,18 @@ START_TEST(test_pace_progress)
 }
 END_TEST
 
+/* A rules file that opens but cannot be read (a directory) is an error, not no rules. */
+START_TEST(test_rules_unreadable)
+{
+    cg_rules_t *rules = NULL;
+    char        error[256] = "";
+
+    ck_assert_int_eq(cg_rules_load(".", &rules, error, sizeof(error)), CG_ERR_IO);
+    ck_assert_ptr_null(rules);
+    ck_assert_ptr_nonnull(strstr(error, "cannot read"));
+}
+END_TEST
+
 /* Communicator ids in the inter-node tags (24 bits): agreed context ids as they are, ids that
  * differ only above 16 bits apart (they shared a tag at 16 bits), Open MPI 5's hashed ids
  * (top bit set) never equal to an agreed one. */
@@ -457,4 +469,4 @@ END_TEST
 
 CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_pace_spin, test_pace_progress, test_inter_tag_ids, test_board_runner_waits)
+             test_pace_spin, test_pace_progress, test_rules_unreadable, test_inter_tag_ids, test_board_runner_waits)
