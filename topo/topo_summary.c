@@ -180,17 +180,19 @@ static void cg_topo_ring(const cg_topo_t *topo, cg_topo_summary_t *s)
     }
 }
 
-/* Is NIC n better than NIC b for GPU g: nearer, then RDMA-capable, then less loaded? */
+/* Is NIC n better than NIC b for GPU g: RDMA-capable (an Ethernet port on the GPU's socket
+ * loses to an InfiniBand or RoCE card on the other, as NCCL picks), then nearer, then less
+ * loaded? */
 static int cg_topo_nic_better(const cg_topo_t *topo, int g, int n, int b, const int *load)
 {
     cg_topo_path_t pn = (g >= 0) ? topo->nic_path[g][n] : CG_PATH_SYS;
     cg_topo_path_t pb = (g >= 0) ? topo->nic_path[g][b] : CG_PATH_SYS;
 
-    if (pn != pb) {
-        return pn < pb;
-    }
     if (topo->nic[n].rdma != topo->nic[b].rdma) {
         return topo->nic[n].rdma > topo->nic[b].rdma;
+    }
+    if (pn != pb) {
+        return pn < pb;
     }
     return load[n] < load[b];
 }

@@ -203,6 +203,19 @@ def pcie_2gpu_2socket():
     return t.render(io)
 
 
+def ethernet_near_2gpu():
+    """2 GPUs on different sockets: an Ethernet port (no RDMA) beside the first, the RDMA
+    NIC beside the second: both GPUs take the RDMA NIC."""
+    t = Topo("ethernet-near", 2)
+    io = [[t.bridge([t.bridge([t.gpu(0, "0000:3b:00.0", 0x2330, "NVIDIA H100")], busid="0000:3a:00.0"),
+                     t.bridge([t.nic("0000:3c:00.0", "eno1", rdma=False, netdev="eno1")],
+                              busid="0000:3a:01.0")], host=True)],
+          [t.bridge([t.bridge([t.gpu(1, "0000:af:00.0", 0x2330, "NVIDIA H100")], busid="0000:ae:00.0"),
+                     t.bridge([t.nic("0000:b0:00.0", "mlx5_0", netdev="ibp176s0")],
+                              busid="0000:ae:01.0")], host=True)]]
+    return t.render(io)
+
+
 def fewer_nics_4gpu():
     """4 L40S behind one PCIe switch (P2P), one RDMA NIC for all of them."""
     t = Topo("fewer-nics", 1, 8)
@@ -226,6 +239,7 @@ FIXTURES = {
     "workstation-4gpu-nvlink-pairs.xml": workstation_4gpu_pairs,
     "pcie-2gpu-2socket.xml": pcie_2gpu_2socket,
     "fewer-nics-4gpu.xml": fewer_nics_4gpu,
+    "ethernet-near-2gpu.xml": ethernet_near_2gpu,
     "gpuless.xml": gpuless,
 }
 

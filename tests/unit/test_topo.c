@@ -167,6 +167,14 @@ START_TEST(test_pcie_boxes)
     ck_assert_int_eq(plan(&s, CG_COLL_ALLREDUCE, 64u << 20), CG_ALG_STAGED);
     cg_topo_free(t);
 
+    /* an Ethernet port beside GPU 0, the RDMA NIC on the other socket: both take the RDMA
+     * NIC (nearness decides among NICs of one kind) */
+    t = load("ethernet-near-2gpu.xml");
+    summarize(t, two, 2, &s);
+    ck_assert_str_eq(s.rail[0], "mlx5_0");
+    ck_assert_str_eq(s.rail[1], "mlx5_0");
+    cg_topo_free(t);
+
     t = load("fewer-nics-4gpu.xml");
     summarize(t, four, 4, &s);
     ck_assert_int_eq(s.cls, CG_TOPO_CLASS_PCIE_P2P);
