@@ -303,18 +303,21 @@ int cg_plan_staged_first(const cg_planner_config_t *config, const cg_call_t *cal
     if (shape->num_nodes < 2 || config->forced[call->coll] != CG_ALG_AUTO) {
         return 0;
     }
-    for (int i = 0; i < cg_rules_count(rules); i++) {
-        const cg_rule_t *r = cg_rules_get(rules, i);
-        if (cg_rule_matches(r, call->coll, (size_t)size, shape->num_nodes)) {
-            if (r->alg != CG_ALG_AUTO) {
-                return r->alg == CG_ALG_STAGED;
-            }
-            break;
-        }
-    }
     alike.intra_ok = alike.inter_ok = 1; /* health may differ between ranks */
     alike.local_size = shape->max_local;
     alike.ll_capacity = 0; /* each node's inbox (LL node phases) differs with its size */
+    /* the first matching rule the call can run decides, as in cg_plan_select_alg */
+    for (int i = 0; i < cg_rules_count(rules); i++) {
+        const cg_rule_t *r = cg_rules_get(rules, i);
+        if (cg_rule_matches(r, call->coll, (size_t)size, shape->num_nodes)) {
+            if (r->alg == CG_ALG_AUTO) {
+                break;
+            }
+            if (r->alg == CG_ALG_STAGED || cg_plan_applicable(call, &alike, r->alg, NULL, 0)) {
+                return r->alg == CG_ALG_STAGED;
+            }
+        }
+    }
     cg_plan_cost_params(config, &alike, &p);
     if (cg_plan_best_hier(&p, call, &alike, &best) == CG_ALG_STAGED) {
         return 1; /* no hierarchical algorithm: the agreement would end in staged anyway */

@@ -101,13 +101,13 @@ START_TEST(test_rules)
         "# test rules\n"
         "allreduce  0    64k  2  *   hier_leader   # small: leaders\n"
         "allreduce  *    *    1  1   ring\n"
-        "\n"
+        "allgather  *    *    2  *   hier_ring     # uneven nodes: not applicable\n"
         "allgather  *    *    *  *   staged\n"
         "bcast      1M   *    2  8   auto\n"
         "bcast      *    *    2  *   staged\n");
 
     ck_assert_int_eq(cg_rules_load(path, &rules, error, sizeof(error)), CG_OK);
-    ck_assert_int_eq(cg_rules_count(rules), 5);
+    ck_assert_int_eq(cg_rules_count(rules), 6);
     ck_assert_int_eq(cg_rules_get(rules, 0)->line, 2);
     ck_assert_uint_eq(cg_rules_get(rules, 0)->max_bytes, 65536);
     cg_planner_config_default(&c);
@@ -135,6 +135,9 @@ START_TEST(test_rules)
                          cg_plan_staged_first(&none, &call, &differ));
         differ.rules_differ = 0;
         ck_assert_int_eq(cg_plan_staged_first(&c, &call, &differ), 1); /* bcast * * 2 * staged */
+        /* a rule whose algorithm cannot run is passed over, as the plan passes it over */
+        call.coll = CG_COLL_ALLGATHER, differ.uniform = 0;
+        ck_assert_int_eq(cg_plan_staged_first(&c, &call, &differ), 1); /* allgather staged */
     }
     ck_assert_uint_ne(cg_rules_digest(rules), 0);
     ck_assert_uint_eq(cg_rules_digest(NULL), 0);
