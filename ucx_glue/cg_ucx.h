@@ -68,9 +68,8 @@ cg_status_t cg_ucx_test(cg_ucx_t *ucx, void *req, int *done);
 /* Progress the worker once: how many events it handled (0: nothing moved, time to pace). */
 unsigned    cg_ucx_progress(cg_ucx_t *ucx);
 /* Cancel an operation that will not be waited for (an error path): it must not write into
- * memory that is released afterwards. Bounded: gives up after a second, and then returns 1
- * (a matched transfer UCX did not stop may still write: the caller keeps its memory). */
-int         cg_ucx_cancel(cg_ucx_t *ucx, void *req);
+ * memory that is released afterwards. Bounded: gives up after a second. */
+void        cg_ucx_cancel(cg_ucx_t *ucx, void *req);
 /* Stop tracking a send that may still be in flight (its buffer must outlive it): UCX
  * completes and frees it as the worker progresses. */
 void        cg_ucx_release(cg_ucx_t *ucx, void *req);
@@ -155,8 +154,6 @@ typedef struct cg_inter {
     void            *tmp;         /* device memory for received blocks */
     size_t           tmp_bytes;
     int              failed;
-    int              left_running; /* a cancelled transfer may still write pinned or tmp:
-                                      neither is ever freed or kept */
     int              used;        /* exchanged since the last flush (cg_inter_flush) */
 } cg_inter_t;
 

@@ -184,13 +184,6 @@ void cg_inter_destroy(cg_inter_t *inter)
     for (int r = 0; inter->eps != NULL && r < inter->size; r++) {
         cg_ucx_ep_release(inter->ucx, inter->eps[r]);
     }
-    if (inter->left_running && (inter->pinned != NULL || inter->tmp != NULL)) {
-        /* a cancelled transfer that UCX did not stop may still write into them */
-        cg_warn(CG_SUB_UCX, "a cancelled transfer may still write into this communicator's "
-                "staging memory: it stays allocated");
-        inter->pinned = NULL;
-        inter->tmp    = NULL;
-    }
     if (inter->pinned != NULL && !inter->failed) { /* chunks and events for the next one */
         cg_inter_kept_t kept = {dev, 0, 2 * (size_t)inter->config.depth * inter->config.chunk_bytes,
                                 inter->pinned, 2 * inter->config.depth, {NULL}};

@@ -114,9 +114,7 @@ static cg_status_t cg_inter_ep(cg_inter_t *inter, int peer, cg_ucx_ep_t **ep)
 static void cg_inter_cancel(cg_inter_t *inter, void **reqs, int n)
 {
     for (int i = 0; i < n; i++) {
-        if (cg_ucx_cancel(inter->ucx, reqs[i])) {
-            inter->left_running = 1; /* its memory stays allocated (cg_inter_destroy) */
-        }
+        cg_ucx_cancel(inter->ucx, reqs[i]);
         reqs[i] = NULL;
     }
 }

@@ -87,11 +87,10 @@ unsigned cg_ucx_progress(cg_ucx_t *ucx)
     return 0;
 }
 
-int cg_ucx_cancel(cg_ucx_t *ucx, void *req)
+void cg_ucx_cancel(cg_ucx_t *ucx, void *req)
 {
     (void)ucx;
     (void)req;
-    return 0;
 }
 
 void cg_ucx_release(cg_ucx_t *ucx, void *req)
