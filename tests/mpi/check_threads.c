@@ -30,8 +30,8 @@
  * usage: coll_threads [--mem device|host] [--cycles N] [--count N] [--watchdog S]
  *                     [--expect-held 0|1] [--expect-ll-served 1]
  */
-#include "examples/example_mem.h"
 #include "tests/mpi/check_pvar.h"
+#include "tests/mpi/check_turns.h"
 
 #include <mpi.h>
 #include <pthread.h>
@@ -43,12 +43,9 @@
 #include <unistd.h>
 
 typedef struct {
-    MPI_Comm comm;
-    em_kind_t kind;
-    int      rank, size, count;
-    int64_t *dev_in, *dev_out;  /* the thread's device buffers */
-    int64_t *host_in, *host_out, *expect;
-    long     calls, wrong;
+    MPI_Comm      comm;
+    int           count;
+    check_turns_t turns; /* the thread's buffers and checks */
 } threads_side_t;
 
 static int          threads_rank;
@@ -78,71 +75,17 @@ static unsigned long long threads_read(MPI_T_pvar_handle handle)
     return value;
 }
 
-static uint64_t threads_mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static int64_t threads_value(int rank, long call, int salt, int i)
-{
-    return (int64_t)(threads_mix(((uint64_t)rank << 40) ^ ((uint64_t)call << 8) ^ (uint64_t)salt ^
-                                 ((uint64_t)i << 20)) % 2000003) - 1000001;
-}
-
-/* One checked collective, by turns an allreduce (SUM), a bcast (root by turns), an
- * allgather and a reduce_scatter_block (SUM) of count elements per rank; salt tells the
- * threads' inputs apart. */
+/* One checked collective, by turns an allreduce, a bcast (root by turns), an allgather and a
+ * reduce_scatter_block of count elements per rank; salt tells the threads' inputs apart. */
 static void threads_call(threads_side_t *side, MPI_Comm comm, int salt)
 {
-    const int    n = side->count, size = side->size, kind = (int)(side->calls % 4);
-    const int    root = (int)((side->calls / 4) % size);
-    const int    in_n = kind == 3 ? n * size : n, out_n = kind == 2 ? n * size : n;
-    const size_t elem = sizeof(int64_t);
+    check_turns_t          *turns = &side->turns;
+    const check_turn_kind_t kind  = (check_turn_kind_t)(turns->calls % CHECK_TURN_KINDS);
+    const int               root  = (int)((turns->calls / CHECK_TURN_KINDS) % turns->size);
 
-    for (int i = 0; i < in_n; i++) {
-        side->host_in[i] = threads_value(side->rank, side->calls, salt, i);
-    }
-    for (int i = 0; i < out_n; i++) {
-        int64_t sum = 0;
-        switch (kind) {
-        case 0: /* allreduce */
-            for (int r = 0; r < size; r++) {
-                sum += threads_value(r, side->calls, salt, i);
-            }
-            break;
-        case 1: sum = threads_value(root, side->calls, salt, i); break; /* bcast */
-        case 2: sum = threads_value(i / n, side->calls, salt, i % n); break; /* allgather */
-        default: /* reduce_scatter_block: this rank's block of every rank's input */
-            for (int r = 0; r < size; r++) {
-                sum += threads_value(r, side->calls, salt, side->rank * n + i);
-            }
-        }
-        side->expect[i] = sum;
-    }
-    memset(side->host_out, 0x5a, (size_t)out_n * elem);
-    if (kind == 1 && side->rank == root) {
-        memcpy(side->host_out, side->host_in, (size_t)n * elem);
-    }
-    em_to_dev(side->dev_in, side->host_in, (size_t)in_n * elem, side->kind);
-    em_to_dev(side->dev_out, side->host_out, (size_t)out_n * elem, side->kind); /* poisoned */
-    switch (kind) {
-    case 0: MPI_Allreduce(side->dev_in, side->dev_out, n, MPI_INT64_T, MPI_SUM, comm); break;
-    case 1: MPI_Bcast(side->dev_out, n, MPI_INT64_T, root, comm); break;
-    case 2: MPI_Allgather(side->dev_in, n, MPI_INT64_T, side->dev_out, n, MPI_INT64_T, comm); break;
-    default: MPI_Reduce_scatter_block(side->dev_in, side->dev_out, n, MPI_INT64_T, MPI_SUM, comm);
-    }
-    em_to_host(side->host_out, side->dev_out, (size_t)out_n * elem, side->kind);
-    for (int i = 0; i < out_n; i++) {
-        if (side->host_out[i] != side->expect[i] && side->wrong++ < 5) {
-            fprintf(stderr, "coll_threads: rank %d call %ld (collective %d, salt %d) element %d: "
-                    "%lld, expected %lld\n", side->rank, side->calls, kind, salt, i,
-                    (long long)side->host_out[i], (long long)side->expect[i]);
-        }
-    }
-    side->calls++;
+    check_turns_prepare(turns, kind, root, side->count, salt);
+    check_turns_run(turns, comm, kind, root, side->count);
+    check_turns_verify(turns, kind, side->count, salt);
 }
 
 static void *threads_caller(void *arg)
@@ -178,34 +121,9 @@ static void *threads_churner(void *arg)
 
 static void threads_side_init(threads_side_t *side, MPI_Comm comm, em_kind_t kind, int count)
 {
-    size_t bytes;
-
-    memset(side, 0, sizeof(*side));
-    side->comm     = comm;
-    side->kind     = kind;
-    side->count    = count;
-    MPI_Comm_rank(comm, &side->rank);
-    MPI_Comm_size(comm, &side->size);
-    bytes = (size_t)count * (size_t)side->size * sizeof(int64_t); /* allgather's output */
-    side->dev_in   = em_alloc(bytes, kind);
-    side->dev_out  = em_alloc(bytes, kind);
-    side->host_in  = malloc(bytes);
-    side->host_out = malloc(bytes);
-    side->expect   = malloc(bytes);
-    if (side->dev_in == NULL || side->dev_out == NULL || side->host_in == NULL ||
-        side->host_out == NULL || side->expect == NULL) {
-        fprintf(stderr, "coll_threads: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-}
-
-static void threads_side_free(threads_side_t *side)
-{
-    em_free(side->dev_in, side->kind);
-    em_free(side->dev_out, side->kind);
-    free(side->host_in);
-    free(side->host_out);
-    free(side->expect);
+    side->comm  = comm;
+    side->count = count;
+    check_turns_init(&side->turns, "coll_threads", comm, kind, count);
 }
 
 int main(int argc, char **argv)
@@ -277,14 +195,14 @@ int main(int argc, char **argv)
 
     stalls = threads_read(threads_stalls);
     held   = threads_read(threads_held);
-    wrong  = caller.wrong + churner.wrong;
+    wrong  = caller.turns.wrong + churner.turns.wrong;
     if (wrong > 0 || stalls > 0) {
         fprintf(stderr, "coll_threads: FAIL on rank %d: %ld wrong results, %llu frees that "
                 "waited for the other thread's device work\n", threads_rank, wrong, stalls);
         failed = 1;
     }
     {
-        long mine[2] = {caller.calls, churner.calls};
+        long mine[2] = {caller.turns.calls, churner.turns.calls};
         int  mine_held = held > 0;
         MPI_Allreduce(mine, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(&mine_held, &any_held, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -306,8 +224,8 @@ int main(int argc, char **argv)
         MPI_Allreduce(&unserved, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         failed |= any;
     }
-    threads_side_free(&caller);
-    threads_side_free(&churner);
+    check_turns_free(&caller.turns);
+    check_turns_free(&churner.turns);
     MPI_Comm_free(&caller_comm);
     MPI_Comm_free(&churner_comm);
     MPI_T_pvar_session_free(&threads_session);
