@@ -240,7 +240,8 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
         char error[512];
         if (cg_rules_load(mca_coll_gpu_component.rules_file, &mca_coll_gpu_component.rules, error,
                           sizeof(error)) != CG_OK) {
-            mca_coll_gpu_show_help_once("bad rules file", error);
+            mca_coll_gpu_show_help_once("bad rules file", error); /* the job's rank 0 */
+            cg_warn(CG_SUB_INIT, "coll_gpu_rules_file: %s: ignored", error); /* each rank */
             mca_coll_gpu_component.rules = NULL;
         } else {
             mca_coll_gpu_component.planner.rules = mca_coll_gpu_component.rules;

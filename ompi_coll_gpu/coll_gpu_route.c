@@ -52,9 +52,19 @@ static void mca_coll_gpu_context_config(struct ompi_communicator_t *comm, cg_com
     };
 }
 
+/* Do the communicator's ranks have rules that decide differently (so that it follows none)? */
+static int mca_coll_gpu_rules_differ(const cg_comm_t *core)
+{
+    cg_shape_t shape;
+
+    cg_comm_shape(core, &shape);
+    return shape.rules_differ;
+}
+
 cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicator_t *comm)
 {
-    static int       told_launch_only; /* the warning below, once per process */
+    static int       told_launch_only; /* the warnings below, once per process */
+    static int       told_rules_differ;
     cg_oob_t         oob = {mca_coll_gpu_oob_allgather, m};
     cg_comm_config_t config;
     cg_status_t      status;
@@ -69,8 +79,16 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
         m->core_failed = 1;
         cg_warn(CG_SUB_INIT, "no fast path on %s: %s (staged path from now on)", comm->c_name,
                 cg_status_string(status));
-    } else if (mca_coll_gpu_dev()->ll_persist && cg_comm_ll_launch_only(m->core) &&
-               cg_once(&told_launch_only)) { /* the job's rank 0 in full, each rank at 1 */
+        return NULL;
+    }
+    if (mca_coll_gpu_rules_differ(m->core) && cg_once(&told_rules_differ)) {
+        /* by the communicator's rank 0 (cg_comm_create warned each rank at verbose 1) */
+        const char *file = mca_coll_gpu_component.rules_file;
+        mca_coll_gpu_show_help_comm(comm, "rules differ between ranks",
+                                    file != NULL && file[0] != '\0' ? file : "(none)");
+    }
+    if (mca_coll_gpu_dev()->ll_persist && cg_comm_ll_launch_only(m->core) &&
+        cg_once(&told_launch_only)) { /* the job's rank 0 in full, each rank at 1 */
         mca_coll_gpu_show_help_once("ll_persist on a shared GPU without MPS");
         cg_warn(CG_SUB_INIT, "coll_gpu_ll_persist: this rank shares its GPU with another "
                 "rank, without MPS: its LL calls are launched, not run by a kernel that stays");

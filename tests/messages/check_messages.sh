@@ -3,8 +3,9 @@
 # Copyright (c) 2026 The coll/gpu authors. See LICENSE.
 # What users see from coll/gpu on a job of several ranks: a problem that every rank has is
 # reported once (a misspelled parameter, in the environment or on the mpirun line; a rules
-# file that cannot be read), coll_gpu_device=cuda without CUDA stops the job with one message
-# per node, and the verbose banner names the version once. Run by make check.
+# file that cannot be read, or that some ranks have and others not), coll_gpu_device=cuda
+# without CUDA stops the job with one message per node, and the verbose banner names the
+# version once. Run by make check.
 set -u
 builddir=${CG_BUILDDIR:-$(pwd)}
 mpirun=${CG_MPIRUN:-mpirun}
@@ -22,7 +23,8 @@ hello=$builddir/coll_gpu_hello
 passed=0
 failed=0
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+rules=$(mktemp)
+trap 'rm -f "$out" "$rules"' EXIT
 
 # expect NAME PATTERN COUNT: the last run printed PATTERN on COUNT lines
 expect() {
@@ -48,6 +50,13 @@ expect typo-cmdline "coll_gpu_algorithm_allreduce \(did you mean coll_gpu_allred
 
 run -np 4 --mca coll_gpu_device host --mca coll_gpu_rules_file /nonexistent/rules "$hello" 100
 expect rules-once "cannot use its rules file" 1
+
+# rules on two ranks of four (a file on some nodes only): said once, by rank 0, which has none
+echo "allreduce * * * * staged" >"$rules"
+run -np 2 --mca coll_gpu_device host "$hello" 100 : \
+    -np 2 env OMPI_MCA_coll_gpu_rules_file="$rules" "$hello" 100
+expect rules-differ-once "do not have the same rules \(coll_gpu_rules_file; this" 1
+expect rules-differ-rank0 "rank's: \(none\)\)" 1
 
 run -np 4 --mca coll_gpu_device host --mca coll_gpu_topo_file /nonexistent/topo.xml "$hello" 100
 expect topo-file-once "cannot read its topology file" 1
