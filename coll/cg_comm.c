@@ -277,6 +277,13 @@ static cg_status_t cg_comm_prepare_inter(cg_comm_t *comm, const cg_rank_info_t *
     if (pids == NULL) {
         return CG_ERR_NO_MEMORY;
     }
+    if ((status = cg_inter_tag_claim(comm->config.comm_id)) != CG_OK) {
+        cg_warn(CG_SUB_UCX, "communicator id %u has the inter-node tags of another one alive "
+                "here (hashed ids that collide): no fast path", (unsigned)comm->config.comm_id);
+        free(pids);
+        return status;
+    }
+    comm->tag_claimed = 1;
     for (int r = 0; r < comm->config.size; r++) { /* peers whose liveness this rank can see */
         pids[r] = strncmp(infos[r].host, host, sizeof(infos[r].host)) == 0 ? infos[r].intra.pid : 0;
     }
@@ -541,6 +548,7 @@ void cg_comm_destroy(cg_comm_t *comm)
         cg_inter_destroy(comm->lane[m]);
     }
     cg_inter_destroy(comm->inter);
+    cg_comm_unclaim(comm);
     if (comm->work != NULL) {
         cg_dev_mem_release(comm->dev, comm->work);
     }

@@ -27,6 +27,7 @@ struct cg_comm {
     cg_inter_t       *inter;        /* NULL on one node, or without UCX; lane 0 */
     cg_inter_t       *lane[CG_MAX_LANES]; /* inter-node lanes: own UCX worker each */
     int               num_lanes;    /* the same on every rank */
+    int               tag_claimed;  /* holds config.comm_id's tag id (cg_inter_tag_claim) */
     uint64_t          hier_calls;   /* hierarchical calls run (the same on every rank): the
                                        call an abort names (cg_inter_set_call) */
     cg_topo_summary_t topo;         /* this node's, as its first rank computed it */
@@ -49,6 +50,15 @@ struct cg_comm {
     uint64_t          uid[2];       /* the same on every rank: rank 0's process id and serial */
 };
 
+
+/* Its tag id given back (the communicator freed: its context destroyed or kept). */
+static inline void cg_comm_unclaim(cg_comm_t *comm)
+{
+    if (comm->tag_claimed) {
+        cg_inter_tag_release(comm->config.comm_id);
+        comm->tag_claimed = 0;
+    }
+}
 
 /* Comm rank of node n's local rank l (wrapped around the node's size). */
 static inline int cg_comm_member(const cg_comm_t *comm, int n, int l)

@@ -101,6 +101,7 @@ typedef struct mca_coll_gpu_component_t {
     int   debug_host_server_deaf; /* testing: LL servers never read the calls posted to them */
     int   debug_host_no_p2p; /* testing: peers' memory cannot be mapped (GPUs without P2P) */
     int   debug_ll_flag_period; /* testing: LL calls before the flags repeat (0: all) */
+    int   debug_comm_ids;       /* testing: N ids of the PMIx kind for every communicator */
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
     int   debug_fail_rank;
     long  debug_fail_call;

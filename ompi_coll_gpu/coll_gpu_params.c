@@ -222,6 +222,11 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"debug_ll_flag_period", INT, NULL, &CG_C->debug_ll_flag_period, OPAL_INFO_LVL_9, 0, RO,
      "Testing the LL flags' wrap: LL calls of a local group after which its flags repeat "
      "(0: 2^31 - 1, as many as a line carries; 3 at least; every rank must set the same)"},
+    {"debug_comm_ids", INT, NULL, &CG_C->debug_comm_ids, OPAL_INFO_LVL_9, 0, EQ,
+     "Testing the inter-node tags: N > 0 gives every communicator one of N ids of the kind "
+     "Open MPI 5 draws from PMIx for communicators made without a parent (hashed into the "
+     "tags), so that communicators alive at once share one, as two whose hashes collide "
+     "would (0: the ids as they are)"},
 };
 
 static int mca_coll_gpu_register_one(const char *name, mca_base_var_type_t type,

@@ -24,6 +24,16 @@ static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void 
     return MCA_COLL_GPU_UNDER(m, allgather, send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm) == OMPI_SUCCESS ? CG_OK : CG_ERR_TRANSPORT;
 }
 
+/* The communicator's id in the inter-node tags; coll_gpu_debug_comm_ids N: one of N ids of
+ * the hashed kind (mca_coll_gpu_comm_id), the same on every rank (the context id is). */
+static uint32_t mca_coll_gpu_tag_comm_id(struct ompi_communicator_t *comm)
+{
+    const uint32_t id = mca_coll_gpu_comm_id(comm);
+    const int      n  = mca_coll_gpu_component.debug_comm_ids;
+
+    return n > 0 ? UINT32_C(0x80000000) | (id % (uint32_t)n) : id;
+}
+
 /* The settings of a new context of comm (the digests too: read only when one is made). */
 static void mca_coll_gpu_context_config(struct ompi_communicator_t *comm, cg_comm_config_t *config)
 {
@@ -37,7 +47,7 @@ static void mca_coll_gpu_context_config(struct ompi_communicator_t *comm, cg_com
         .timeout_s     = mca_coll_gpu_component.timeout,
         .topo_file     = mca_coll_gpu_component.topo_file,
         .sim_gpu       = mca_coll_gpu_job_local_rank(),
-        .comm_id       = mca_coll_gpu_comm_id(comm),
+        .comm_id       = mca_coll_gpu_tag_comm_id(comm),
         .thread_multi  = mca_coll_gpu_component.thread_multi,
         .one_shot_max  = mca_coll_gpu_component.planner.one_shot_max > 0
                              ? mca_coll_gpu_component.planner.one_shot_max : MCA_COLL_GPU_HIER_SMALL,

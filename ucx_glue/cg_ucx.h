@@ -180,6 +180,12 @@ int         cg_inter_forget(cg_ucx_t *ucx, uint32_t comm_id);
 /* A communicator's id (mca_coll_gpu_comm_id: 32 bits) as the 24 bits of the tags: ids below
  * 2^23 (agreed context ids) as they are, the others mixed into the upper half. */
 uint32_t    cg_inter_tag_id(uint32_t comm_id);
+/* A live communicator's hold on its tag id: CG_OK, or CG_ERR_UNSUPPORTED when another live
+ * communicator of this process holds it (two ids of the PMIx kind whose hashes collide:
+ * their messages would meet, so the second gets no inter-node transport). Agreed ids: always
+ * CG_OK, nothing held. cg_inter_tag_release when the communicator is freed or kept. */
+cg_status_t cg_inter_tag_claim(uint32_t comm_id);
+void        cg_inter_tag_release(uint32_t comm_id);
 /* At the end of the process: free what destroyed transports left for their successors. */
 void        cg_inter_release_kept(void);
 /* Start an inter-node phase of a new call (advances the sequence number of the tags). */

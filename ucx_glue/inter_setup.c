@@ -85,6 +85,63 @@ void cg_inter_release_kept(void)
     pthread_mutex_unlock(&cg_inter_kept_lock);
 }
 
+/* ---- tag ids held by live communicators ---------------------------------------------------
+ * Ids of the PMIx kind are hashed into the tags' 23 bits (cg_inter_tag_id): two live
+ * communicators may get one tag id, and their messages would meet (a receive of one matching
+ * a send of the other; a setup's cg_inter_forget removing the other's). Each holds its id
+ * here while it lives; a process holding both would see them meet, so it refuses the second.
+ * Agreed ids are unique among live communicators: not held. */
+static pthread_mutex_t cg_inter_claims_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t       *cg_inter_claims; /* tag ids */
+static int             cg_inter_num_claims, cg_inter_max_claims;
+
+cg_status_t cg_inter_tag_claim(uint32_t comm_id)
+{
+    const uint32_t tag_id = cg_inter_tag_id(comm_id);
+    cg_status_t    status = CG_OK;
+
+    if (tag_id == comm_id) { /* an agreed id */
+        return CG_OK;
+    }
+    pthread_mutex_lock(&cg_inter_claims_lock);
+    for (int i = 0; i < cg_inter_num_claims && status == CG_OK; i++) {
+        status = cg_inter_claims[i] == tag_id ? CG_ERR_UNSUPPORTED : CG_OK;
+    }
+    if (status == CG_OK && cg_inter_num_claims == cg_inter_max_claims) {
+        const int grown = CG_MAX(16, 2 * cg_inter_max_claims);
+        uint32_t *claims = realloc(cg_inter_claims, (size_t)grown * sizeof(*claims));
+        status = claims != NULL ? CG_OK : CG_ERR_NO_MEMORY;
+        if (claims != NULL) {
+            cg_inter_claims     = claims;
+            cg_inter_max_claims = grown;
+        }
+    }
+    if (status == CG_OK) {
+        cg_inter_claims[cg_inter_num_claims++] = tag_id;
+    }
+    pthread_mutex_unlock(&cg_inter_claims_lock);
+    return status;
+}
+
+void cg_inter_tag_release(uint32_t comm_id)
+{
+    const uint32_t tag_id = cg_inter_tag_id(comm_id);
+
+    pthread_mutex_lock(&cg_inter_claims_lock);
+    for (int i = 0; i < cg_inter_num_claims && tag_id != comm_id; i++) {
+        if (cg_inter_claims[i] == tag_id) {
+            cg_inter_claims[i] = cg_inter_claims[--cg_inter_num_claims];
+            break;
+        }
+    }
+    if (cg_inter_num_claims == 0) {
+        free(cg_inter_claims);
+        cg_inter_claims     = NULL;
+        cg_inter_max_claims = 0;
+    }
+    pthread_mutex_unlock(&cg_inter_claims_lock);
+}
+
 /* The page-locked chunks and their events (kept from a freed transport when one fits). */
 cg_status_t cg_inter_stage(cg_inter_t *inter)
 {

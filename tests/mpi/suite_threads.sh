@@ -26,6 +26,17 @@ threads_served=()
 run "threads-ll-persist-auto-np3" 3 "${dev_mca[@]}" --mca coll_gpu_context_keep 0 --mca coll_gpu_ll_persist 1 \
     "$threads" --cycles 10 "${threads_served[@]}"
 run "threads-reference-np3" 3 --mca coll ^gpu "$threads" --mem host --expect-held 0 --cycles 10
+# across virtual nodes (inter-node algorithms forced, device buffers assumed everywhere): the
+# churner's communicators beside the caller's; then with every communicator's id of the
+# hashed kind Open MPI 5 draws from PMIx, all the same (coll_gpu_debug_comm_ids 1), as two
+# live communicators whose hashes collide: their messages would meet (the caller hung), so
+# each refused one runs staged
+threads_nodes=(--mca coll_gpu_node_size 2 --mca coll_gpu_buffer_check local
+    --mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_bcast_algorithm hier_tree
+    --mca coll_gpu_allgather_algorithm hier_ring --mca coll_gpu_reduce_scatter_algorithm hier_ring)
+run "threads-nodes-np4" 4 "${dev_mca[@]}" "${threads_nodes[@]}" "$threads" --cycles 20 --expect-held 0
+run "threads-nodes-collide-np4" 4 "${dev_mca[@]}" "${threads_nodes[@]}" --mca coll_gpu_debug_comm_ids 1 \
+    "$threads" --cycles 20 --expect-held 0
 
 # No free waited for device work that waits for peers (another thread's, or a queued flag
 # wait) in any run, and no bracket of such work

@@ -374,6 +374,49 @@ START_TEST(test_inter_tag_ids)
 }
 END_TEST
 
+/* A live communicator holds its tag id: a second hashed id with the same tags is refused
+ * while the first lives (their messages would meet), taken once it is released; agreed ids
+ * are never refused. */
+START_TEST(test_inter_tag_claims)
+{
+    uint8_t *seen  = calloc((1u << 24) / 8, 1);
+    uint32_t first = 0, second = 0;
+
+    ck_assert_ptr_nonnull(seen);
+    for (uint32_t id = 0x80000000u; second == 0; id++) { /* a collision: ~2^12 ids in */
+        const uint32_t tag = cg_inter_tag_id(id);
+        if (seen[tag / 8] & (1u << (tag % 8))) {
+            second = id;
+        }
+        seen[tag / 8] |= (uint8_t)(1u << (tag % 8));
+    }
+    for (uint32_t id = 0x80000000u; first == 0; id++) {
+        first = cg_inter_tag_id(id) == cg_inter_tag_id(second) ? id : 0;
+    }
+    free(seen);
+    ck_assert_uint_ne(first, second);
+    ck_assert_int_eq(cg_inter_tag_claim(first), CG_OK);
+    ck_assert_int_eq(cg_inter_tag_claim(second), CG_ERR_UNSUPPORTED);
+    ck_assert_int_eq(cg_inter_tag_claim(first), CG_ERR_UNSUPPORTED);
+    for (uint32_t id = 0x90000000u; id < 0x90000000u + 100; id++) { /* the table grows */
+        ck_assert_int_eq(cg_inter_tag_claim(id), cg_inter_tag_id(id) == cg_inter_tag_id(first)
+                                                     ? CG_ERR_UNSUPPORTED : CG_OK);
+    }
+    ck_assert_int_eq(cg_inter_tag_claim(second), CG_ERR_UNSUPPORTED);
+    cg_inter_tag_release(first);
+    ck_assert_int_eq(cg_inter_tag_claim(second), CG_OK);
+    cg_inter_tag_release(second);
+    for (uint32_t id = 0x90000000u; id < 0x90000000u + 100; id++) {
+        cg_inter_tag_release(id);
+    }
+    ck_assert_int_eq(cg_inter_tag_claim(first), CG_OK);
+    cg_inter_tag_release(first);
+    ck_assert_int_eq(cg_inter_tag_claim(5), CG_OK); /* agreed ids */
+    ck_assert_int_eq(cg_inter_tag_claim(5), CG_OK);
+    cg_inter_tag_release(5);
+}
+END_TEST
+
 /* Two processes' allgather for the board test: a shared page with a slot per rank and a
  * round counter per rank (each round waits until both wrote theirs). */
 typedef struct {
@@ -469,4 +512,5 @@ END_TEST
 
 CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
-             test_pace_spin, test_pace_progress, test_rules_unreadable, test_inter_tag_ids, test_board_runner_waits)
+             test_pace_spin, test_pace_progress, test_rules_unreadable, test_inter_tag_ids,
+             test_inter_tag_claims, test_board_runner_waits)
