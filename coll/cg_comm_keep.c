@@ -219,7 +219,10 @@ static cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t
     }
     chosen->oob            = *oob;
     chosen->config.comm_id = config->comm_id;
-    chosen->tag_claimed    = claimed;
+    chosen->tag_claimed    = claimed && chosen->inter != NULL;
+    if (claimed && chosen->inter == NULL) {
+        cg_inter_tag_release(config->comm_id); /* no tags on one node */
+    }
     for (int m = 0; m < CG_MAX_LANES; m++) { /* lane 0 is chosen->inter */
         if (chosen->lane[m] != NULL) {
             cg_inter_retag(chosen->lane[m], config->comm_id);

@@ -91,8 +91,8 @@ cg_comm_t *mca_coll_gpu_context(mca_coll_gpu_module_t *m, struct ompi_communicat
                 cg_status_string(status));
         return NULL;
     }
-    if (mca_coll_gpu_rules_differ(m->core) && cg_once(&told_rules_differ)) {
-        /* by the communicator's rank 0 (cg_comm_create warned each rank at verbose 1) */
+    if (ompi_comm_rank(comm) == 0 && mca_coll_gpu_rules_differ(m->core) &&
+        cg_once(&told_rules_differ)) { /* cg_comm_create warned each rank at verbose 1 */
         const char *file = mca_coll_gpu_component.rules_file;
         mca_coll_gpu_show_help_comm(comm, "rules differ between ranks",
                                     file != NULL && file[0] != '\0' ? file : "(none)");

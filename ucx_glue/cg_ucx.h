@@ -180,6 +180,7 @@ int         cg_inter_forget(cg_ucx_t *ucx, uint32_t comm_id);
 /* A communicator's id (mca_coll_gpu_comm_id: 32 bits) as the 24 bits of the tags: ids below
  * 2^23 (agreed context ids) as they are, the others mixed into the upper half. */
 uint32_t    cg_inter_tag_id(uint32_t comm_id);
+#define CG_INTER_AGREED_IDS (1u << 23) /* ids below: in the tags as they are */
 /* A live communicator's hold on its tag id: CG_OK, or CG_ERR_UNSUPPORTED when another live
  * communicator of this process holds it (two ids of the PMIx kind whose hashes collide:
  * their messages would meet, so the second gets no inter-node transport). Agreed ids: always

@@ -100,7 +100,7 @@ cg_status_t cg_inter_tag_claim(uint32_t comm_id)
     const uint32_t tag_id = cg_inter_tag_id(comm_id);
     cg_status_t    status = CG_OK;
 
-    if (tag_id == comm_id) { /* an agreed id */
+    if (comm_id < CG_INTER_AGREED_IDS) {
         return CG_OK;
     }
     pthread_mutex_lock(&cg_inter_claims_lock);
@@ -128,7 +128,7 @@ void cg_inter_tag_release(uint32_t comm_id)
     const uint32_t tag_id = cg_inter_tag_id(comm_id);
 
     pthread_mutex_lock(&cg_inter_claims_lock);
-    for (int i = 0; i < cg_inter_num_claims && tag_id != comm_id; i++) {
+    for (int i = 0; i < cg_inter_num_claims && comm_id >= CG_INTER_AGREED_IDS; i++) {
         if (cg_inter_claims[i] == tag_id) {
             cg_inter_claims[i] = cg_inter_claims[--cg_inter_num_claims];
             break;

@@ -24,7 +24,7 @@ uint32_t cg_inter_tag_id(uint32_t comm_id)
 {
     uint32_t h = comm_id;
 
-    if (comm_id < (1u << 23)) { /* agreed ids (Open MPI's context ids) as they are */
+    if (comm_id < CG_INTER_AGREED_IDS) { /* agreed ids (Open MPI's context ids) as they are */
         return comm_id;
     }
     h ^= h >> 16; /* a 32-bit mix of the rest (Open MPI 5's ids hashed from PMIx) */

@@ -52,9 +52,10 @@ run -np 4 --mca coll_gpu_device host --mca coll_gpu_rules_file /nonexistent/rule
 expect rules-once "cannot use its rules file" 1
 
 # rules on two ranks of four (a file on some nodes only): said once, by rank 0, which has none
+# (the environment set per rank, not mpirun's MPMD syntax, on which Open MPI 5.0.7 crashes)
 echo "allreduce * * * * staged" >"$rules"
-run -np 2 --mca coll_gpu_device host "$hello" 100 : \
-    -np 2 env OMPI_MCA_coll_gpu_rules_file="$rules" "$hello" 100
+run -np 4 --mca coll_gpu_device host bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-0}" -ge 2 ]; then
+    export OMPI_MCA_coll_gpu_rules_file="$1"; fi; shift; exec "$@"' upper "$rules" "$hello" 100
 expect rules-differ-once "do not have the same rules \(coll_gpu_rules_file; this" 1
 expect rules-differ-rank0 "rank's: \(none\)\)" 1
 

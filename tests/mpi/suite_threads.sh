@@ -36,7 +36,9 @@ threads_nodes=(--mca coll_gpu_node_size 2 --mca coll_gpu_buffer_check local
     --mca coll_gpu_allgather_algorithm hier_ring --mca coll_gpu_reduce_scatter_algorithm hier_ring)
 run "threads-nodes-np4" 4 "${dev_mca[@]}" "${threads_nodes[@]}" "$threads" --cycles 20 --expect-held 0
 run "threads-nodes-collide-np4" 4 "${dev_mca[@]}" "${threads_nodes[@]}" --mca coll_gpu_debug_comm_ids 1 \
-    "$threads" --cycles 20 --expect-held 0
+    --mca coll_gpu_verbose 1 "$threads" --cycles 20 --expect-held 0 &&
+    { grep -q "has the inter-node tags of another one alive" "$logdir/threads-nodes-collide-np4.0.vlog" ||
+        fail "threads-nodes-collide-np4: no communicator was refused (nothing tested)"; }
 
 # No free waited for device work that waits for peers (another thread's, or a queued flag
 # wait) in any run, and no bracket of such work
