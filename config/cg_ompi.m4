@@ -64,9 +64,15 @@ AC_DEFUN([CG_CHECK_OMPI], [
     CPPFLAGS="$cg_save_CPPFLAGS"
     OMPI_VERSION_STRING="$OMPI_MAJOR.$cg_ompi_minor.$cg_ompi_release"
     OMPI_SERIES="$OMPI_MAJOR.$cg_ompi_minor"
-    AS_CASE([$OMPI_MAJOR],
-        [4], [OMPI_LIBS="-lmpi -lopen-rte -lopen-pal"],
-        [5], [OMPI_LIBS="-lmpi -lopen-pal"],
+    dnl the releases whose structures the component reads are laid out as this one's (the
+    dnl Lmod module's range; ompi_coll_gpu/coll_gpu_version.c checks the same at run time)
+    AS_CASE([$OMPI_SERIES],
+        [4.1], [OMPI_LIBS="-lmpi -lopen-rte -lopen-pal"
+                OMPI_LAYOUT_LOW=4.1 OMPI_LAYOUT_HIGH=4.1.99999],
+        [5.0], [OMPI_LIBS="-lmpi -lopen-pal"
+                AS_IF([test "$cg_ompi_release" -ge 10], [OMPI_LAYOUT_LOW=5.0.10 OMPI_LAYOUT_HIGH=5.0.99999],
+                      [test "$cg_ompi_release" -ge 7], [OMPI_LAYOUT_LOW=5.0.7 OMPI_LAYOUT_HIGH=5.0.9],
+                      [OMPI_LAYOUT_LOW=5.0.0 OMPI_LAYOUT_HIGH=5.0.6])],
         [AC_MSG_ERROR([Open MPI $OMPI_VERSION_STRING is not supported (4.1 and 5.0 are; docs/INSTALL.md says what main/6.0 needs)])])
     dnl the source tree that filled header gaps must be the same release
     AS_IF([test -n "$with_ompi_src" && test -f "$with_ompi_src/VERSION"], [
@@ -89,5 +95,7 @@ AC_DEFUN([CG_CHECK_OMPI], [
     AC_SUBST([OMPI_MAJOR])
     AC_SUBST([OMPI_VERSION_STRING])
     AC_SUBST([OMPI_SERIES])
+    AC_SUBST([OMPI_LAYOUT_LOW])
+    AC_SUBST([OMPI_LAYOUT_HIGH])
     AC_SUBST([OMPI_COMPONENT_DIR])
 ])

@@ -102,6 +102,7 @@ typedef struct mca_coll_gpu_component_t {
     int   debug_host_no_p2p; /* testing: peers' memory cannot be mapped (GPUs without P2P) */
     int   debug_ll_flag_period; /* testing: LL calls before the flags repeat (0: all) */
     int   debug_comm_ids;       /* testing: N ids of the PMIx kind for every communicator */
+    char *debug_library_version; /* testing: the runtime's MPI_Get_library_version text */
     char *debug_fail;       /* "RANK:CALL": that world rank's CALL-th fast-path call fails */
     int   debug_fail_rank;
     long  debug_fail_call;
@@ -257,6 +258,11 @@ void mca_coll_gpu_cuda_required(const char *reason);
 void mca_coll_gpu_banner(const char *layer);
 void mca_coll_gpu_check_param_names(void);
 void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_component.c) */
+/* coll_gpu_version.c: does the Open MPI that runs (MPI_Get_library_version's text) lay out
+ * its structures as the one the component was built against? runtime gets its name. */
+int mca_coll_gpu_release_fits(const char *library_version, char *runtime, size_t len);
+/* OMPI_SUCCESS, or OMPI_ERROR (said once) when it does not: the component declines. */
+int mca_coll_gpu_runtime_check(void);
 
 /* per-call helpers (coll_gpu_call.c) */
 cg_dev_t *mca_coll_gpu_device(void);

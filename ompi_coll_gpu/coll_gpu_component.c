@@ -217,20 +217,31 @@ static void mca_coll_gpu_pace_setup(void)
  */
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
-    char reason[200] = "";
+    char       reason[200] = "";
+    const bool world_init  = ompi_mpi_state >= OMPI_MPI_STATE_INIT_STARTED; /* MPI_Init */
 
     (void)enable_progress_threads;
-    mca_coll_gpu_component.thread_multi  = enable_mpi_threads;
-    mca_coll_gpu_component.thread_single = ompi_mpi_thread_provided == MPI_THREAD_SINGLE;
+    if (mca_coll_gpu_runtime_check() != OMPI_SUCCESS) {
+        return OMPI_ERROR;
+    }
+    /* Open MPI 5's sessions (MPI_Session_init, no MPI_Init) set neither the level provided
+     * nor enable_mpi_threads; a session of MPI_THREAD_MULTIPLE only sets OPAL's use of
+     * threads (which MPI_Init sets for every level above single): without MPI_Init, that
+     * is the level, and a process is never taken as single */
+    mca_coll_gpu_component.thread_multi =
+        enable_mpi_threads || (!world_init && opal_using_threads());
+    mca_coll_gpu_component.thread_single =
+        world_init && ompi_mpi_thread_provided == MPI_THREAD_SINGLE;
     if (mca_coll_gpu_component.app_wait == MCA_COLL_GPU_APP_WAIT_LAUNCH &&
         !mca_coll_gpu_component.thread_single) {
         static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
                                              "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
         const int level = ompi_mpi_thread_provided;
         mca_coll_gpu_show_help_once("app_wait launch unavailable",
-                               level >= 0 && level <= 3 ? levels[level] : "unknown");
+                                    !world_init ? "a level of MPI sessions"
+                                    : level >= 0 && level <= 3 ? levels[level] : "unknown");
     }
-    cg_counters_callers_concurrent      = enable_mpi_threads;
+    cg_counters_callers_concurrent      = mca_coll_gpu_component.thread_multi;
     mca_coll_gpu_pace_setup();
     if (mca_coll_gpu_component.priority <= 0) {
         cg_log(CG_LOG_DETAIL, CG_SUB_INIT, "disabled: coll_gpu_priority is 0");

@@ -227,6 +227,9 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
      "Open MPI 5 draws from PMIx for communicators made without a parent (hashed into the "
      "tags), so that communicators alive at once share one, as two whose hashes collide "
      "would (0: the ids as they are)"},
+    {"debug_library_version", STR, NULL, &CG_C->debug_library_version, OPAL_INFO_LVL_9, 0, RO,
+     "Testing the release check: the text MPI_Get_library_version is taken to return (e.g. "
+     "\"Open MPI v5.0.10\"), so that a build meets a release it was not built for"},
 };
 
 static int mca_coll_gpu_register_one(const char *name, mca_base_var_type_t type,

@@ -49,17 +49,30 @@ static int mca_coll_gpu_persistent_start_one(mca_coll_gpu_request_t *req)
     return OMPI_SUCCESS;
 }
 
-/* MPI_Start, MPI_Startall: requests of this component only (Open MPI groups them). Open MPI
- * 4.1 hands what this returns to the application as it is: an MPI error class. */
+/* MPI_Start, MPI_Startall: requests of this component only (Open MPI groups them). MPI_Start
+ * hands what this returns to the application as it is (an MPI error class); MPI_Startall
+ * drops it (Open MPI 4.1 and 5.0), so a request that cannot start completes at once with
+ * its error, which its wait reports, and the others start all the same. */
 static int mca_coll_gpu_persistent_start(size_t count, ompi_request_t **requests)
 {
+    int first = OMPI_SUCCESS;
+
     for (size_t i = 0; i < count; i++) {
-        int rc = mca_coll_gpu_persistent_start_one((mca_coll_gpu_request_t *)requests[i]);
+        mca_coll_gpu_request_t *req = (mca_coll_gpu_request_t *)requests[i];
+        int                     rc;
+        if (req->super.super.req_state != OMPI_REQUEST_INACTIVE) {
+            /* started again before its wait (erroneous; Open MPI 4.1's MPI_Start does not
+             * check): the round in flight goes on untouched */
+            first = OMPI_SUCCESS == first ? OMPI_ERR_REQUEST : first;
+            continue;
+        }
+        rc = mca_coll_gpu_persistent_start_one(req);
         if (OMPI_SUCCESS != rc) {
-            return ompi_errcode_get_mpi_code(rc);
+            mca_coll_gpu_request_fail(req, rc);
+            first = OMPI_SUCCESS == first ? rc : first;
         }
     }
-    return OMPI_SUCCESS;
+    return OMPI_SUCCESS == first ? OMPI_SUCCESS : ompi_errcode_get_mpi_code(first);
 }
 
 int mca_coll_gpu_staged_init(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,

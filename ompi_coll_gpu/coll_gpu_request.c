@@ -345,14 +345,27 @@ static int mca_coll_gpu_progress(void)
     return completed;
 }
 
-void mca_coll_gpu_request_submit(mca_coll_gpu_request_t *req)
+/* A new round of the request: active, not complete. */
+static void mca_coll_gpu_request_begin(mca_coll_gpu_request_t *req)
 {
-    req->freeing                          = MCA_COLL_GPU_FREE_NONE; /* a new round */
+    req->freeing                          = MCA_COLL_GPU_FREE_NONE;
     req->phase                            = MCA_COLL_GPU_REQUEST_UNDER;
     req->error                            = OMPI_SUCCESS;
     req->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
     req->super.super.req_complete         = REQUEST_PENDING;
     req->super.super.req_state            = OMPI_REQUEST_ACTIVE;
+}
+
+void mca_coll_gpu_request_fail(mca_coll_gpu_request_t *req, int rc)
+{
+    mca_coll_gpu_request_begin(req);
+    req->error = rc;
+    mca_coll_gpu_request_finish(req);
+}
+
+void mca_coll_gpu_request_submit(mca_coll_gpu_request_t *req)
+{
+    mca_coll_gpu_request_begin(req);
     pthread_mutex_lock(&mca_coll_gpu_requests_lock);
     req->next                    = mca_coll_gpu_requests_active;
     mca_coll_gpu_requests_active = req;

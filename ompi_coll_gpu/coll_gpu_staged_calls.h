@@ -175,6 +175,9 @@ mca_coll_gpu_request_t *mca_coll_gpu_request_new(mca_coll_gpu_module_t *m,
 /* The layer underneath's request is running: the request is active until it and the copy
  * back have completed (progress). */
 void mca_coll_gpu_request_submit(mca_coll_gpu_request_t *req);
+/* A persistent request whose start failed: complete at once with rc, which its wait
+ * reports (MPI_Startall does not report what a start returns). */
+void mca_coll_gpu_request_fail(mca_coll_gpu_request_t *req, int rc);
 /* The common start of a nonblocking or persistent call (a and persistent: its mode).
  * Without device buffers the call goes to the layer underneath as it is (its request in
  * *request, *req NULL). Otherwise *req is a new request of the component: the regions

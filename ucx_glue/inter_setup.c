@@ -245,7 +245,9 @@ void cg_inter_destroy(cg_inter_t *inter)
         cg_inter_kept_t kept = {dev, 0, 2 * (size_t)inter->config.depth * inter->config.chunk_bytes,
                                 inter->pinned, 2 * inter->config.depth, {NULL}};
         memcpy(kept.events, inter->events, sizeof(kept.events[0]) * (size_t)kept.nevents);
-        memset(inter->events, 0, sizeof(inter->events));
+        /* those go with the chunks; any beyond (taken with chunks of a deeper transport,
+         * of the same bytes) are destroyed below */
+        memset(inter->events, 0, sizeof(kept.events[0]) * (size_t)kept.nevents);
         inter->pinned = NULL;
         cg_inter_keep(&kept);
     }

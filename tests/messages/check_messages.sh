@@ -59,6 +59,14 @@ run -np 4 --mca coll_gpu_device host bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-0}" 
 expect rules-differ-once "do not have the same rules \(coll_gpu_rules_file; this" 1
 expect rules-differ-rank0 "rank's: \(none\)\)" 1
 
+# a build loaded into an Open MPI release of another layout (taken to be 5.0.10: neither
+# 4.1 nor 5.0.7's): switched off, said once; the job runs on without it (host memory)
+run -np 3 --mca coll_gpu_device host --mca coll_gpu_debug_library_version "Open MPI v5.0.10, test" \
+    "$builddir/tests/mpi/coll_progress" --mem host --counts 1,100 --rounds 1 --large 1000
+expect release-once "was built against Open MPI [0-9.]+ and runs in" 1
+expect release-names "Open MPI 5\.0\.10, whose internal structures" 1
+expect release-job-runs "coll_progress: 8 collectives .*: ok" 1
+
 run -np 4 --mca coll_gpu_device host --mca coll_gpu_topo_file /nonexistent/topo.xml "$hello" 100
 expect topo-file-once "cannot read its topology file" 1
 expect topo-file-names "/nonexistent/topo.xml: No such file or directory" 1

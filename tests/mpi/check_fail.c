@@ -25,8 +25,8 @@
  * With --reset (no coll_gpu_debug_fail), every rank resets the device before call K
  * (cudaDeviceReset while MPI still uses it, which the component does not support) and
  * allocates its buffers again: that call and every later one must return an error on
- * every rank, and none may hang; so must the start of a persistent allreduce made and run
- * (exactly) before the reset.
+ * every rank, and none may hang; so must the starts (MPI_Start, MPI_Startall) of persistent
+ * allreduces made and run (exactly) before the reset.
  *
  * usage: coll_fail [--mem MODE] [--coll allreduce|bcast|allgather] [--calls N] [--count N]
  *                  [--again 1] [--sticky 1] [--reset 1] [--expect-ll-served 1]
@@ -48,46 +48,76 @@
 #include <string.h>
 #include <unistd.h>
 
-/* --reset: a persistent allreduce of count elements, made and run (checked) before the
- * reset (after 0); after it (after 1) its start must be an error, and the request is
- * freed. Returns the number of things wrong. */
+/* --reset: persistent allreduces of count elements, made and run (checked) before the reset
+ * (after 0): one started by MPI_Start (a second start while it runs must be refused), two
+ * by MPI_Startall. After it (after 1) the first
+ * one's start must be an error; MPI_Startall does not report what its requests' starts
+ * return, so the other two must either be refused there or complete with an error in their
+ * statuses (their wait must not report success). Then they are freed. Returns the number of
+ * things wrong. */
+#define FAIL_PERSISTENT 3
 static int fail_persistent(em_kind_t kind, int rank, int size, size_t count, int after)
 {
-    static MPI_Request request;
-    static int32_t    *send, *recv;
+    static MPI_Request requests[FAIL_PERSISTENT];
+    static int32_t    *send, *recv[FAIL_PERSISTENT];
     int32_t           *host = malloc(count * sizeof(int32_t));
+    MPI_Status         statuses[FAIL_PERSISTENT];
     int                rc, wrong = 0;
 
     if (!after) {
         send = em_alloc(count * sizeof(int32_t), kind);
-        recv = em_alloc(count * sizeof(int32_t), kind);
         for (size_t i = 0; i < count; i++) {
             host[i] = (int32_t)i + rank;
         }
         em_to_dev(send, host, count * sizeof(int32_t), kind);
-        rc = MPI_Allreduce_init(send, recv, (int)count, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD,
-                                MPI_INFO_NULL, &request);
-        rc = rc == MPI_SUCCESS ? MPI_Start(&request) : rc;
-        rc = rc == MPI_SUCCESS ? MPI_Wait(&request, MPI_STATUS_IGNORE) : rc;
-        em_to_host(host, recv, count * sizeof(int32_t), kind);
-        for (size_t i = 0; rc == MPI_SUCCESS && i < count; i++) {
-            wrong += host[i] != (int32_t)i * size + size * (size - 1) / 2;
+        for (int q = 0; q < FAIL_PERSISTENT; q++) {
+            recv[q] = em_alloc(count * sizeof(int32_t), kind);
+            rc = MPI_Allreduce_init(send, recv[q], (int)count, MPI_INT32_T, MPI_SUM,
+                                    MPI_COMM_WORLD, MPI_INFO_NULL, &requests[q]);
+            wrong += rc != MPI_SUCCESS;
+        }
+        rc = wrong == 0 ? MPI_Start(&requests[0]) : MPI_ERR_OTHER;
+        if (rc == MPI_SUCCESS && MPI_Start(&requests[0]) == MPI_SUCCESS) { /* erroneous */
+            printf("coll_fail: rank %d: a start of an active request succeeded\n", rank);
+            wrong++;
+        }
+        rc = rc == MPI_SUCCESS ? MPI_Startall(FAIL_PERSISTENT - 1, &requests[1]) : rc;
+        rc = rc == MPI_SUCCESS ? MPI_Waitall(FAIL_PERSISTENT, requests, statuses) : rc;
+        for (int q = 0; rc == MPI_SUCCESS && q < FAIL_PERSISTENT; q++) {
+            em_to_host(host, recv[q], count * sizeof(int32_t), kind);
+            for (size_t i = 0; i < count; i++) {
+                wrong += host[i] != (int32_t)i * size + size * (size - 1) / 2;
+            }
         }
         wrong += rc != MPI_SUCCESS;
     } else {
-        rc = MPI_Start(&request);
+        rc = MPI_Start(&requests[0]);
         if (rc == MPI_SUCCESS) {
             printf("coll_fail: rank %d: a persistent start after the reset succeeded\n", rank);
-            (void)MPI_Wait(&request, MPI_STATUS_IGNORE);
+            (void)MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
             wrong++;
         } else if (rc < 0 || rc > MPI_ERR_LASTCODE) {
             printf("coll_fail: rank %d: a persistent start returned %d, no MPI error\n", rank, rc);
             wrong++;
         }
-        MPI_Request_free(&request); /* send and recv went with the reset */
+        rc = MPI_Startall(FAIL_PERSISTENT - 1, &requests[1]);
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_Waitall(FAIL_PERSISTENT - 1, &requests[1], statuses);
+            for (int q = 0; rc == MPI_ERR_IN_STATUS && q < FAIL_PERSISTENT - 1; q++) {
+                wrong += statuses[q].MPI_ERROR == MPI_SUCCESS;
+            }
+            if (rc == MPI_SUCCESS) {
+                printf("coll_fail: rank %d: MPI_Startall and MPI_Waitall after the reset "
+                       "succeeded\n", rank);
+                wrong++;
+            }
+        }
+        for (int q = 0; q < FAIL_PERSISTENT; q++) {
+            MPI_Request_free(&requests[q]); /* send and recv went with the reset */
+        }
     }
     if (wrong) {
-        printf("coll_fail: rank %d: the persistent allreduce %s the reset went wrong\n", rank,
+        printf("coll_fail: rank %d: the persistent allreduces %s the reset went wrong\n", rank,
                after ? "after" : "before");
     }
     free(host);
