@@ -166,8 +166,8 @@ static cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t
     cg_comm_t       *mine[CG_KEEP_MAX], *chosen = NULL;
     cg_keep_offer_t  offer, *offers = malloc((size_t)config->size * sizeof(*offers));
     uint64_t         uid[2] = {0, 0};
-    int              n   = cg_keep_reserve(config, mine, &offer), n_forget = n;
-    int              claimed = 0; /* config->comm_id's tag id held here */
+    int              n   = cg_keep_reserve(config, mine, &offer);
+    int              claimed = 0, refused = 0; /* config->comm_id's tag id held here, or not */
     cg_status_t      status;
 
     /* a kept context with transports takes the new id in its tags: held first (one that
@@ -178,11 +178,11 @@ static cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t
     if (claimed && cg_inter_tag_claim(config->comm_id) != CG_OK) {
         memset(&offer, 0, sizeof(offer));
         claimed = 0;
-        n_forget = 0;
+        refused = 1;
     }
     /* nothing a freed communicator of the new id left may reach the new one's calls, which
      * no rank can start before this exchange (the workers are the process's: shared) */
-    for (int i = 0; i < n_forget; i++) {
+    for (int i = 0; i < n && !refused; i++) {
         for (int m = 0; m < CG_MAX_LANES; m++) { /* lane 0 is mine[i]->inter */
             if (mine[i]->lane[m] != NULL) {
                 (void)cg_inter_forget(mine[i]->lane[m]->ucx, config->comm_id);
@@ -211,18 +211,17 @@ static cg_status_t cg_comm_keep_take(const cg_oob_t *oob, const cg_comm_config_t
     }
     free(offers);
     cg_keep_put(mine, n, CG_MIN(config->keep_max, CG_KEEP_MAX));
+    if (claimed && (chosen == NULL || chosen->inter == NULL)) {
+        /* not used here (cg_comm_create holds it again; one node has no tags) */
+        cg_inter_tag_release(config->comm_id);
+        claimed = 0;
+    }
     if (chosen == NULL) {
-        if (claimed) {
-            cg_inter_tag_release(config->comm_id); /* cg_comm_create holds it again */
-        }
         return status == CG_OK ? CG_ERR_NOT_FOUND : status;
     }
     chosen->oob            = *oob;
     chosen->config.comm_id = config->comm_id;
-    chosen->tag_claimed    = claimed && chosen->inter != NULL;
-    if (claimed && chosen->inter == NULL) {
-        cg_inter_tag_release(config->comm_id); /* no tags on one node */
-    }
+    chosen->tag_claimed    = claimed;
     for (int m = 0; m < CG_MAX_LANES; m++) { /* lane 0 is chosen->inter */
         if (chosen->lane[m] != NULL) {
             cg_inter_retag(chosen->lane[m], config->comm_id);

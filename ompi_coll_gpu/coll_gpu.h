@@ -258,10 +258,8 @@ void mca_coll_gpu_cuda_required(const char *reason);
 void mca_coll_gpu_banner(const char *layer);
 void mca_coll_gpu_check_param_names(void);
 void mca_coll_gpu_add_help_dirs(void); /* where help-coll-gpu.txt is (coll_gpu_component.c) */
-/* coll_gpu_version.c: does the Open MPI that runs (MPI_Get_library_version's text) lay out
- * its structures as the one the component was built against? runtime gets its name. */
-int mca_coll_gpu_release_fits(const char *library_version, char *runtime, size_t len);
-/* OMPI_SUCCESS, or OMPI_ERROR (said once) when it does not: the component declines. */
+/* coll_gpu_version.c: OMPI_SUCCESS, or OMPI_ERROR (said once) when the Open MPI that runs
+ * lays out its structures otherwise than the one built against: the component declines. */
 int mca_coll_gpu_runtime_check(void);
 
 /* per-call helpers (coll_gpu_call.c) */

@@ -28,7 +28,9 @@ static int mca_coll_gpu_layout_range(int major, int minor, int release)
     return -1;
 }
 
-int mca_coll_gpu_release_fits(const char *library_version, char *runtime, size_t len)
+/* Does the Open MPI that runs (library_version: MPI_Get_library_version's text) lay out its
+ * structures as the one the component was built against? runtime gets its name. */
+static int mca_coll_gpu_release_fits(const char *library_version, char *runtime, size_t len)
 {
     int major = 0, minor = 0, release = 0, build;
     const char *version = strstr(library_version, "Open MPI v");
