@@ -234,6 +234,14 @@ void        cg_shm_unlink(const char *name);
 int         cg_shm_reclaim_dead(void);
 /* Is process pid still alive? */
 int         cg_process_alive(int pid);
+/* The pid namespace of this process (the inode of /proc/self/ns/pid; 0 when unknown):
+ * pids are only comparable inside one. */
+unsigned long cg_process_pid_namespace(void);
+/* A peer's pid where this process can watch it (cg_process_alive): pid when the peer is in
+ * this process's pid namespace (another's pids may name live processes here, or none); else
+ * 0, which the waits take for "not watchable" (coll_gpu_timeout bounds them then). Without
+ * namespaces to compare (no /proc): pid if such a process is alive now. */
+int         cg_process_watchable(int pid, unsigned long pid_namespace);
 /* A random 64-bit id of this process, fixed for its lifetime (unique on the node even
  * across PID namespaces). */
 uint64_t    cg_process_id(void);

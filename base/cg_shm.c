@@ -17,9 +17,7 @@
 static unsigned        cg_shm_serial;
 static pthread_once_t  cg_shm_reclaim_once = PTHREAD_ONCE_INIT;
 
-/* The pid namespace of this process (the inode of /proc/self/ns/pid; 0 when unknown):
- * pids are only comparable inside one. */
-static unsigned long cg_shm_pid_namespace(void)
+unsigned long cg_process_pid_namespace(void)
 {
     static unsigned long ns;
     char                 link[64] = "";
@@ -40,7 +38,7 @@ int cg_shm_reclaim_dead(void)
     size_t         plen;
     int            removed = 0;
 
-    snprintf(prefix, sizeof(prefix), "cg-gpu-%d-%lu-", (int)getuid(), cg_shm_pid_namespace());
+    snprintf(prefix, sizeof(prefix), "cg-gpu-%d-%lu-", (int)getuid(), cg_process_pid_namespace());
     plen = strlen(prefix);
     dir  = opendir("/dev/shm");
     if (dir == NULL) {
@@ -83,7 +81,7 @@ cg_status_t cg_shm_create(size_t size, char *name_out, void **ptr)
     /* A name may be taken: left behind by a process that died with the same pid. Never
      * touch it: take the next one. */
     for (int attempt = 0; attempt < 64; attempt++) {
-        snprintf(name_out, 64, "/cg-gpu-%d-%lu-%d-%u", (int)getuid(), cg_shm_pid_namespace(),
+        snprintf(name_out, 64, "/cg-gpu-%d-%lu-%d-%u", (int)getuid(), cg_process_pid_namespace(),
                  (int)getpid(), __atomic_fetch_add(&cg_shm_serial, 1, __ATOMIC_RELAXED));
         fd = shm_open(name_out, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd >= 0 || errno != EEXIST) {
@@ -149,6 +147,19 @@ void cg_shm_unlink(const char *name)
 int cg_process_alive(int pid)
 {
     return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int cg_process_watchable(int pid, unsigned long pid_namespace)
+{
+    const unsigned long mine = cg_process_pid_namespace();
+
+    if (pid <= 0) {
+        return 0;
+    }
+    if (mine != 0 && pid_namespace != 0) {
+        return pid_namespace == mine ? pid : 0;
+    }
+    return cg_process_alive(pid) ? pid : 0; /* no namespaces to compare: a guess */
 }
 
 uint64_t cg_process_id(void)

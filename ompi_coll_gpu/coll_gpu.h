@@ -34,7 +34,8 @@ enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_C
 /* mca_coll_gpu_route_agree: announced on the board; this rank runs the call's LL at once,
  * the agreement riding on its lines */
 #define MCA_COLL_GPU_AGREED_IN_BAND 0x40000002
-/* mca_coll_gpu_rs_route: host buffers, straight to the layer underneath (no descriptor) */
+/* mca_coll_gpu_host_direct, mca_coll_gpu_rs_route: host buffers, straight to the layer
+ * underneath (no descriptor) */
 #define MCA_COLL_GPU_ROUTED_UNDER 0x40000003
 
 /* Memory kinds of the buffers of one call on one rank, as a bit mask; NOFAST: this rank
@@ -290,9 +291,10 @@ int  mca_coll_gpu_buffer_query_near(const void *buf, size_t bytes, const cg_mem_
 int  mca_coll_gpu_layout_query(const void *data, size_t span, int dense, const cg_mem_attr_t *known,
                                int known_kind, cg_mem_attr_t *attr);
 void mca_coll_gpu_host_cache_stop(void);
-/* Host buffers on a communicator whose every rank asserted host memory: 1 when the call
- * goes straight underneath before a descriptor is made (counted; a logged call takes the
- * whole route, for its line). */
+/* Host buffers on a communicator whose every rank asserted host memory, or announced on a
+ * node's board: MCA_COLL_GPU_ROUTED_UNDER when the call goes straight underneath before a
+ * descriptor is made (counted; a logged call takes the whole route, for its line),
+ * OMPI_SUCCESS when it takes the route, or an error (an announcement that timed out). */
 int  mca_coll_gpu_host_direct(struct mca_coll_gpu_module_t *m, int kinds, cg_coll_t coll);
 /* Does the value of mpi_assert_memory_alloc_kinds (MPI 4.1) list host memory kinds only
  * (system, mpi, cuda:host, cuda:managed)? */

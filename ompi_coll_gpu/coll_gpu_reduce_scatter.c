@@ -79,7 +79,7 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     const int size = ompi_comm_size(comm);
     size_t      total = 0, own, span;
     const void *data;
-    int         kinds, skind, rkind, dense;
+    int         kinds, skind, rkind, dense, rc;
 
     for (int i = 0; i < size; i++) {
         const size_t count = rcounts ? (size_t)rcounts[i] : rcount;
@@ -98,8 +98,8 @@ static int mca_coll_gpu_rs_route(cg_coll_t coll, const void *sbuf, void *rbuf,
     kinds        = skind | rkind;
     route->skind = skind;
     route->rkind = rkind;
-    if (mca_coll_gpu_host_direct(m, kinds, coll)) {
-        return MCA_COLL_GPU_ROUTED_UNDER; /* call and route are not filled in */
+    if (OMPI_SUCCESS != (rc = mca_coll_gpu_host_direct(m, kinds, coll))) {
+        return rc; /* ROUTED_UNDER: call and route are not filled in */
     }
     mca_coll_gpu_call_init(call, coll, sbuf, rbuf, total, dtype, op, comm);
     call->counts = m->counts;

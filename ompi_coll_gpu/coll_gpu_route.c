@@ -256,14 +256,21 @@ static int mca_coll_gpu_one_node(struct ompi_communicator_t *comm)
 /* On a node's board every call is announced, whatever path it then takes (the same calls
  * on every rank: the board exists from the same call on): the rank's kinds for the next seq,
  * and the call counted on the context for the LL flags. A host-buffer call needs nothing
- * else (mca_coll_gpu_host_direct). */
-static void mca_coll_gpu_route_announce(mca_coll_gpu_module_t *m, int mine)
+ * else (mca_coll_gpu_host_direct). A rank that waited past coll_gpu_timeout for a peer
+ * 63 calls behind (cg_board_announce) announced nothing: the call is an error. */
+static int mca_coll_gpu_route_announce(mca_coll_gpu_module_t *m, int mine)
 {
+    cg_status_t status;
+
     m->seq++;
-    cg_board_announce(m->board, m->seq, mine);
+    status = cg_board_announce(m->board, m->seq, mine, mca_coll_gpu_component.timeout);
+    if (status != CG_OK) {
+        return mca_coll_gpu_status_to_mpi(status);
+    }
     if (m->core != NULL) {
         cg_comm_ll_tick(m->core); /* every rank, every announced call */
     }
+    return OMPI_SUCCESS;
 }
 
 /* on_board: the call was announced (mca_coll_gpu_route_announce). */
@@ -398,8 +405,8 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
         all |= MCA_COLL_GPU_KIND_RETIRED;
     }
     on_board = !m->host_only && mca_coll_gpu_board_ready(m);
-    if (on_board) {
-        mca_coll_gpu_route_announce(m, all);
+    if (on_board && OMPI_SUCCESS != (rc = mca_coll_gpu_route_announce(m, all))) {
+        return rc;
     }
     if (m->host_only || !cg_plan_prefilter(&planner, call, &route->plan)) {
         /* decided here, alike on every rank: the collective underneath, on host copies for
@@ -494,21 +501,25 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, struct ompi_communicator_t *com
 
 int mca_coll_gpu_host_direct(mca_coll_gpu_module_t *m, int kinds, cg_coll_t coll)
 {
+    int rc;
+
     if (kinds != MCA_COLL_GPU_KIND_HOST || cg_log_enabled(CG_LOG_CALL, CG_SUB_COLL)) {
-        return 0;
+        return OMPI_SUCCESS;
     }
     /* what mca_coll_gpu_route decides for host buffers, without a plan: the layer
      * underneath, after the call's announcement on a node's board */
     if (!m->host_only && mca_coll_gpu_component.buffer_check != MCA_COLL_GPU_CHECK_LOCAL &&
         ompi_comm_size(m->comm) > 1) {
         if (!mca_coll_gpu_board_ready(m)) {
-            return 0; /* the agreement goes through the layer underneath */
+            return OMPI_SUCCESS; /* the agreement goes through the layer underneath */
         }
-        mca_coll_gpu_route_announce(m, kinds);
+        if (OMPI_SUCCESS != (rc = mca_coll_gpu_route_announce(m, kinds))) {
+            return rc;
+        }
     }
     mca_coll_gpu_component.last_alg[coll] = "underlying";
     cg_count_caller(CG_CNT_CALLS_UNDER, 1);
-    return 1;
+    return MCA_COLL_GPU_ROUTED_UNDER;
 }
 
 const char *mca_coll_gpu_route_alg(const mca_coll_gpu_route_t *route)

@@ -84,9 +84,10 @@ typedef struct {
     unsigned long endpoints_created; /* since the process started (reuse keeps it flat) */
 } cg_ucx_counters_t;
 void        cg_ucx_counters(cg_ucx_counters_t *counters);
-/* Complete every operation of this worker remotely (eager data left in a transport's
- * buffer needs the sender's progress: done before a collective returns). */
-cg_status_t cg_ucx_flush(cg_ucx_t *ucx);
+/* Start completing every operation of this worker remotely (eager data left in a
+ * transport's buffer needs the sender's progress: done before a collective returns); *req
+ * as of cg_ucx_isend (NULL: done already). */
+cg_status_t cg_ucx_flush_start(cg_ucx_t *ucx, void **req);
 /* UCX's memory events (ucx_events.c): call release(arg, addr, bytes) before every release
  * of address space of the process, with its range (munmap, mremap, madvise, brk, shmdt), from any thread and inside
  * the allocator (release must not allocate nor lock). One watcher per process.

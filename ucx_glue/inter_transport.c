@@ -158,11 +158,26 @@ static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0, int dst, int src
     return CG_OK;
 }
 
+/* Time for a wait's slow checks (cg_inter_idle)? Progress restarts the spin, not the count
+ * of polls to the next check: the worker is the process's, and another communicator's
+ * traffic must not hold off this wait's timeout and liveness checks. */
+static int cg_inter_check_due(cg_pace_t *pace, unsigned *polls, int progressed)
+{
+    int due;
+
+    if (progressed) {
+        *pace = (cg_pace_t){0}; /* spin again */
+    }
+    due = cg_pace(pace);
+    return ++*polls % CG_PACE_CHECK == 0 || due;
+}
+
 void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
 {
     void      **reqs = calloc((size_t)CG_MAX(n, 1), sizeof(void *));
     uint64_t   *call = malloc(sizeof(*call)); /* the call that failed: what every abort carries */
     double      t0   = cg_time_now();
+    cg_pace_t   pace = {0};
     int         pending, left = 0;
     cg_ucx_ep_t *ep;
 
@@ -190,6 +205,9 @@ void cg_inter_abort(cg_inter_t *inter, const int *ranks, int n, double seconds)
             }
             pending += !done;
         }
+        if (pending > 0) {
+            (void)cg_pace(&pace); /* yields the core to the peers it waits for */
+        }
     } while (pending > 0 && cg_time_now() - t0 < seconds);
     for (int i = 0; i < n; i++) { /* may still arrive: their 8 bytes stay (never freed) */
         left += reqs[i] != NULL;
@@ -208,12 +226,11 @@ static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n, int dst,
     cg_pace_t   pace   = {0};
     double      t0     = 0;
     cg_status_t status = CG_OK;
+    unsigned    polls  = 0;
 
     for (;;) {
-        int pending = 0;
-        if (cg_ucx_progress(inter->ucx) > 0) {
-            pace = (cg_pace_t){0}; /* progress: spin again */
-        }
+        const int progressed = cg_ucx_progress(inter->ucx) > 0;
+        int       pending    = 0;
         for (int i = 0; i < n; i++) {
             int done = 1;
             if (reqs[i] != NULL) {
@@ -229,7 +246,8 @@ static cg_status_t cg_inter_wait(cg_inter_t *inter, void **reqs, int n, int dst,
             cg_inter_cancel(inter, reqs, n);
             return status;
         }
-        if (cg_pace(&pace) && (status = cg_inter_idle(inter, &t0, dst, src)) != CG_OK) {
+        if (cg_inter_check_due(&pace, &polls, progressed) &&
+            (status = cg_inter_idle(inter, &t0, dst, src)) != CG_OK) {
             cg_inter_cancel(inter, reqs, n);
             return status;
         }
@@ -287,6 +305,7 @@ static cg_status_t cg_inter_staged(cg_inter_t *inter, int dst, const char *sbuf,
     cg_status_t     status = CG_OK;
     cg_pace_t       pace = {0};
     double          t0 = 0;
+    unsigned        polls = 0;
 
     s.bytes  = (dst >= 0) ? sbytes : 0;
     r.bytes  = (src >= 0) ? rbytes : 0;
@@ -348,9 +367,8 @@ static cg_status_t cg_inter_staged(cg_inter_t *inter, int dst, const char *sbuf,
                 r.state[k] = 0, r.done++, progressed = 1;
             }
         }
-        if (cg_ucx_progress(inter->ucx) > 0 || progressed) {
-            pace = (cg_pace_t){0}; /* progress: spin again */
-        } else if (cg_pace(&pace)) {
+        progressed |= cg_ucx_progress(inter->ucx) > 0;
+        if (cg_inter_check_due(&pace, &polls, progressed)) {
             status = cg_inter_idle(inter, &t0, dst, src);
         }
     }
@@ -402,11 +420,55 @@ cg_status_t cg_inter_exchange(cg_inter_t *inter, int dst, const void *sbuf, size
     return status;
 }
 
+/* Did a peer on this host die (cg_inter_peer_died for every rank)? */
+static int cg_inter_host_peer_died(const cg_inter_t *inter)
+{
+    for (int r = 0; r < inter->size; r++) {
+        if (r != inter->rank && cg_inter_peer_died(inter, r, -1)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Bounded as the exchanges' waits are, by a peer of this host that died and the timeout;
+ * not by aborts: the call is complete here, and what is flushed was sent before them. */
 cg_status_t cg_inter_flush(cg_inter_t *inter)
 {
+    cg_pace_t   pace  = {0};
+    double      t0    = cg_time_now();
+    unsigned    polls = 0;
+    void       *req   = NULL;
+    int         done  = 0;
+    cg_status_t status;
+
     if (!inter->used) {
         return CG_OK;
     }
     inter->used = 0;
-    return cg_ucx_flush(inter->ucx);
+    status      = cg_ucx_flush_start(inter->ucx, &req);
+    while (status == CG_OK && req != NULL &&
+           (status = cg_ucx_test(inter->ucx, req, &done)) == CG_OK && !done) {
+        if (!cg_inter_check_due(&pace, &polls, cg_ucx_progress(inter->ucx) > 0)) {
+            continue;
+        }
+        if (cg_inter_host_peer_died(inter)) { /* which one: said there */
+            status = CG_ERR_PEER_DEAD;
+        } else if (inter->config.timeout_s > 0 && cg_time_now() - t0 > inter->config.timeout_s) {
+            cg_error(CG_SUB_UCX, "flushing the transport at a call's end waited more than "
+                     "%.0f s (coll_gpu_timeout)", inter->config.timeout_s);
+            status = CG_ERR_TIMEOUT;
+        } else {
+            continue;
+        }
+        cg_ucx_release(inter->ucx, req); /* UCX frees it when it completes */
+        break;
+    }
+    if (status == CG_ERR_TRANSPORT && cg_inter_host_peer_died(inter)) {
+        status = CG_ERR_PEER_DEAD;
+    }
+    if (status != CG_OK) {
+        inter->failed = 1; /* as a failed exchange: no more here */
+    }
+    return status;
 }

@@ -109,9 +109,10 @@ int cg_ucx_probe(cg_ucx_t *ucx, uint64_t tag, uint64_t mask, int remove, uint64_
     return 0;
 }
 
-cg_status_t cg_ucx_flush(cg_ucx_t *ucx)
+cg_status_t cg_ucx_flush_start(cg_ucx_t *ucx, void **req)
 {
     (void)ucx;
+    *req = NULL;
     return CG_ERR_UNSUPPORTED;
 }
 

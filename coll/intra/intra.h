@@ -75,6 +75,7 @@ typedef struct {
 typedef struct {
     uint64_t        proc_id; /* the process (cg_process_id), the IPC registry's peer key */
     int             pid;
+    unsigned long   pid_namespace; /* where pid is a pid (cg_process_watchable) */
     int             status; /* cg_status_t of its local setup */
     char            pci_bus_id[32];
     char            ctl_name[64];

@@ -32,6 +32,7 @@ typedef struct {
     char page[64]; /* name of the rank's page */
     int  pid;
     int  status;   /* cg_status_t of its setup */
+    unsigned long pid_namespace; /* where pid is a pid (cg_process_watchable) */
 } cg_board_info_t;
 
 struct cg_board {
@@ -90,7 +91,8 @@ static cg_status_t cg_board_attach(cg_board_t *board, const cg_board_info_t *inf
         }
         if (status == CG_OK) {
             /* a peer in another PID namespace cannot be watched: 0 */
-            board->pids[board->local_size]    = cg_process_alive(infos[r].pid) ? infos[r].pid : 0;
+            board->pids[board->local_size]    = cg_process_watchable(infos[r].pid,
+                                                                     infos[r].pid_namespace);
             board->pages[board->local_size++] = page;
         }
     }
@@ -101,7 +103,8 @@ cg_status_t cg_board_create(const cg_oob_t *oob, int rank, int size, int node_si
                             cg_board_t **board_out)
 {
     cg_board_info_t *infos = calloc((size_t)size, sizeof(*infos));
-    cg_board_info_t  mine  = {.pid = (int)getpid(), .status = CG_OK};
+    cg_board_info_t  mine  = {.pid = (int)getpid(), .status = CG_OK,
+                              .pid_namespace = cg_process_pid_namespace()};
     cg_board_t      *board = calloc(1, sizeof(*board));
     void            *page  = NULL;
     cg_status_t      status, exchanged;
@@ -188,13 +191,15 @@ static uint64_t cg_board_word(const cg_board_t *board, int i, uint64_t seq)
  * would then take it for a rank that was not on it. A rank can only be held here by a peer
  * that has not entered a call it entered 63 calls before: MPI lets collectives synchronise,
  * so a correct program does not depend on its not waiting. Peers known far enough
- * (peers_past) cost nothing; a refresh reads each peer's last slot once every 63 calls. */
-static void cg_board_wait_slot(cg_board_t *board, uint64_t seq)
+ * (peers_past) cost nothing; a refresh reads each peer's last slot once every 63 calls.
+ * Bounded by a peer's death and by timeout_s (> 0). */
+static cg_status_t cg_board_wait_slot(cg_board_t *board, uint64_t seq, double timeout_s)
 {
     uint64_t need, least = seq - 1;
+    double   t0 = 0;
 
     if (seq < CG_BOARD_SLOTS || (need = seq - (CG_BOARD_SLOTS - 1)) <= board->peers_past) {
-        return; /* a slot no call used yet, or peers known past its last reader */
+        return CG_OK; /* a slot no call used yet, or peers known past its last reader */
     }
     for (int i = 0; i < board->local_size; i++) {
         cg_pace_t pace = {0};
@@ -202,8 +207,18 @@ static void cg_board_wait_slot(cg_board_t *board, uint64_t seq)
             continue;
         }
         while ((cg_board_word(board, i, need) >> 8) < need) {
-            if (cg_pace(&pace) && board->pids[i] != 0 && !cg_process_alive(board->pids[i])) {
+            if (!cg_pace(&pace)) {
+                continue;
+            }
+            if (board->pids[i] != 0 && !cg_process_alive(board->pids[i])) {
                 break; /* a dead peer reads nothing */
+            }
+            t0 = t0 ? t0 : cg_time_now();
+            if (timeout_s > 0 && cg_time_now() - t0 > timeout_s) {
+                cg_error(CG_SUB_COLL, "a call waited more than %g s for local rank %d, %d "
+                         "calls behind, to reach its call %llu (coll_gpu_timeout)", timeout_s,
+                         i, CG_BOARD_SLOTS - 1, (unsigned long long)need);
+                return CG_ERR_TIMEOUT;
             }
         }
         if ((cg_board_word(board, i, seq - 1) >> 8) < seq - 1) {
@@ -211,17 +226,23 @@ static void cg_board_wait_slot(cg_board_t *board, uint64_t seq)
         }
     }
     board->peers_past = least;
+    return CG_OK;
 }
 
-void cg_board_announce(cg_board_t *board, uint64_t seq, int kinds)
+cg_status_t cg_board_announce(cg_board_t *board, uint64_t seq, int kinds, double timeout_s)
 {
+    cg_status_t status;
+
     if (!board->started) {
         board->started    = 1;
         board->peers_past = seq;
     }
-    cg_board_wait_slot(board, seq);
+    if ((status = cg_board_wait_slot(board, seq, timeout_s)) != CG_OK) {
+        return status; /* not announced: the slot is still the slow peer's */
+    }
     __atomic_store_n(&board->pages[board->local_rank]->slot[seq % CG_BOARD_SLOTS],
                      (seq << 8) | (uint64_t)(kinds & 0xff), __ATOMIC_RELEASE);
+    return CG_OK;
 }
 
 int cg_board_peer(const cg_board_t *board, int i, uint64_t seq, int *kinds)

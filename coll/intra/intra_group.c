@@ -28,6 +28,7 @@ cg_status_t cg_intra_prepare(cg_dev_t *dev, const cg_intra_config_t *config, cg_
     }
     info->proc_id = cg_process_id();
     info->pid     = (int)getpid();
+    info->pid_namespace = cg_process_pid_namespace();
     info->status = CG_ERR_INTERNAL;
     group = calloc(1, sizeof(*group));
     if (group == NULL) {
@@ -254,7 +255,7 @@ cg_status_t cg_intra_connect(cg_intra_t *group, const int *ranks, const cg_intra
         group->comm_ranks[p] = ranks[p];
         group->proc_ids[p]   = infos[p].proc_id;
         /* A peer in another PID namespace cannot be watched: 0 disables the check. */
-        group->pids[p] = cg_process_alive(infos[p].pid) ? infos[p].pid : 0;
+        group->pids[p] = cg_process_watchable(infos[p].pid, infos[p].pid_namespace);
         if (infos[p].status != CG_OK) {
             return CG_ERR_PEER;
         }

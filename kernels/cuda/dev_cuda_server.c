@@ -186,16 +186,30 @@ cg_status_t cg_cuda_server_test(cg_dev_stream_t *stream, int *done)
     return status;
 }
 
+/* A rung call's end waited for this long is a defect (every wait of the call's LL protocol
+ * ends at a peer's failure, by the abort lines its waiters write): said, not waited for
+ * ever. As the host layer's CG_HOST_FLAG_TIMEOUT. */
+#define CG_CUDA_SERVER_SYNC_TIMEOUT 300
+
 /* Guarded by the caller: the rung call's end (the stream's synchronisation includes it). */
 cg_status_t cg_cuda_server_sync(cg_dev_stream_t *stream)
 {
     cg_pace_t   pace   = {.quiet = 1}; /* the stream's synchronisation, under the guard */
     cg_status_t status = stream->server != NULL ? stream->server->failed : CG_OK; /* sticky */
+    double      t0     = 0;
     int         done   = 0;
 
     while (status == CG_OK && cg_cuda_server_rung(stream) &&
            (status = cg_cuda_server_test(stream, &done)) == CG_OK && done == 0) {
-        (void)cg_pace(&pace);
+        if (!cg_pace(&pace)) {
+            continue;
+        }
+        t0 = t0 ? t0 : cg_time_now();
+        if (cg_time_now() - t0 > CG_CUDA_SERVER_SYNC_TIMEOUT) {
+            cg_error(CG_SUB_DEV, "an LL server's call did not end in %d s: stopped waiting",
+                     CG_CUDA_SERVER_SYNC_TIMEOUT);
+            return CG_ERR_TIMEOUT;
+        }
     }
     return status;
 }

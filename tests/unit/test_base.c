@@ -478,11 +478,11 @@ START_TEST(test_board_runner_waits)
         int         kinds = 0;
 
         ck_assert_int_eq(cg_board_create(&ops, oob.rank, 2, 0, &board), CG_OK);
-        cg_board_announce(board, first, 2);
+        ck_assert_int_eq(cg_board_announce(board, first, 2, 0), CG_OK);
         if (oob.rank == 0) { /* the runner */
             __atomic_store_n(go, 1, __ATOMIC_RELEASE);
             for (uint64_t seq = first + 1; seq <= first + 70; seq++) {
-                cg_board_announce(board, seq, CG_BOARD_KIND_HOST);
+                ck_assert_int_eq(cg_board_announce(board, seq, CG_BOARD_KIND_HOST, 0), CG_OK);
             }
             while (__atomic_load_n(go, __ATOMIC_ACQUIRE) != 2) {
                 usleep(100);
@@ -493,9 +493,9 @@ START_TEST(test_board_runner_waits)
             }
             usleep(200000);
             status = !(cg_board_peer(board, 0, first, &kinds) && kinds == 2);
-            cg_board_announce(board, first + 1, 2); /* lets the runner go on */
+            ck_assert_int_eq(cg_board_announce(board, first + 1, 2, 0), CG_OK); /* lets the runner go on */
             for (uint64_t seq = first + 2; seq <= first + 70; seq++) {
-                cg_board_announce(board, seq, CG_BOARD_KIND_HOST);
+                ck_assert_int_eq(cg_board_announce(board, seq, CG_BOARD_KIND_HOST, 0), CG_OK);
             }
             __atomic_store_n(go, 2, __ATOMIC_RELEASE);
         }
@@ -511,7 +511,72 @@ START_TEST(test_board_runner_waits)
 }
 END_TEST
 
+/* With coll_gpu_timeout, a runner whose peer (alive) stays at its first call waits that
+ * long at the call that would overwrite the peer's slot (64 calls later), then fails it
+ * without announcing; every call before it announces at once. */
+START_TEST(test_board_runner_timeout)
+{
+    test_oob_page_t *page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    volatile int    *go   = (volatile int *)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    const uint64_t   first = 1000;
+    uint64_t         seq   = first;
+    pid_t            child;
+    cg_status_t      status = CG_OK;
+
+    ck_assert(page != MAP_FAILED && go != MAP_FAILED);
+    memset(page, 0, sizeof(*page));
+    *go   = 0;
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    {
+        test_oob_t  oob = {page, child == 0 ? 1 : 0, 0};
+        cg_oob_t    ops = {test_oob_allgather, &oob};
+        cg_board_t *board = NULL;
+
+        ck_assert_int_eq(cg_board_create(&ops, oob.rank, 2, 0, &board), CG_OK);
+        ck_assert_int_eq(cg_board_announce(board, first, 2, 0), CG_OK);
+        if (oob.rank == 0) { /* the runner */
+            for (seq = first + 1; seq <= first + 70 && status == CG_OK; seq++) {
+                status = cg_board_announce(board, seq, CG_BOARD_KIND_HOST, 0.2);
+            }
+            __atomic_store_n(go, 1, __ATOMIC_RELEASE);
+        } else { /* stays at its first call, alive, until the runner is done */
+            while (__atomic_load_n(go, __ATOMIC_ACQUIRE) != 1) {
+                usleep(1000);
+            }
+        }
+        cg_board_destroy(board);
+        if (oob.rank == 1) {
+            _exit(0);
+        }
+    }
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    ck_assert_int_eq(status, CG_ERR_TIMEOUT);
+    ck_assert_msg(seq - 1 == first + 64, "timed out at call %llu", /* the peer's slot */
+                  (unsigned long long)(seq - 1 - first));
+    munmap(page, sizeof(*page)), munmap((void *)go, 4096);
+}
+END_TEST
+
+/* A pid is watched only inside this process's pid namespace (pids of another may name
+ * live processes here); without namespaces to compare, only a pid alive now. */
+START_TEST(test_process_watchable)
+{
+    const unsigned long ns = cg_process_pid_namespace();
+
+    ck_assert_uint_eq(ns, test_pid_namespace());
+    ck_assert_uint_ne(ns, 0);
+    ck_assert_int_eq(cg_process_watchable((int)getpid(), ns), (int)getpid());
+    ck_assert_int_eq(cg_process_watchable(1, ns + 1), 0); /* pid 1 lives here: not the peer */
+    ck_assert_int_eq(cg_process_watchable(0, ns), 0);
+    ck_assert_int_eq(cg_process_watchable((int)getpid(), 0), (int)getpid()); /* a guess */
+}
+END_TEST
+
 CG_UNIT_MAIN("base", 120, test_status_strings, test_log_subsystems, test_size_parse, test_algorithm_tables,
              test_planner_prefilter, test_planner_shapes, test_shm_name_taken, test_shm_reclaim_dead,
              test_pace_spin, test_pace_progress, test_rules_unreadable, test_inter_tag_ids,
-             test_inter_tag_claims, test_board_runner_waits)
+             test_inter_tag_claims, test_board_runner_waits, test_board_runner_timeout,
+             test_process_watchable)
