@@ -54,16 +54,23 @@ __device__ __forceinline__ unsigned long long ll_now_ns()
     return ns;
 }
 
-/* The bell, read with acquire semantics at the system's scope: what the host ordered before
- * its ring (the application's work it saw end, which wrote the call's input) is what the
- * block's later loads see, through the block's barriers; without it an ordinary load could
- * hit an older copy of an input in this SM's L1, where a kernel that stays keeps them
- * across calls (a launched kernel starts with none). It also means one L1 invalidation per
- * poll, which an idle server does not feel. */
-__device__ __forceinline__ unsigned long long ll_load_acquire(const volatile unsigned long long *word)
+/* The bell, read with acquire semantics at the system's scope once it moved: what the host
+ * ordered before its ring (the application's work it saw end, which wrote the call's input)
+ * is what the block's later loads see, through the block's barriers; without it an
+ * ordinary load could hit an older copy of an input in this SM's L1, where a kernel that
+ * stays keeps them across calls (a launched kernel starts with none). Polled with a relaxed
+ * load of system scope, and the acquire made by a fence when the value differs from
+ * served (PTX's fence-based acquire pattern): an acquire load at every poll would
+ * invalidate the L1 of the SM at every poll, which the application's blocks on that SM
+ * would feel. */
+__device__ __forceinline__ unsigned long long ll_bell_read(const volatile unsigned long long *word,
+                                                           unsigned long long served)
 {
     unsigned long long value;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
+    if (value != served) {
+        asm volatile("fence.acq_rel.sys;" ::: "memory");
+    }
     return value;
 }
 
@@ -165,7 +172,7 @@ __device__ unsigned long long ll_server_take(volatile LLServerWords *words,
         if (me == 0) { /* the bell's read issued right after the line's: one round trip */
             out = *looked && ll_now_ns() - born >= life_ns;
             if (!out) {
-                bell = ll_load_acquire(&words->bell);
+                bell = ll_bell_read(&words->bell, served);
             }
         }
         if (me < polled) {
