@@ -286,7 +286,7 @@ cg_status_t cg_board_collect(const cg_board_t *board, uint64_t seq, double timeo
             if (i != board->local_rank && board->pids[i] != 0 && !cg_process_alive(board->pids[i])) {
                 cg_error(CG_SUB_COLL, "local rank %d (pid %d) died before announcing its buffers",
                          i, board->pids[i]);
-                return CG_ERR_PEER;
+                return CG_ERR_PEER_DEAD;
             }
         }
         t0 = t0 ? t0 : cg_time_now();
