@@ -387,7 +387,7 @@ cg_status_t cg_board_create(const cg_oob_t *oob, int rank, int size, int node_si
 void        cg_board_destroy(cg_board_t *board);
 /* Is every rank of the communicator on this node (then the board sees them all)? */
 int         cg_board_single_node(const cg_board_t *board);
-/* This rank's kinds for call seq (one store; a rank 63 calls ahead of a peer on the board
+/* This rank's kinds for call seq (one store; a rank 64 calls ahead of a peer on the board
  * first waits for it, so that no slot a peer may still read is overwritten: bounded by
  * timeout_s when > 0, CG_ERR_TIMEOUT and nothing announced). */
 cg_status_t cg_board_announce(cg_board_t *board, uint64_t seq, int kinds, double timeout_s);

@@ -278,18 +278,17 @@ static cg_status_t cg_comm_prepare_inter(cg_comm_t *comm, const cg_rank_info_t *
         return CG_ERR_NO_MEMORY;
     }
     if ((status = cg_inter_tag_claim(comm->config.comm_id)) != CG_OK) {
-        static int told; /* once: a program that makes many may collide often */
-        cg_log(cg_once(&told) ? CG_LOG_WARN : CG_LOG_DEBUG, CG_SUB_UCX, "communicator id %u "
-               "has the inter-node tags of another one alive here (hashed ids that collide): "
-               "no fast path", (unsigned)comm->config.comm_id);
+        static int told; /* once (a program that makes many may collide often); not in cg_log */
+        const int  level = cg_once(&told) ? CG_LOG_WARN : CG_LOG_DEBUG; /* (a macro) */
+        cg_log(level, CG_SUB_UCX, "communicator id %u has the inter-node tags of another one alive"
+               " here (hashed ids that collide): no fast path", (unsigned)comm->config.comm_id);
         free(pids);
         return status;
     }
     comm->tag_claimed = 1;
     for (int r = 0; r < comm->config.size; r++) { /* peers whose liveness this rank can see */
-        pids[r] = strncmp(infos[r].host, host, sizeof(infos[r].host)) == 0
-                      ? cg_process_watchable(infos[r].intra.pid, infos[r].intra.pid_namespace)
-                      : 0;
+        const int here = strncmp(infos[r].host, host, sizeof(infos[r].host)) == 0;
+        pids[r] = here ? cg_process_watchable(infos[r].intra.pid, infos[r].intra.pid_namespace) : 0;
     }
     status = cg_comm_prepare_lane(comm, cg_ucx_process(&comm->config, comm->topo.rail[comm->local_rank]),
                                   pids, &comm->inter);

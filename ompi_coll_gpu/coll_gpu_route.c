@@ -257,18 +257,21 @@ static int mca_coll_gpu_one_node(struct ompi_communicator_t *comm)
  * on every rank: the board exists from the same call on): the rank's kinds for the next seq,
  * and the call counted on the context for the LL flags. A host-buffer call needs nothing
  * else (mca_coll_gpu_host_direct). A rank that waited past coll_gpu_timeout for a peer
- * 63 calls behind (cg_board_announce) announced nothing: the call is an error. */
+ * 64 calls behind (cg_board_announce) announced nothing: the call is an error, and as its
+ * peers miss it on the board, the communicator's fast paths are retired (its calls are
+ * counted on as before, so that the LL flags stay in step). */
 static int mca_coll_gpu_route_announce(mca_coll_gpu_module_t *m, int mine)
 {
     cg_status_t status;
 
     m->seq++;
     status = cg_board_announce(m->board, m->seq, mine, mca_coll_gpu_component.timeout);
-    if (status != CG_OK) {
-        return mca_coll_gpu_status_to_mpi(status);
-    }
     if (m->core != NULL) {
-        cg_comm_ll_tick(m->core); /* every rank, every announced call */
+        cg_comm_ll_tick(m->core); /* every rank, every call on the board */
+    }
+    if (status != CG_OK) {
+        m->core_failed = 1; /* retired at the next agreement */
+        return mca_coll_gpu_status_to_mpi(status);
     }
     return OMPI_SUCCESS;
 }

@@ -135,7 +135,7 @@ static int cg_inter_peer_died(const cg_inter_t *inter, int dst, int src)
     return 0;
 }
 
-/* Every so often while a wait makes no progress: the timeout, aborts from ranks whose
+/* Every 256 polls of a wait (cg_inter_check_due): the timeout, aborts from ranks whose
  * collective failed (they will never send what is awaited), and the peers dst and src when
  * they run on this host (their endpoints have no UCX failure handling: their pids tell). */
 static cg_status_t cg_inter_idle(cg_inter_t *inter, double *t0, int dst, int src)
@@ -436,7 +436,7 @@ static int cg_inter_host_peer_died(const cg_inter_t *inter)
 cg_status_t cg_inter_flush(cg_inter_t *inter)
 {
     cg_pace_t   pace  = {0};
-    double      t0    = cg_time_now();
+    double      t0;
     unsigned    polls = 0;
     void       *req   = NULL;
     int         done  = 0;
@@ -446,6 +446,7 @@ cg_status_t cg_inter_flush(cg_inter_t *inter)
         return CG_OK;
     }
     inter->used = 0;
+    t0          = cg_time_now();
     status      = cg_ucx_flush_start(inter->ucx, &req);
     while (status == CG_OK && req != NULL &&
            (status = cg_ucx_test(inter->ucx, req, &done)) == CG_OK && !done) {
@@ -464,8 +465,10 @@ cg_status_t cg_inter_flush(cg_inter_t *inter)
         cg_ucx_release(inter->ucx, req); /* UCX frees it when it completes */
         break;
     }
-    if (status == CG_ERR_TRANSPORT && cg_inter_host_peer_died(inter)) {
-        status = CG_ERR_PEER_DEAD;
+    if (status == CG_ERR_TRANSPORT) {
+        status = cg_inter_host_peer_died(inter) ? CG_ERR_PEER_DEAD : status;
+        cg_error(CG_SUB_UCX, "flushing the transport at a call's end failed: %s",
+                 cg_status_string(status));
     }
     if (status != CG_OK) {
         inter->failed = 1; /* as a failed exchange: no more here */

@@ -3,7 +3,6 @@
 /* UCP context, worker, endpoints and tagged operations. */
 #include "ucx_glue/cg_ucx.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -217,7 +217,7 @@ static cg_status_t cg_board_wait_slot(cg_board_t *board, uint64_t seq, double ti
             if (timeout_s > 0 && cg_time_now() - t0 > timeout_s) {
                 cg_error(CG_SUB_COLL, "a call waited more than %g s for local rank %d, %d "
                          "calls behind, to reach its call %llu (coll_gpu_timeout)", timeout_s,
-                         i, CG_BOARD_SLOTS - 1, (unsigned long long)need);
+                         i, CG_BOARD_SLOTS, (unsigned long long)need);
                 return CG_ERR_TIMEOUT;
             }
         }

@@ -60,9 +60,9 @@ __device__ __forceinline__ unsigned long long ll_now_ns()
  * ordinary load could hit an older copy of an input in this SM's L1, where a kernel that
  * stays keeps them across calls (a launched kernel starts with none). Polled with a relaxed
  * load of system scope, and the acquire made by a fence when the value differs from
- * served (PTX's fence-based acquire pattern): an acquire load at every poll would
- * invalidate the L1 of the SM at every poll, which the application's blocks on that SM
- * would feel. */
+ * served (PTX's fence-based acquire pattern): an acquire load at every poll may
+ * invalidate the L1 of the SM at every poll (sm_90 compiles it so), which the
+ * application's blocks on that SM would feel. */
 __device__ __forceinline__ unsigned long long ll_bell_read(const volatile unsigned long long *word,
                                                            unsigned long long served)
 {
