@@ -534,6 +534,13 @@ run "coverage-mixed-kinds-np3" 3 "${dev_mca[@]}" "$coverage" --mem mixed --count
 run "coverage-queued-np3" 3 "${dev_mca[@]}" "$coverage" --mem device --queued --counts 1,1000
 run "coverage-foreign-queued-np3" 3 "${dev_mca[@]}" "$coverage" --mem other --queued \
     --counts 1,1000 && no_errors coverage-foreign-queued-np3
+# one rank's device slow (its copies end 2 ms after they start, never inside the call that
+# queues them): the staged nonblocking, persistent and derived-type paths read no arena
+# before its copies landed and give none back with a copy still queued
+if [ "$device" = host ]; then
+    run "slow-rank-coverage-queued-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_slow 1:2 \
+        "$coverage" --mem device --queued --counts 1,1000
+fi
 run "foreign-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$check" --mem other \
     --full-comms --counts 0,1,7,1000 --large 0 --no-derived &&
     proof foreign-np3 "staged,local" staged && no_errors foreign-np3
