@@ -278,8 +278,8 @@ static cg_status_t cg_comm_prepare_inter(cg_comm_t *comm, const cg_rank_info_t *
         return CG_ERR_NO_MEMORY;
     }
     if ((status = cg_inter_tag_claim(comm->config.comm_id)) != CG_OK) {
-        static int told; /* once (a program that makes many may collide often); not in cg_log */
-        const int  level = cg_once(&told) ? CG_LOG_WARN : CG_LOG_DEBUG; /* (a macro) */
+        static int told; /* warned once: a program that makes many may collide often */
+        const int  level = cg_once(&told) ? CG_LOG_WARN : CG_LOG_DEBUG; /* cg_log reads it twice */
         cg_log(level, CG_SUB_UCX, "communicator id %u has the inter-node tags of another one alive"
                " here (hashed ids that collide): no fast path", (unsigned)comm->config.comm_id);
         free(pids);

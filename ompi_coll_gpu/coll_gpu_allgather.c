@@ -89,7 +89,9 @@ int mca_coll_gpu_allgather(const void *sbuf, mca_coll_gpu_count_t scount,
         nofast |= !sdense;
     }
     if (OMPI_SUCCESS != (rc = mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLGATHER))) {
-        return MCA_COLL_GPU_ROUTED_UNDER == rc ? MCA_COLL_GPU_UNDER(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm) : rc;
+        return MCA_COLL_GPU_ROUTED_UNDER == rc
+                   ? MCA_COLL_GPU_UNDER(m, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm)
+                   : rc;
     }
     mca_coll_gpu_call_init(&call, CG_COLL_ALLGATHER, sbuf, rbuf, (size_t)rcount, rdtype, NULL,
                            comm);

@@ -62,7 +62,9 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, mca_coll_gpu_count_t co
     rkind = mca_coll_gpu_layout_query(rdata, span, dense, &route.sattr, skind, &route.rattr);
     kinds = skind | rkind;
     if (OMPI_SUCCESS != (rc = mca_coll_gpu_host_direct(m, kinds, CG_COLL_ALLREDUCE))) {
-        return MCA_COLL_GPU_ROUTED_UNDER == rc ? MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm) : rc;
+        return MCA_COLL_GPU_ROUTED_UNDER == rc
+                   ? MCA_COLL_GPU_UNDER(m, allreduce, sbuf, rbuf, count, dtype, op, comm)
+                   : rc;
     }
     mca_coll_gpu_call_init(&call, CG_COLL_ALLREDUCE, sbuf, rbuf, (size_t)count, dtype, op, comm);
     call.sattr = &route.sattr;

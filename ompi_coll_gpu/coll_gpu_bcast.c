@@ -55,7 +55,9 @@ int mca_coll_gpu_bcast(void *buf, mca_coll_gpu_count_t count, struct ompi_dataty
     const int dense = mca_coll_gpu_dtype_is_dense(dtype, (size_t)count);
     kinds = mca_coll_gpu_layout_query(data, span, dense, NULL, 0, &route.rattr);
     if (OMPI_SUCCESS != (rc = mca_coll_gpu_host_direct(m, kinds, CG_COLL_BCAST))) {
-        return MCA_COLL_GPU_ROUTED_UNDER == rc ? MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm) : rc;
+        return MCA_COLL_GPU_ROUTED_UNDER == rc
+                   ? MCA_COLL_GPU_UNDER(m, bcast, buf, count, dtype, root, comm)
+                   : rc;
     }
     mca_coll_gpu_call_init(&call, CG_COLL_BCAST, NULL, buf, (size_t)count, dtype, NULL, comm);
     call.root  = root;

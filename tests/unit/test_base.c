@@ -450,6 +450,49 @@ static cg_status_t test_oob_allgather(void *ctx, const void *send, void *recv, s
     return CG_OK;
 }
 
+/* Two processes on one board, this one its rank 0 and a child its rank 1, with a shared word
+ * go; both have announced call first. */
+typedef struct {
+    test_oob_page_t *page;
+    volatile int    *go;
+    pid_t            child;
+    test_oob_t       oob;
+    cg_oob_t         ops;
+    cg_board_t      *board;
+} test_board_pair_t;
+
+static void test_board_pair_start(test_board_pair_t *pair, uint64_t first)
+{
+    pair->page = mmap(NULL, sizeof(*pair->page), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pair->go   = (volatile int *)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert(pair->page != MAP_FAILED && pair->go != MAP_FAILED);
+    memset(pair->page, 0, sizeof(*pair->page));
+    *pair->go   = 0;
+    pair->child = fork();
+    ck_assert_int_ge(pair->child, 0);
+    pair->oob   = (test_oob_t){pair->page, pair->child == 0 ? 1 : 0, 0};
+    pair->ops   = (cg_oob_t){test_oob_allgather, &pair->oob};
+    pair->board = NULL;
+    ck_assert_int_eq(cg_board_create(&pair->ops, pair->oob.rank, 2, 0, &pair->board), CG_OK);
+    ck_assert_int_eq(cg_board_announce(pair->board, first, 2, 0), CG_OK);
+}
+
+/* The child leaves with exit_status; the parent gets its wait status. */
+static int test_board_pair_end(test_board_pair_t *pair, int exit_status)
+{
+    int waited = 0;
+
+    cg_board_destroy(pair->board);
+    if (pair->oob.rank == 1) {
+        _exit(exit_status);
+    }
+    ck_assert_int_eq(waitpid(pair->child, &waited, 0), pair->child);
+    munmap(pair->page, sizeof(*pair->page)), munmap((void *)pair->go, 4096);
+    return waited;
+}
+
 /* A rank that runs more than a board's slots ahead (calls that do not need the others) waits
  * before it overwrites a slot that a slow peer may still read for its call: the peer finds
  * the runner's kinds for that call, not a later call's (which it would take for a rank that
@@ -458,56 +501,35 @@ static cg_status_t test_oob_allgather(void *ctx, const void *send, void *recv, s
  * slow to get there only lets the test pass: no false failure). */
 START_TEST(test_board_runner_waits)
 {
-    test_oob_page_t *page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
-                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    volatile int    *go   = (volatile int *)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-                                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    const uint64_t   first = 1000;
-    pid_t            child;
-    int              status = 0;
+    const uint64_t    first = 1000;
+    test_board_pair_t pair;
+    int               status = 0, kinds = 0;
 
-    ck_assert(page != MAP_FAILED && go != MAP_FAILED);
-    memset(page, 0, sizeof(*page));
-    *go   = 0;
-    child = fork();
-    ck_assert_int_ge(child, 0);
-    {
-        test_oob_t  oob = {page, child == 0 ? 1 : 0, 0};
-        cg_oob_t    ops = {test_oob_allgather, &oob};
-        cg_board_t *board = NULL;
-        int         kinds = 0;
-
-        ck_assert_int_eq(cg_board_create(&ops, oob.rank, 2, 0, &board), CG_OK);
-        ck_assert_int_eq(cg_board_announce(board, first, 2, 0), CG_OK);
-        if (oob.rank == 0) { /* the runner */
-            __atomic_store_n(go, 1, __ATOMIC_RELEASE);
-            for (uint64_t seq = first + 1; seq <= first + 70; seq++) {
-                ck_assert_int_eq(cg_board_announce(board, seq, CG_BOARD_KIND_HOST, 0), CG_OK);
-            }
-            while (__atomic_load_n(go, __ATOMIC_ACQUIRE) != 2) {
-                usleep(100);
-            }
-        } else { /* the slow peer, still at its first call */
-            while (__atomic_load_n(go, __ATOMIC_ACQUIRE) != 1) {
-                usleep(100);
-            }
-            usleep(200000);
-            status = !(cg_board_peer(board, 0, first, &kinds) && kinds == 2);
-            ck_assert_int_eq(cg_board_announce(board, first + 1, 2, 0), CG_OK); /* lets the runner go on */
-            for (uint64_t seq = first + 2; seq <= first + 70; seq++) {
-                ck_assert_int_eq(cg_board_announce(board, seq, CG_BOARD_KIND_HOST, 0), CG_OK);
-            }
-            __atomic_store_n(go, 2, __ATOMIC_RELEASE);
+    test_board_pair_start(&pair, first);
+    if (pair.oob.rank == 0) { /* the runner */
+        __atomic_store_n(pair.go, 1, __ATOMIC_RELEASE);
+        for (uint64_t seq = first + 1; seq <= first + 70; seq++) {
+            ck_assert_int_eq(cg_board_announce(pair.board, seq, CG_BOARD_KIND_HOST, 0), CG_OK);
         }
-        cg_board_destroy(board);
-        if (oob.rank == 1) {
-            _exit(status);
+        while (__atomic_load_n(pair.go, __ATOMIC_ACQUIRE) != 2) {
+            usleep(100);
         }
+    } else { /* the slow peer, still at its first call */
+        while (__atomic_load_n(pair.go, __ATOMIC_ACQUIRE) != 1) {
+            usleep(100);
+        }
+        usleep(200000);
+        status = !(cg_board_peer(pair.board, 0, first, &kinds) && kinds == 2);
+        /* lets the runner go on */
+        ck_assert_int_eq(cg_board_announce(pair.board, first + 1, 2, 0), CG_OK);
+        for (uint64_t seq = first + 2; seq <= first + 70; seq++) {
+            ck_assert_int_eq(cg_board_announce(pair.board, seq, CG_BOARD_KIND_HOST, 0), CG_OK);
+        }
+        __atomic_store_n(pair.go, 2, __ATOMIC_RELEASE);
     }
-    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    status = test_board_pair_end(&pair, status);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                   "the runner overwrote the slow peer's slot of its call");
-    munmap(page, sizeof(*page)), munmap((void *)go, 4096);
 }
 END_TEST
 
@@ -516,47 +538,26 @@ END_TEST
  * without announcing; every call before it announces at once. */
 START_TEST(test_board_runner_timeout)
 {
-    test_oob_page_t *page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
-                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    volatile int    *go   = (volatile int *)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-                                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    const uint64_t   first = 1000;
-    uint64_t         seq   = first;
-    pid_t            child;
-    cg_status_t      status = CG_OK;
+    const uint64_t    first = 1000;
+    uint64_t          seq   = first;
+    test_board_pair_t pair;
+    cg_status_t       status = CG_OK;
 
-    ck_assert(page != MAP_FAILED && go != MAP_FAILED);
-    memset(page, 0, sizeof(*page));
-    *go   = 0;
-    child = fork();
-    ck_assert_int_ge(child, 0);
-    {
-        test_oob_t  oob = {page, child == 0 ? 1 : 0, 0};
-        cg_oob_t    ops = {test_oob_allgather, &oob};
-        cg_board_t *board = NULL;
-
-        ck_assert_int_eq(cg_board_create(&ops, oob.rank, 2, 0, &board), CG_OK);
-        ck_assert_int_eq(cg_board_announce(board, first, 2, 0), CG_OK);
-        if (oob.rank == 0) { /* the runner */
-            for (seq = first + 1; seq <= first + 70 && status == CG_OK; seq++) {
-                status = cg_board_announce(board, seq, CG_BOARD_KIND_HOST, 0.2);
-            }
-            __atomic_store_n(go, 1, __ATOMIC_RELEASE);
-        } else { /* stays at its first call, alive, until the runner is done */
-            while (__atomic_load_n(go, __ATOMIC_ACQUIRE) != 1) {
-                usleep(1000);
-            }
+    test_board_pair_start(&pair, first);
+    if (pair.oob.rank == 0) { /* the runner */
+        for (seq = first + 1; seq <= first + 70 && status == CG_OK; seq++) {
+            status = cg_board_announce(pair.board, seq, CG_BOARD_KIND_HOST, 0.2);
         }
-        cg_board_destroy(board);
-        if (oob.rank == 1) {
-            _exit(0);
+        __atomic_store_n(pair.go, 1, __ATOMIC_RELEASE);
+    } else { /* stays at its first call, alive, until the runner is done */
+        while (__atomic_load_n(pair.go, __ATOMIC_ACQUIRE) != 1) {
+            usleep(1000);
         }
     }
-    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    (void)test_board_pair_end(&pair, 0);
     ck_assert_int_eq(status, CG_ERR_TIMEOUT);
     ck_assert_msg(seq - 1 == first + 64, "timed out at call %llu", /* the peer's slot */
                   (unsigned long long)(seq - 1 - first));
-    munmap(page, sizeof(*page)), munmap((void *)go, 4096);
 }
 END_TEST
 
