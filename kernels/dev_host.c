@@ -196,7 +196,7 @@ static cg_status_t cg_host_event_query(cg_dev_t *dev, cg_dev_event_t *event, int
 static cg_status_t cg_host_ll_run(cg_dev_t *dev, const cg_ll_args_t *args, cg_dev_stream_t *stream)
 {
     const int   served = cg_dev_ll_served(dev, args) && cg_host_server_usable(stream);
-    cg_status_t status = args->after_app ? cg_host_app_wait(dev, stream) : CG_OK;
+    cg_status_t status = args->after_app ? cg_host_app_sync(dev) : CG_OK;
 
     if (status == CG_OK && !served) { /* a server runs beside the stream's work */
         status = cg_host_stream_drain(dev, stream);

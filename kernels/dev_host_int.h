@@ -87,8 +87,11 @@ static inline cg_dev_host_t *cg_host_impl(cg_dev_t *dev)
     return (cg_dev_host_t *)dev->impl;
 }
 
-/* The CPU address of [ptr, ptr + bytes) as the device sees it (dev_host_memory.c). */
+/* The CPU address of [ptr, ptr + bytes) as the device sees it, for a copy or for a kernel,
+ * which reaches less: not another device's memory, not pageable host memory
+ * (dev_host_memory.c). */
 cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes, void **out);
+cg_status_t cg_host_resolve_kernel(cg_dev_t *dev, const void *ptr, size_t bytes, void **out);
 
 /* memory and IPC (dev_host_memory.c) */
 cg_status_t cg_host_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr);
@@ -136,7 +139,9 @@ typedef enum {
     CG_HOST_OP_FILL,
     CG_HOST_OP_REDUCE,
     CG_HOST_OP_FLAG_WRITE,
-    CG_HOST_OP_FLAG_WAIT
+    CG_HOST_OP_FLAG_WAIT,
+    CG_HOST_OP_APP_WAIT /* strict: the application's default-stream work runs when the
+                           stream reaches it (a stream's wait for an event recorded there) */
 } cg_host_op_kind_t;
 
 typedef struct cg_host_op {
@@ -152,7 +157,7 @@ typedef struct cg_host_op {
     struct cg_host_op *next;
 } cg_host_op_t;
 
-/* A copy, fill or reduction (not a flag operation)? */
+/* A copy, fill, reduction or the application's work (not a flag operation)? */
 static inline int cg_host_op_is_work(const cg_host_op_t *op)
 {
     return op->kind != CG_HOST_OP_FLAG_WRITE && op->kind != CG_HOST_OP_FLAG_WAIT;
@@ -225,6 +230,9 @@ cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t
 /* Finish the stream's pending work (the LL wait, the queue; on the application's stream its
  * queued work first); the application's default-stream work (strict: nothing else runs it). */
 cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream);
+/* The application's default-stream work: run now (strict: nothing else runs it), or, for
+ * the ops table's stream-ordered wait, when stream reaches it. */
+cg_status_t cg_host_app_sync(cg_dev_t *dev);
 cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
 cg_status_t cg_host_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
 cg_status_t cg_host_app_wait_foreign(cg_dev_t *dev, const void *ptr);

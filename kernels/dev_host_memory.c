@@ -15,11 +15,15 @@
 
 _Static_assert(sizeof(cg_sim_ipc_handle_t) <= CG_IPC_HANDLE_BYTES, "IPC handle too large");
 
-/* The CPU address of [ptr, ptr + bytes) as the device sees it: strict mode translates
- * simulated device memory and fails on a range that overruns an allocation (an illegal
- * address on a GPU); host memory and lenient mode use the pointer itself. After a reset
+/* The CPU address of [ptr, ptr + bytes) as the device sees it, for a copy engine (kernel
+ * 0) or a kernel (kernel 1: reductions, fills, flag operations, LL lines). Strict mode
+ * translates simulated device memory and fails where a GPU would fault: a range that
+ * overruns an allocation (an illegal address), and for a kernel, another device's memory
+ * (no peer access) or host memory that is not page-locked (not mapped for the device; a
+ * copy reaches any host memory). Lenient mode uses the pointer itself. After a reset
  * (cg_dev_lost) nothing: no device work runs any more. */
-cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes, void **out)
+static cg_status_t cg_host_resolve_as(cg_dev_t *dev, const void *ptr, size_t bytes, int kernel,
+                                      void **out)
 {
     const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
     cg_sim_attr_t       attr;
@@ -31,17 +35,41 @@ cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes, void *
     if (sim == NULL || bytes == 0) {
         return CG_OK;
     }
-    *out = sim->access(ptr, bytes);
+    *out = kernel ? NULL : sim->access(ptr, bytes); /* a copy's common case first */
     if (*out != NULL) {
         return CG_OK;
     }
-    if (sim->query(ptr, &attr) != CG_SIM_OK) {
-        *out = (void *)ptr; /* host memory */
+    if (sim->query(ptr, &attr) != CG_SIM_OK) { /* host memory */
+        *out = (void *)ptr;
+        if (kernel && sim->host_query(ptr, bytes) != CG_SIM_OK) {
+            cg_error(CG_SUB_DEV, "illegal address: a kernel reaches %zu bytes of pageable host "
+                     "memory at %p (only page-locked memory is mapped for the device)", bytes, ptr);
+            return CG_ERR_DEVICE;
+        }
+        return CG_OK;
+    }
+    if (kernel && attr.device != dev->ordinal) {
+        cg_error(CG_SUB_DEV, "illegal address: a kernel of device %d reaches device %d's "
+                 "memory at %p (no peer access)", dev->ordinal, attr.device, ptr);
+        return CG_ERR_DEVICE;
+    }
+    *out = kernel ? sim->access(ptr, bytes) : NULL;
+    if (*out != NULL) {
         return CG_OK;
     }
     cg_error(CG_SUB_DEV, "illegal address: %zu bytes at %p overrun the device allocation "
              "[%#lx, +%zu)", bytes, ptr, (unsigned long)attr.base, attr.size);
     return CG_ERR_DEVICE;
+}
+
+cg_status_t cg_host_resolve(cg_dev_t *dev, const void *ptr, size_t bytes, void **out)
+{
+    return cg_host_resolve_as(dev, ptr, bytes, 0, out);
+}
+
+cg_status_t cg_host_resolve_kernel(cg_dev_t *dev, const void *ptr, size_t bytes, void **out)
+{
+    return cg_host_resolve_as(dev, ptr, bytes, 1, out);
 }
 
 /* ---- lenient mode's shared-memory allocations ------------------------------------------ */

@@ -21,7 +21,7 @@
 static cg_status_t cg_ll_slot(cg_dev_t *dev, const cg_ll_args_t *args, int owner, int from, size_t lines,
                               uint64_t **slot)
 {
-    return cg_host_resolve(dev, cg_ll_slot_at(args, owner, from),
+    return cg_host_resolve_kernel(dev, cg_ll_slot_at(args, owner, from),
                            CG_MAX(lines, (size_t)1) * sizeof(uint64_t), (void **)slot);
 }
 
@@ -95,7 +95,7 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
                 size_t b = cg_ll_send_bytes(args, t, &o);
                 total    = CG_MAX(total, o + b);
             }
-            status = cg_host_resolve(dev, args->src, total, (void **)&src);
+            status = cg_host_resolve_kernel(dev, args->src, total, (void **)&src);
             if (status != CG_OK) {
                 return status;
             }
@@ -180,9 +180,9 @@ static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
     if (out_bytes == 0) {
         return CG_OK;
     }
-    status = cg_host_resolve(dev, args->dst,
-                             args->coll == CG_LL_ALLGATHER ? out_bytes * (size_t)args->size : out_bytes,
-                             (void **)&dst);
+    status = cg_host_resolve_kernel(
+        dev, args->dst,
+        args->coll == CG_LL_ALLGATHER ? out_bytes * (size_t)args->size : out_bytes, (void **)&dst);
     if (status != CG_OK) {
         return status;
     }
@@ -222,7 +222,7 @@ static int cg_ll_cancelled(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t **c
         return 0;
     }
     if (*cancel == NULL &&
-        cg_host_resolve(dev, args->cancel, sizeof(uint64_t), (void **)cancel) != CG_OK) {
+        cg_host_resolve_kernel(dev, args->cancel, sizeof(uint64_t), (void **)cancel) != CG_OK) {
         *cancel = NULL;
         return 0;
     }

@@ -12,22 +12,39 @@
 /* ---- the stream's pending work ------------------------------------------------------------ */
 /* Strict: what the application queued on the simulated GPU's default stream runs now
  * (nothing else runs it: a path that skips this wait reads the bytes from before, as on a
- * GPU). Stream-ordered or not, the work after it here runs later. */
-cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
+ * GPU). */
+cg_status_t cg_host_app_sync(cg_dev_t *dev)
 {
     const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
 
     if (cg_dev_lost(dev)) { /* as every call of the CUDA layer after a reset */
         return CG_ERR_DEVICE;
     }
-    if (stream == NULL) {
-        cg_count(CG_CNT_HOST_WAITS, 1); /* a GPU makes the host wait here */
-    }
     if (sim != NULL && sim->stream_sync() != CG_SIM_OK) {
         cg_error(CG_SUB_DEV, "the application's work on the default stream failed");
         return CG_ERR_DEVICE;
     }
     return CG_OK;
+}
+
+/* The host's wait (stream NULL) runs the application's work now. A stream's wait runs it
+ * when the stream reaches it, as a GPU's stream waits for an event: at once on an idle
+ * stream, but behind queued work (a slowed rank's, coll_gpu_debug_host_slow, whose wait
+ * itself takes that long), so that work on another stream that skipped its own wait reads
+ * the bytes from before, as on a GPU. Now as well behind a pending LL call (its wait is
+ * not the stream's queue) and with blocking waits (no queue). */
+cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
+{
+    const cg_host_op_t op = {.kind = CG_HOST_OP_APP_WAIT};
+
+    if (stream == NULL) {
+        cg_count(CG_CNT_HOST_WAITS, 1); /* a GPU makes the host wait here */
+    }
+    if (stream == NULL || stream->pending || stream->on_app || cg_host_impl(dev)->sim == NULL ||
+        cg_host_impl(dev)->blocking_waits || cg_dev_lost(dev)) {
+        return cg_host_app_sync(dev);
+    }
+    return cg_host_queue_submit(dev, &stream->queue, &op);
 }
 
 /* Strict: what the application queued on the default stream of the simulated device that
@@ -156,7 +173,7 @@ cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream)
     int       done = 0;
 
     if (stream != NULL && stream->on_app) {
-        cg_status_t status = cg_host_app_wait(dev, stream);
+        cg_status_t status = cg_host_app_sync(dev);
         if (status != CG_OK) {
             return status;
         }
@@ -186,7 +203,7 @@ static cg_status_t cg_host_stream_ready(cg_dev_t *dev, cg_dev_stream_t *stream)
     cg_status_t status = CG_OK;
 
     if (stream != NULL && stream->on_app) {
-        status = cg_host_app_wait(dev, stream);
+        status = cg_host_app_sync(dev);
     }
     if (status == CG_OK && stream != NULL && stream->pending) {
         status = cg_host_stream_drain(dev, stream);

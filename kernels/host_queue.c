@@ -81,10 +81,10 @@ static cg_status_t cg_host_run_reduce(cg_dev_t *dev, const cg_host_op_t *op)
     cg_status_t      status   = CG_OK;
 
     for (int i = 0; i < op->reduce.nsrc && status == CG_OK; i++) {
-        status = cg_host_resolve(dev, op->reduce.srcs[i], bytes, (void **)&resolved.srcs[i]);
+        status = cg_host_resolve_kernel(dev, op->reduce.srcs[i], bytes, (void **)&resolved.srcs[i]);
     }
     for (int i = 0; i < op->reduce.ndst && status == CG_OK; i++) {
-        status = cg_host_resolve(dev, op->reduce.dsts[i], bytes, &resolved.dsts[i]);
+        status = cg_host_resolve_kernel(dev, op->reduce.dsts[i], bytes, &resolved.dsts[i]);
     }
     if (status == CG_OK) {
         cg_reduce_host(&resolved);
@@ -97,7 +97,7 @@ static cg_status_t cg_host_run_flag_wait(cg_dev_t *dev, cg_host_op_t *op, int *u
 {
     void       *view;
     double      now;
-    cg_status_t status = cg_host_resolve(dev, op->dst, sizeof(uint64_t), &view);
+    cg_status_t status = cg_host_resolve_kernel(dev, op->dst, sizeof(uint64_t), &view);
 
     if (status != CG_OK || __atomic_load_n((uint64_t *)view, __ATOMIC_ACQUIRE) >= op->value) {
         return status;
@@ -128,7 +128,7 @@ cg_status_t cg_host_op_run(cg_dev_t *dev, cg_host_op_t *op, int *unmet)
     case CG_HOST_OP_COPY_2D:
         return cg_host_run_copy_2d(dev, op);
     case CG_HOST_OP_FILL:
-        status = cg_host_resolve(dev, op->dst, op->bytes, &view);
+        status = cg_host_resolve_kernel(dev, op->dst, op->bytes, &view);
         if (status == CG_OK) {
             memset(view, op->byte, op->bytes);
         }
@@ -136,13 +136,15 @@ cg_status_t cg_host_op_run(cg_dev_t *dev, cg_host_op_t *op, int *unmet)
     case CG_HOST_OP_REDUCE:
         return cg_host_run_reduce(dev, op);
     case CG_HOST_OP_FLAG_WRITE:
-        status = cg_host_resolve(dev, op->dst, sizeof(uint64_t), &view);
+        status = cg_host_resolve_kernel(dev, op->dst, sizeof(uint64_t), &view);
         if (status == CG_OK) {
             __atomic_store_n((uint64_t *)view, op->value, __ATOMIC_RELEASE);
         }
         return status;
     case CG_HOST_OP_FLAG_WAIT:
         return cg_host_run_flag_wait(dev, op, unmet);
+    case CG_HOST_OP_APP_WAIT:
+        return cg_host_app_sync(dev);
     }
     return CG_ERR_INTERNAL;
 }

@@ -573,6 +573,7 @@ static const cg_sim_api_t cg_sim_api_table = {
     .host_free_fn   = cg_sim_host_free,
     .reset_hook     = cg_sim_reset_hook,
     .device_sync    = cg_sim_device_sync,
+    .host_query     = cg_sim_host_query,
 };
 
 CG_SIM_EXPORT const cg_sim_api_t *cg_sim_api(void)

@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define CG_SIM_SONAME      "libcg_sim.so.0"
-#define CG_SIM_API_VERSION 6
+#define CG_SIM_API_VERSION 7
 
 typedef enum {
     CG_SIM_OK                 = 0,
@@ -123,6 +123,10 @@ int  cg_sim_stream_idle(void);
 /* Page-locked host memory (cudaMallocHost): the CPU may read and write it, until a reset. */
 int  cg_sim_host_alloc(void **ptr, size_t bytes);
 int  cg_sim_host_free(void *ptr);
+/* Is [ptr, ptr + bytes) inside one page-locked allocation (CG_SIM_OK) or not
+ * (CG_SIM_ERR_INVALID)? A kernel reaches page-locked host memory (mapped for the device);
+ * pageable host memory, only a copy does. */
+int  cg_sim_host_query(const void *ptr, size_t bytes);
 /* cudaDeviceReset: the hooks run (each must end the device work it stands for and return,
  * while memory is still there), the default stream's queued work is dropped, and every
  * allocation, mapping and page-locked allocation of the process is revoked: PROT_NONE at
@@ -158,6 +162,7 @@ typedef struct {
     int (*host_free_fn)(void *ptr);
     int (*reset_hook)(void (*fn)(void *arg), void *arg, int add);
     int (*device_sync)(int device);
+    int (*host_query)(const void *ptr, size_t bytes);
 } cg_sim_api_t;
 
 const cg_sim_api_t *cg_sim_api(void);

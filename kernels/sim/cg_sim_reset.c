@@ -64,6 +64,25 @@ CG_SIM_EXPORT int cg_sim_host_alloc(void **ptr, size_t bytes)
     return CG_SIM_OK;
 }
 
+/* Is [ptr, ptr + bytes) inside one page-locked allocation (CG_SIM_OK), which a kernel may
+ * reach, or not (CG_SIM_ERR_INVALID: pageable memory, or gone with a reset)? */
+CG_SIM_EXPORT int cg_sim_host_query(const void *ptr, size_t bytes)
+{
+    const uintptr_t start  = (uintptr_t)ptr;
+    int             status = CG_SIM_ERR_INVALID;
+
+    pthread_mutex_lock(&cg_sim_reset_lock);
+    for (const cg_sim_pinned_t *at = cg_sim_pinned; at != NULL; at = at->next) {
+        const uintptr_t base = (uintptr_t)at->ptr;
+        if (start >= base && start - base <= at->mapped && bytes <= at->mapped - (start - base)) {
+            status = CG_SIM_OK;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&cg_sim_reset_lock);
+    return status;
+}
+
 /* Not ours (or gone with a reset): CG_SIM_ERR_INVALID, as cudaFreeHost's invalid value. */
 CG_SIM_EXPORT int cg_sim_host_free(void *ptr)
 {
