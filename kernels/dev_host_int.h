@@ -183,6 +183,7 @@ void        cg_host_queue_init(cg_host_queue_t *queue);
 /* Run op now if nothing queued is before it and it can run; else queue a copy of it, which
  * the progress thread or a poll runs in order. An error of an op run now is returned. */
 cg_status_t cg_host_queue_submit(cg_dev_t *dev, cg_host_queue_t *queue, const cg_host_op_t *op);
+cg_status_t cg_host_app_sync(cg_dev_t *dev);
 /* The count of ops submitted so far (an event's place on the stream). */
 uint64_t    cg_host_queue_mark(cg_host_queue_t *queue);
 /* Run what can run; *reached when the ops before mark have run (UINT64_MAX: all). Returns
@@ -230,9 +231,8 @@ cg_status_t cg_host_stream_poll(cg_dev_t *dev, cg_dev_stream_t *stream, uint64_t
 /* Finish the stream's pending work (the LL wait, the queue; on the application's stream its
  * queued work first); the application's default-stream work (strict: nothing else runs it). */
 cg_status_t cg_host_stream_drain(cg_dev_t *dev, cg_dev_stream_t *stream);
-/* The application's default-stream work: run now (strict: nothing else runs it), or, for
- * the ops table's stream-ordered wait, when stream reaches it. */
-cg_status_t cg_host_app_sync(cg_dev_t *dev);
+/* The application's default-stream work: run now (cg_host_app_sync, host_queue.c; strict:
+ * nothing else runs it), or, for a stream-ordered wait, when stream reaches it. */
 cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
 cg_status_t cg_host_app_done(cg_dev_t *dev, cg_dev_stream_t *stream, int *done);
 cg_status_t cg_host_app_wait_foreign(cg_dev_t *dev, const void *ptr);

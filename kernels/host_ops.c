@@ -10,23 +10,6 @@
 #include "kernels/dev_host_int.h"
 
 /* ---- the stream's pending work ------------------------------------------------------------ */
-/* Strict: what the application queued on the simulated GPU's default stream runs now
- * (nothing else runs it: a path that skips this wait reads the bytes from before, as on a
- * GPU). */
-cg_status_t cg_host_app_sync(cg_dev_t *dev)
-{
-    const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
-
-    if (cg_dev_lost(dev)) { /* as every call of the CUDA layer after a reset */
-        return CG_ERR_DEVICE;
-    }
-    if (sim != NULL && sim->stream_sync() != CG_SIM_OK) {
-        cg_error(CG_SUB_DEV, "the application's work on the default stream failed");
-        return CG_ERR_DEVICE;
-    }
-    return CG_OK;
-}
-
 /* The host's wait (stream NULL) runs the application's work now. A stream's wait runs it
  * when the stream reaches it, as a GPU's stream waits for an event: at once on an idle
  * stream, but behind queued work (a slowed rank's, coll_gpu_debug_host_slow, whose wait

@@ -30,6 +30,23 @@
 #define CG_HOST_PROGRESS_US     50
 #define CG_HOST_PROGRESS_MAX_US 1000
 
+/* Strict: what the application queued on the simulated GPU's default stream runs now
+ * (nothing else runs it: a path that skips this wait reads the bytes from before, as on a
+ * GPU). */
+cg_status_t cg_host_app_sync(cg_dev_t *dev)
+{
+    const cg_sim_api_t *sim = cg_host_impl(dev)->sim;
+
+    if (cg_dev_lost(dev)) { /* as every call of the CUDA layer after a reset */
+        return CG_ERR_DEVICE;
+    }
+    if (sim != NULL && sim->stream_sync() != CG_SIM_OK) {
+        cg_error(CG_SUB_DEV, "the application's work on the default stream failed");
+        return CG_ERR_DEVICE;
+    }
+    return CG_OK;
+}
+
 static cg_status_t cg_host_run_copy(cg_dev_t *dev, const cg_host_op_t *op)
 {
     void       *d;
