@@ -17,12 +17,16 @@
 
 #define CG_LL_DECODE_SMALL 8192 /* bytes of contributions decoded on the stack */
 
-/* Slot `from` of `owner`'s inbox for this call's parity, as the device sees it. */
-static cg_status_t cg_ll_slot(cg_dev_t *dev, const cg_ll_args_t *args, int owner, int from, size_t lines,
-                              uint64_t **slot)
+/* Slot `from` of `owner`'s inbox for this call's parity, as the kernel sees it (kernel 1)
+ * or a copy from the host (kernel 0: the abort lines, a side copy in the CUDA layer). */
+static cg_status_t cg_ll_slot(cg_dev_t *dev, const cg_ll_args_t *args, int owner, int from,
+                              size_t lines, int kernel, uint64_t **slot)
 {
-    return cg_host_resolve_kernel(dev, cg_ll_slot_at(args, owner, from),
-                           CG_MAX(lines, (size_t)1) * sizeof(uint64_t), (void **)slot);
+    const void  *at    = cg_ll_slot_at(args, owner, from);
+    const size_t bytes = CG_MAX(lines, (size_t)1) * sizeof(uint64_t);
+
+    return kernel ? cg_host_resolve_kernel(dev, at, bytes, (void **)slot)
+                  : cg_host_resolve(dev, at, bytes, (void **)slot);
 }
 
 /* Ask for every cache line of a slot in writable state at once, before the first store:
@@ -100,7 +104,7 @@ cg_status_t cg_host_ll_push(cg_dev_t *dev, const cg_ll_args_t *args)
                 return status;
             }
         }
-        status = cg_ll_slot(dev, args, to, args->rank, lines, &slot);
+        status = cg_ll_slot(dev, args, to, args->rank, lines, 1, &slot);
         if (status == CG_OK && lines > 8) {
             cg_ll_claim(slot, lines);
         }
@@ -214,19 +218,27 @@ static cg_status_t cg_ll_finish(cg_dev_t *dev, const cg_ll_args_t *args,
     }
 }
 
-/* Has the host cancelled the call (cancel word = flag)? It ends with no result, and no
- * error: the caller knows why (a peer is not on the call). */
-static int cg_ll_cancelled(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t **cancel)
+/* Has the host cancelled the call (cancel word = flag: *cancelled)? It ends with no result,
+ * and no error: the caller knows why (a peer is not on the call). A word the kernel cannot
+ * reach is its illegal address: the call ends with the error. */
+static cg_status_t cg_ll_cancelled(cg_dev_t *dev, const cg_ll_args_t *args, uint64_t **cancel,
+                                   int *cancelled)
 {
+    cg_status_t status = CG_OK;
+
+    *cancelled = 0;
     if (args->cancel == NULL) {
-        return 0;
+        return CG_OK;
     }
-    if (*cancel == NULL &&
-        cg_host_resolve_kernel(dev, args->cancel, sizeof(uint64_t), (void **)cancel) != CG_OK) {
+    if (*cancel == NULL) {
+        status = cg_host_resolve_kernel(dev, args->cancel, sizeof(uint64_t), (void **)cancel);
+    }
+    if (status != CG_OK) {
         *cancel = NULL;
-        return 0;
+        return status;
     }
-    return __atomic_load_n(*cancel, __ATOMIC_ACQUIRE) == args->flag;
+    *cancelled = __atomic_load_n(*cancel, __ATOMIC_ACQUIRE) == args->flag;
+    return CG_OK;
 }
 
 /* The taken lines' buffer for this call: a slot of stride lines per peer, all 0. */
@@ -272,7 +284,7 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_
         size_t lines = cg_ll_slot_lines(cg_ll_recv_bytes(args, p));
         taken[p]     = wait->taken + (size_t)p * wait->stride;
         if (wait->slots[p] == NULL &&
-            (status = cg_ll_slot(dev, args, args->rank, p, lines, &wait->slots[p])) != CG_OK) {
+            (status = cg_ll_slot(dev, args, args->rank, p, lines, 1, &wait->slots[p])) != CG_OK) {
             *done = 1;
             return status;
         }
@@ -282,9 +294,11 @@ cg_status_t cg_host_ll_poll(cg_dev_t *dev, const cg_ll_args_t *args, cg_host_ll_
             waiting |= wait->left[p] > 0;
         }
     }
-    if (waiting) {
-        *done = cg_ll_cancelled(dev, args, &wait->slots[CG_DEV_MAX_FANIN]) ? 2 : 0;
-        return CG_OK; /* not yet (or never: cancelled, no result) */
+    if (waiting) { /* not yet (or never: cancelled, no result) */
+        int cancelled;
+        status = cg_ll_cancelled(dev, args, &wait->slots[CG_DEV_MAX_FANIN], &cancelled);
+        *done  = status != CG_OK ? 1 : cancelled ? 2 : 0;
+        return status;
     }
     if (wait->aborted) { /* given up (ll_body.cuh: the kernel ends normally, no result) */
         *done = 2;
@@ -309,7 +323,7 @@ cg_status_t cg_host_ll_abort(cg_dev_t *dev, const cg_ll_args_t *args)
         if (p == args->rank) {
             continue;
         }
-        status = cg_ll_slot(dev, args, args->rank, p, lines, &slot);
+        status = cg_ll_slot(dev, args, args->rank, p, lines, 0, &slot);
         for (size_t i = 0; status == CG_OK && i < lines; i++) {
             __atomic_store_n(&slot[i], line, __ATOMIC_RELEASE);
         }

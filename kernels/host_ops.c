@@ -20,11 +20,14 @@ cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     const cg_host_op_t op = {.kind = CG_HOST_OP_APP_WAIT};
 
+    if (cg_dev_lost(dev)) { /* refused before anything is counted, as in the CUDA layer */
+        return CG_ERR_DEVICE;
+    }
     if (stream == NULL) {
         cg_count(CG_CNT_HOST_WAITS, 1); /* a GPU makes the host wait here */
     }
     if (stream == NULL || stream->pending || stream->on_app || cg_host_impl(dev)->sim == NULL ||
-        cg_host_impl(dev)->blocking_waits || cg_dev_lost(dev)) {
+        cg_host_impl(dev)->blocking_waits) {
         return cg_host_app_sync(dev);
     }
     return cg_host_queue_submit(dev, &stream->queue, &op);
@@ -293,9 +296,9 @@ cg_status_t cg_host_flag_write(cg_dev_t *dev, uint64_t *flag, uint64_t value,
                                cg_dev_stream_t *stream)
 {
     cg_host_op_t op = {.kind = CG_HOST_OP_FLAG_WRITE, .dst = flag, .value = value};
-    int          unmet;
 
-    return stream != NULL ? cg_host_submit(dev, stream, &op) : cg_host_op_run(dev, &op, &unmet);
+    return stream != NULL ? cg_host_submit(dev, stream, &op)
+                          : cg_host_flag_release(dev, flag, value);
 }
 
 cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
@@ -306,9 +309,16 @@ cg_status_t cg_host_flag_wait(cg_dev_t *dev, uint64_t *flag, uint64_t value,
     return cg_host_submit(dev, stream, &op);
 }
 
+/* A copy from the host in the CUDA layer (its side stream): it reaches what a copy does. */
 cg_status_t cg_host_flag_release(cg_dev_t *dev, uint64_t *flag, uint64_t value)
 {
-    return cg_host_flag_write(dev, flag, value, NULL);
+    uint64_t   *view;
+    cg_status_t status = cg_host_resolve(dev, flag, sizeof(*flag), (void **)&view);
+
+    if (status == CG_OK) {
+        __atomic_store_n(view, value, __ATOMIC_RELEASE);
+    }
+    return status;
 }
 
 void cg_host_flag_watch(cg_dev_t *dev, cg_dev_stream_t *stream,

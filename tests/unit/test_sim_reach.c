@@ -196,6 +196,10 @@ START_TEST(test_kernels_fault_elsewhere)
     /* the stream works again: this device's memory unchanged by the failed reductions */
     reach_read(&reach, out);
     ck_assert_mem_eq(out, a, sizeof(a));
+    /* a release from the host is a copy (the CUDA layer's side stream): it reaches both */
+    ck_assert_int_eq(reach.ops.flag_release(reach.dev, (uint64_t *)reach.pageable, 3), CG_OK);
+    ck_assert(*(uint64_t *)reach.pageable == 3);
+    ck_assert_int_eq(reach.ops.flag_release(reach.dev, (uint64_t *)reach.other, 4), CG_OK);
     reach_close(&reach);
 }
 END_TEST
