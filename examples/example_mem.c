@@ -260,6 +260,21 @@ em_kind_t em_init(const char *mode, int local_rank)
     return EM_DEVICE;
 }
 
+const char *em_error_left(void)
+{
+#ifdef CG_HAVE_CUDA
+    static char       text[200];
+    const cudaError_t err = em_backend == EM_BACKEND_CUDA ? cudaGetLastError() : cudaSuccess;
+
+    if (err != cudaSuccess) {
+        snprintf(text, sizeof(text), "a CUDA error left for the application: %s",
+                 cudaGetErrorString(err));
+        return text;
+    }
+#endif
+    return NULL;
+}
+
 int em_device(void)
 {
 #ifdef CG_HAVE_CUDA

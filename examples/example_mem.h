@@ -46,6 +46,9 @@ double      em_copy_bandwidth(size_t bytes, em_kind_t kind);
  * and waited for (what any call that runs device work and waits for it pays); 0 without
  * a GPU. */
 double      em_round_trip_us(int reps, em_kind_t kind);
+/* A CUDA error left as the thread's last error (cudaGetLastError, which clears it), as a
+ * sentence naming it; NULL when there is none, and always without a GPU. */
+const char *em_error_left(void);
 /* The CUDA device in use, or -1 for host memory. */
 int         em_device(void);
 /* cudaDeviceReset, as programs derived from CUDA's samples call before MPI_Finalize (every

@@ -26,6 +26,7 @@ enum { MCA_COLL_GPU_APP_WAIT_DEFAULT_STREAM = 0, MCA_COLL_GPU_APP_WAIT_NONE = 1,
        MCA_COLL_GPU_APP_WAIT_AUTO = 3 };
 /* coll_gpu_buffer_check */
 enum { MCA_COLL_GPU_CHECK_AUTO = 0, MCA_COLL_GPU_CHECK_AGREE = 1, MCA_COLL_GPU_CHECK_LOCAL = 2 };
+#define MCA_COLL_GPU_SLOW_ALL (-2) /* coll_gpu_debug_host_slow "all:MS": every rank */
 /* Results of routing besides success and errors. They travel with the errors that the
  * layer underneath returns (Open MPI's negative codes, or MPI error classes: small
  * positive numbers), so they lie far above every MPI error class. */
@@ -94,9 +95,10 @@ typedef struct mca_coll_gpu_component_t {
     int   debug_host_lenient;
     size_t debug_host_pinned_max;
     int    debug_host_blocking_waits;
-    char  *debug_host_slow;      /* "RANK:MS": that world rank's device work takes MS each */
-    int    debug_host_slow_rank; /* -1: none */
-    double debug_host_slow_ms;
+    char  *debug_host_slow;      /* "RANK:MS" or "all:MS": that world rank's device work (or
+                                    every rank's) takes MS each */
+    int    debug_host_slow_rank; /* -1: none; MCA_COLL_GPU_SLOW_ALL: every rank */
+    double debug_host_slow_ms;   /* 0: no delay, but still never inside the queueing call */
     int   debug_host_time_sliced;
     int   debug_host_query_miss; /* testing: every N-th query of the application's work misses */
     int   debug_host_server_deaf; /* testing: LL servers never read the calls posted to them */

@@ -16,6 +16,18 @@ static pthread_mutex_t mca_coll_gpu_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The device layer, opened at the first call that needs it (on the device of that call's
  * buffer for CUDA). NULL when it cannot be opened; that is reported once. */
+/* coll_gpu_debug_host_slow for this rank: each op's seconds; MS 0 a microsecond, so that
+ * every op still runs only after the call that queued it, as on a GPU (0: not slowed). */
+static double mca_coll_gpu_slow_delay_s(void)
+{
+    const int rank = mca_coll_gpu_component.debug_host_slow_rank;
+
+    if (rank != MCA_COLL_GPU_SLOW_ALL && rank != ompi_comm_rank(MPI_COMM_WORLD)) {
+        return 0;
+    }
+    return CG_MAX(mca_coll_gpu_component.debug_host_slow_ms / 1e3, 1e-6);
+}
+
 static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
 {
     cg_dev_t   *dev = NULL;
@@ -36,9 +48,7 @@ static cg_dev_t *mca_coll_gpu_device_open(int ordinal)
                 .query_miss            = mca_coll_gpu_component.debug_host_query_miss,
                 .server_deaf           = mca_coll_gpu_component.debug_host_server_deaf,
                 .no_p2p                = mca_coll_gpu_component.debug_host_no_p2p,
-                .op_delay_s            = ompi_comm_rank(MPI_COMM_WORLD) ==
-                                                 mca_coll_gpu_component.debug_host_slow_rank
-                                             ? mca_coll_gpu_component.debug_host_slow_ms / 1e3 : 0,
+                .op_delay_s            = mca_coll_gpu_slow_delay_s(),
             };
             status = cg_dev_host_open(&config, &dev);
         } else {

@@ -155,6 +155,29 @@ static int mca_coll_gpu_close(void)
     return OMPI_SUCCESS;
 }
 
+
+/* coll_gpu_debug_host_slow: "RANK:MS" (that world rank) or "all:MS" (every rank). */
+static int mca_coll_gpu_parse_slow(const char *text)
+{
+    int    rank = -1, used = 0;
+    double ms   = -1;
+
+    if (strncmp(text, "all:", 4) == 0) {
+        rank = MCA_COLL_GPU_SLOW_ALL;
+        if (sscanf(text + 4, "%lf%n", &ms, &used) != 1 || text[4 + used] != '\0') {
+            return OMPI_ERROR;
+        }
+    } else if (sscanf(text, "%d:%lf%n", &rank, &ms, &used) != 2 || text[used] != '\0' ||
+               rank < 0) {
+        return OMPI_ERROR;
+    }
+    if (ms < 0) {
+        return OMPI_ERROR;
+    }
+    mca_coll_gpu_component.debug_host_slow_rank = rank;
+    mca_coll_gpu_component.debug_host_slow_ms   = ms;
+    return OMPI_SUCCESS;
+}
 static int mca_coll_gpu_parse_rank_list(const char *text)
 {
     const char *p = text;
@@ -292,12 +315,9 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
         }
         if (mca_coll_gpu_component.debug_host_slow != NULL &&
             mca_coll_gpu_component.debug_host_slow[0] != '\0' &&
-            (sscanf(mca_coll_gpu_component.debug_host_slow, "%d:%lf",
-                    &mca_coll_gpu_component.debug_host_slow_rank,
-                    &mca_coll_gpu_component.debug_host_slow_ms) != 2 ||
-             mca_coll_gpu_component.debug_host_slow_ms < 0)) {
-            cg_warn(CG_SUB_INIT, "coll_gpu_debug_host_slow \"%s\" is not RANK:MS: ignored",
-                    mca_coll_gpu_component.debug_host_slow);
+            mca_coll_gpu_parse_slow(mca_coll_gpu_component.debug_host_slow) != OMPI_SUCCESS) {
+            cg_warn(CG_SUB_INIT, "coll_gpu_debug_host_slow \"%s\" is not RANK:MS or all:MS: "
+                    "ignored", mca_coll_gpu_component.debug_host_slow);
             mca_coll_gpu_component.debug_host_slow_rank = -1;
         }
         mca_coll_gpu_component.active_kind = CG_DEV_KIND_HOST;

@@ -218,7 +218,8 @@ static const mca_coll_gpu_param_t mca_coll_gpu_params[] = {
     {"debug_host_slow", STR, NULL, &CG_C->debug_host_slow, OPAL_INFO_LVL_9, 0, RO,
      "Testing with coll_gpu_device=host: RANK:MS makes each copy, fill and reduction of "
      "MPI_COMM_WORLD rank RANK's device take MS milliseconds, as a long kernel would, while "
-     "its host goes on (queued flag waits only)"},
+     "its host goes on (queued flag waits only); all:MS every rank's; MS 0: no delay, but no "
+     "work runs inside the call that queues it"},
     {"debug_ll_flag_period", INT, NULL, &CG_C->debug_ll_flag_period, OPAL_INFO_LVL_9, 0, RO,
      "Testing the LL flags' wrap: LL calls of a local group after which its flags repeat "
      "(0: 2^31 - 1, as many as a line carries; 3 at least; every rank must set the same)"},

@@ -89,6 +89,7 @@ const char *cg_cu_error_string(CUresult res);
         cg_status_t _st  = CG_OK;                                                          \
         if (_err != cudaSuccess) {                                                         \
             cg_error(CG_SUB_DEV, "%s failed: %s", #_call, cudaGetErrorString(_err));       \
+            (void)cudaGetLastError(); /* ours: not left for the application's check */     \
             _st = CG_ERR_DEVICE;                                                           \
         }                                                                                  \
         _st;                                                                               \

@@ -130,13 +130,20 @@ static void tc_check_input(const tc_case_t *c, const char *coll, const void *dev
     }
 }
 
+/* The call's return code, and no CUDA error left behind for the application's next
+ * cudaGetLastError (the component's own failures are its to clear). */
 static void tc_check_rc(const tc_case_t *c, const char *coll, int rc)
 {
+    const char *left = em_error_left();
+
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int  len = 0;
         MPI_Error_string(rc, msg, &len);
         tc_report(c, coll, msg, 0, NULL, NULL);
+    }
+    if (left != NULL) {
+        tc_report(c, coll, left, 0, NULL, NULL);
     }
 }
 

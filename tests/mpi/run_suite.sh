@@ -540,6 +540,8 @@ run "coverage-foreign-queued-np3" 3 "${dev_mca[@]}" "$coverage" --mem other --qu
 if [ "$device" = host ]; then
     run "slow-rank-coverage-queued-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_slow 1:2 \
         "$coverage" --mem device --queued --counts 1,1000
+    run "deferred-coverage-queued-np3" 3 "${dev_mca[@]}" --mca coll_gpu_debug_host_slow all:0 \
+        "$coverage" --mem device --queued --counts 1,1000
 fi
 run "foreign-np3" 3 "${dev_mca[@]}" --mca coll_gpu_verbose 2 "$check" --mem other \
     --full-comms --counts 0,1,7,1000 --large 0 --no-derived &&

@@ -26,6 +26,10 @@ if [ "$device" = host ]; then
     run "slow-rank-nodes-np4" 4 "${dev_mca[@]}" --mca coll_gpu_node_size 2 \
         --mca coll_gpu_debug_host_slow 1:3 "$check" --mem device --counts 1000 --large 200003 \
         --no-derived --colls allreduce,bcast,allgather
+    # every rank's device work deferred (all:0: no delay, but none runs inside the call that
+    # queues it, as on a GPU): a wait missing anywhere reads stale bytes on every rank
+    run "deferred-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_slow all:0 "$check" \
+        --mem device --counts 0,1,7,1000 --large 200003
 fi
 # no page-locked memory to stage through (the host layer refuses it above 64 KiB): the staged
 # calls (nonblocking, persistent, the other collectives) run through ordinary memory, exact

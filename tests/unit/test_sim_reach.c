@@ -16,8 +16,10 @@
 #include "tests/unit/unit.h"
 
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define COUNT 7
 
@@ -112,6 +114,26 @@ START_TEST(test_copies_reach_everything)
     ck_assert_int_eq(reach.ops.stream_sync(reach.dev, reach.stream), CG_OK);
     ck_assert_mem_eq(out, in, sizeof(in));
     reach_close(&reach);
+}
+END_TEST
+
+/* The simulated GPU's page-locked allocations, whole pages (as the driver pins them), and
+ * nothing around them or after they went. */
+START_TEST(test_host_query_bounds)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char        *pinned = NULL;
+    char         pageable[64];
+
+    ck_assert_int_eq(cg_sim_host_alloc((void **)&pinned, 100), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_host_query(pinned, 100), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_host_query(pinned + page - 8, 8), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_host_query(pinned + page - 8, 9), CG_SIM_ERR_INVALID);
+    ck_assert_int_eq(cg_sim_host_query(pinned - 8, 16), CG_SIM_ERR_INVALID);
+    ck_assert_int_eq(cg_sim_host_query(pinned, SIZE_MAX), CG_SIM_ERR_INVALID);
+    ck_assert_int_eq(cg_sim_host_query(pageable, sizeof(pageable)), CG_SIM_ERR_INVALID);
+    ck_assert_int_eq(cg_sim_host_free(pinned), CG_SIM_OK);
+    ck_assert_int_eq(cg_sim_host_query(pinned, 8), CG_SIM_ERR_INVALID);
 }
 END_TEST
 
@@ -237,6 +259,42 @@ START_TEST(test_ll_input_pageable)
 }
 END_TEST
 
+/* An LL call whose cancel word a kernel cannot reach (pageable memory) ends with the
+ * illegal address while it waits for a peer, at its first look, rather than waiting on. */
+START_TEST(test_ll_cancel_pageable)
+{
+    enum { SLOT = 256, RANKS = 2, INBOX = 2 * RANKS * SLOT };
+    reach_t      reach;
+    char        *inbox = NULL;
+    uint64_t     cancel = 0;
+    int          done = 0;
+    cg_status_t  status = CG_OK;
+    cg_ll_args_t args = {.coll = CG_LL_ALLREDUCE, .size = RANKS, .rank = 0, .flag = 1,
+                         .parity = 1, .slot_bytes = SLOT, .count = COUNT,
+                         .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .app_ordered = 1};
+
+    reach_open(&reach);
+    ck_assert_int_eq(reach.ops.mem_alloc(reach.dev, RANKS * INBOX, (void **)&inbox), CG_OK);
+    ck_assert_int_eq(reach.ops.fill(reach.dev, inbox, 0, RANKS * INBOX, reach.stream), CG_OK);
+    ck_assert_int_eq(reach.ops.fill(reach.dev, reach.device, 0, 2 * COUNT * sizeof(float),
+                                    reach.stream), CG_OK);
+    ck_assert_int_eq(reach.ops.stream_sync(reach.dev, reach.stream), CG_OK);
+    for (int p = 0; p < RANKS; p++) {
+        args.inbox[p] = inbox + (size_t)p * INBOX;
+    }
+    args.src    = reach.device;
+    args.dst    = reach.device + COUNT;
+    args.cancel = &cancel; /* rank 1 never comes */
+    ck_assert_int_eq(reach.ops.ll_run(reach.dev, &args, reach.stream), CG_OK);
+    for (int polls = 0; polls < 100 && status == CG_OK && !done; polls++) {
+        status = reach.ops.ll_test(reach.dev, reach.stream, &done);
+    }
+    ck_assert_int_eq(status, CG_ERR_DEVICE);
+    cg_dev_mem_release(reach.dev, inbox);
+    reach_close(&reach);
+}
+END_TEST
+
 /* A stream's wait for the application's work (app_wait with a stream) orders only that
  * stream: stream A, held by a flag wait, reaches it late; a copy on stream B, which skipped
  * its own wait, reads the bytes from before, as on a GPU; A's copy behind the wait reads
@@ -284,5 +342,6 @@ START_TEST(test_app_wait_orders_its_stream)
 }
 END_TEST
 
-CG_UNIT_MAIN("sim_reach", 60, test_copies_reach_everything, test_kernels_reach_device_and_pinned,
-             test_kernels_fault_elsewhere, test_ll_input_pageable, test_app_wait_orders_its_stream)
+CG_UNIT_MAIN("sim_reach", 60, test_copies_reach_everything, test_host_query_bounds,
+             test_kernels_reach_device_and_pinned, test_kernels_fault_elsewhere,
+             test_ll_input_pageable, test_ll_cancel_pageable, test_app_wait_orders_its_stream)
