@@ -40,6 +40,13 @@ static uint64_t         cg_sim_gen = 1; /* + 1 whenever a region comes or goes (
  * algorithms (a small LL call resolves half a dozen addresses). */
 #define CG_SIM_HINTS 4
 
+/* A fresh allocation's first bytes hold garbage, as cudaMalloc's may (memory another
+ * allocation used): code that reads device memory it never wrote (flags, counters, an
+ * inbox taken for zeros) reads garbage here too. Only the first bytes: the rest of the
+ * object stays unwritten and takes no memory until used. */
+#define CG_SIM_FRESH_BYTES ((size_t)64 << 10)
+#define CG_SIM_FRESH_BYTE  0xa5
+
 typedef struct {
     uint64_t  gen;
     char     *device, *view;
@@ -232,6 +239,7 @@ CG_SIM_EXPORT int cg_sim_malloc(void **ptr, size_t bytes, unsigned flags)
     if (status != CG_SIM_OK) {
         goto err_unlink;
     }
+    memset(region.view, CG_SIM_FRESH_BYTE, bytes < CG_SIM_FRESH_BYTES ? bytes : CG_SIM_FRESH_BYTES);
     region.vmm_fd = (flags & CG_SIM_ALLOC_VMM) ? fd : -1;
     if (region.vmm_fd < 0) {
         close(fd);

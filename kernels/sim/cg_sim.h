@@ -85,6 +85,7 @@ typedef struct {
     char     name[52];  /* shared-memory object */
 } cg_sim_ipc_handle_t;
 
+/* Its first 64 KiB hold garbage, as cudaMalloc's may (the rest is unwritten). */
 int  cg_sim_malloc(void **ptr, size_t bytes, unsigned flags);
 int  cg_sim_free(void *ptr);
 /* Copy between any two of simulated device memory and host memory. */
