@@ -14,8 +14,9 @@
  * when the stream reaches it, as a GPU's stream waits for an event: at once on an idle
  * stream, but behind queued work (a slowed rank's, coll_gpu_debug_host_slow, whose wait
  * itself takes that long), so that work on another stream that skipped its own wait reads
- * the bytes from before, as on a GPU. Now as well behind a pending LL call (its wait is
- * not the stream's queue) and with blocking waits (no queue). */
+ * the bytes from before, as on a GPU. It runs at once, too, on a stream whose LL call is
+ * pending (that wait is not the stream's queue), on the application's stream handle, and
+ * with blocking waits (no queue). */
 cg_status_t cg_host_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream)
 {
     const cg_host_op_t op = {.kind = CG_HOST_OP_APP_WAIT};
