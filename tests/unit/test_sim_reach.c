@@ -226,29 +226,43 @@ START_TEST(test_kernels_fault_elsewhere)
 }
 END_TEST
 
+#define LL_SLOT  256
+#define LL_RANKS 2
+#define LL_INBOX (2 * LL_RANKS * LL_SLOT)
+
+/* Rank 0's arguments of an LL allreduce of COUNT floats between two ranks, with *inbox
+ * (freed by the caller) allocated and zeroed; the stream synchronised. */
+static cg_ll_args_t reach_ll_args(reach_t *reach, char **inbox)
+{
+    cg_ll_args_t args = {.coll = CG_LL_ALLREDUCE, .size = LL_RANKS, .rank = 0, .flag = 1,
+                         .parity = 1, .slot_bytes = LL_SLOT, .count = COUNT,
+                         .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .app_ordered = 1};
+
+    ck_assert_int_eq(reach->ops.mem_alloc(reach->dev, LL_RANKS * LL_INBOX, (void **)inbox), CG_OK);
+    ck_assert_int_eq(reach->ops.fill(reach->dev, *inbox, 0, LL_RANKS * LL_INBOX, reach->stream),
+                     CG_OK);
+    ck_assert_int_eq(reach->ops.stream_sync(reach->dev, reach->stream), CG_OK);
+    for (int p = 0; p < LL_RANKS; p++) {
+        args.inbox[p] = *inbox + (size_t)p * LL_INBOX;
+    }
+    return args;
+}
+
 /* An LL call whose input is pageable memory fails when it queues (its lines go to the
  * peers at once), with nothing sent. */
 START_TEST(test_ll_input_pageable)
 {
-    enum { SLOT = 256, RANKS = 2, INBOX = 2 * RANKS * SLOT };
     reach_t      reach;
     char        *inbox = NULL;
     uint64_t     line  = 0;
-    cg_ll_args_t args  = {.coll = CG_LL_ALLREDUCE, .size = RANKS, .rank = 0, .flag = 1,
-                          .parity = 1, .slot_bytes = SLOT, .count = COUNT,
-                          .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .app_ordered = 1};
+    cg_ll_args_t args;
 
     reach_open(&reach);
-    ck_assert_int_eq(reach.ops.mem_alloc(reach.dev, RANKS * INBOX, (void **)&inbox), CG_OK);
-    ck_assert_int_eq(reach.ops.fill(reach.dev, inbox, 0, RANKS * INBOX, reach.stream), CG_OK);
-    ck_assert_int_eq(reach.ops.stream_sync(reach.dev, reach.stream), CG_OK);
-    for (int p = 0; p < RANKS; p++) {
-        args.inbox[p] = inbox + (size_t)p * INBOX;
-    }
+    args     = reach_ll_args(&reach, &inbox);
     args.src = reach.pageable;
     args.dst = reach.device;
     ck_assert_int_eq(reach.ops.ll_run(reach.dev, &args, reach.stream), CG_ERR_DEVICE);
-    for (int p = 0; p < RANKS; p++) { /* no line in either inbox */
+    for (int p = 0; p < LL_RANKS; p++) { /* no line in either inbox */
         ck_assert_int_eq(reach.ops.ll_peek(reach.dev, reach.stream,
                                            (const uint64_t *)cg_ll_slot_at(&args, p, 0), &line),
                          CG_OK);
@@ -263,25 +277,17 @@ END_TEST
  * illegal address while it waits for a peer, at its first look, rather than waiting on. */
 START_TEST(test_ll_cancel_pageable)
 {
-    enum { SLOT = 256, RANKS = 2, INBOX = 2 * RANKS * SLOT };
     reach_t      reach;
     char        *inbox = NULL;
     uint64_t     cancel = 0;
     int          done = 0;
     cg_status_t  status = CG_OK;
-    cg_ll_args_t args = {.coll = CG_LL_ALLREDUCE, .size = RANKS, .rank = 0, .flag = 1,
-                         .parity = 1, .slot_bytes = SLOT, .count = COUNT,
-                         .dtype = CG_DT_FLOAT, .op = CG_OP_SUM, .app_ordered = 1};
+    cg_ll_args_t args;
 
     reach_open(&reach);
-    ck_assert_int_eq(reach.ops.mem_alloc(reach.dev, RANKS * INBOX, (void **)&inbox), CG_OK);
-    ck_assert_int_eq(reach.ops.fill(reach.dev, inbox, 0, RANKS * INBOX, reach.stream), CG_OK);
     ck_assert_int_eq(reach.ops.fill(reach.dev, reach.device, 0, 2 * COUNT * sizeof(float),
                                     reach.stream), CG_OK);
-    ck_assert_int_eq(reach.ops.stream_sync(reach.dev, reach.stream), CG_OK);
-    for (int p = 0; p < RANKS; p++) {
-        args.inbox[p] = inbox + (size_t)p * INBOX;
-    }
+    args        = reach_ll_args(&reach, &inbox);
     args.src    = reach.device;
     args.dst    = reach.device + COUNT;
     args.cancel = &cancel; /* rank 1 never comes */
