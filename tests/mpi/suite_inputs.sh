@@ -30,6 +30,17 @@ if [ "$device" = host ]; then
     # queues it, as on a GPU): a wait missing anywhere reads stale bytes on every rank
     run "deferred-np4" 4 "${dev_mca[@]}" --mca coll_gpu_debug_host_slow all:0 "$check" \
         --mem device --counts 0,1,7,1000 --large 200003
+    # the same between three virtual nodes with UCX reading and writing "device" memory
+    # itself (the lenient host layer: the path of a UCX built with CUDA, which no GPU run
+    # has, its bundle's UCX being host-only): UCX reads outside every stream, so each
+    # reduction must be done before the next exchange; 3 ms per op, so that UCX's send
+    # of a block whose reduction is still queued shows (caught with that wait removed)
+    run "deferred-nodes-direct-np6" 6 "${dev_mca[@]}" --mca coll_gpu_debug_host_lenient 1 \
+        --mca coll_gpu_node_size 2 --mca coll_gpu_debug_host_slow all:3 --mca coll_gpu_verbose 3 \
+        "$check" --mem host --counts 0,1,7,1000,70001 --large 0 --no-derived \
+        --types MPI_INT,MPI_DOUBLE,MPI_DOUBLE_INT --comms world,split &&
+        { grep -q "inter-node transport: .*, direct$" "$logdir/deferred-nodes-direct-np6.0.vlog" ||
+          fail "deferred-nodes-direct-np6: UCX did not get the device memory itself"; }
 fi
 # no page-locked memory to stage through (the host layer refuses it above 64 KiB): the staged
 # calls (nonblocking, persistent, the other collectives) run through ordinary memory, exact
