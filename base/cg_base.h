@@ -151,6 +151,9 @@ typedef enum {
     CG_CNT_STAGED_COMPACT, /* staged buffers placed compactly: a layout mostly of gaps (a
                               type over allocations far apart), an equivalent type passed
                               underneath */
+    CG_CNT_EXCHANGE_BYTES, /* bytes this rank gave the component's own exchanges through the
+                              layer underneath (contexts' setup, first-call agreements); it
+                              receives the communicator's size times as much */
     CG_CNT_COUNT
 } cg_counter_t;
 

@@ -282,6 +282,12 @@ static const struct {
                                                  "far apart, with MPI_BOTTOM), its pieces close "
                                                  "together and an equivalent datatype passed "
                                                  "underneath"},
+    [CG_CNT_EXCHANGE_BYTES] = {"exchange_bytes", "Bytes this process gave the component's own "
+                                                 "exchanges through the layer underneath "
+                                                 "(allgathers of a context's setup, such as the "
+                                                 "worker addresses across nodes, and of "
+                                                 "first-call agreements); it receives the "
+                                                 "communicator's size times as much"},
 };
 
 const char *cg_counter_name(cg_counter_t counter)

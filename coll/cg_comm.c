@@ -7,9 +7,9 @@
  * Creation is collective and every rank ends with the same answer:
  *   1. allgather of every rank's part (host, scratch handle, control page, GPU)
  *   2. ranks of a node connect their local group; with several nodes, UCX is set up
- *   3. allgather of success, the length of each worker address and the node summaries:
- *      if anything failed anywhere, every rank tears down (staged path from then on)
- *   4. with several nodes: allgather of the worker addresses
+ *   3. allgather of success, the length of its longest worker address and the node
+ *      summaries: if anything failed anywhere, every rank tears down (staged path from then on)
+ *   4. with several nodes: allgather of the worker addresses, in slots of the longest
  */
 #include "coll/cg_comm_int.h"
 #include "coll/hier/hier.h"
@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define CG_UCX_ADDR_MAX 4096
 
 typedef struct {
     char                 host[64];
@@ -34,6 +32,7 @@ typedef struct {
     int               ok;
     int               inter_staged; /* its device data crosses the network through host memory */
     int               lanes;        /* inter-node lanes it could set up */
+    uint32_t          addr_bytes;   /* its longest worker address of those lanes */
     uint64_t          rules_digest; /* its rules (cg_rules_digest) */
     int               time_sliced;  /* it shares its GPU with a rank of its node (of this
                                        communicator or, cg_intra_gpu_shared_seen, of one
@@ -248,7 +247,6 @@ static cg_status_t cg_comm_prepare_lane(cg_comm_t *comm, cg_ucx_t *ucx, const in
                                 comm->config.timeout_s, pids};
     const void       *addr;
     size_t            len;
-    char             *addrs;
 
     if (ucx == NULL || cg_ucx_address(ucx, &addr, &len) != CG_OK) {
         return CG_ERR_TRANSPORT;
@@ -257,13 +255,8 @@ static cg_status_t cg_comm_prepare_lane(cg_comm_t *comm, cg_ucx_t *ucx, const in
         cg_warn(CG_SUB_UCX, "UCX worker address of %zu bytes: more than %d", len, CG_UCX_ADDR_MAX);
         return CG_ERR_UNSUPPORTED;
     }
-    addrs = malloc((size_t)comm->config.size * (CG_UCX_ADDR_MAX + sizeof(uint64_t)));
-    if (addrs == NULL) {
-        return CG_ERR_NO_MEMORY;
-    }
     return cg_inter_create(ucx, comm->dev, comm->config.rank, comm->config.size,
-                           comm->config.comm_id, addrs, CG_UCX_ADDR_MAX + sizeof(uint64_t),
-                           &config, lane);
+                           comm->config.comm_id, &config, lane);
 }
 
 /* UCX and this communicator's inter-node lanes: lane 0 (c->inter) is required, the others
@@ -408,24 +401,6 @@ static cg_status_t cg_comm_agree_staging(cg_comm_t *comm, const cg_rank_result_t
     return exchange;
 }
 
-/* Every rank's worker address, each slot [length][address]. */
-static cg_status_t cg_comm_exchange_addresses(cg_comm_t *comm, const cg_oob_t *oob)
-{
-    char        mine[CG_UCX_ADDR_MAX + sizeof(uint64_t)];
-    const void *addr;
-    size_t      len;
-    cg_status_t status = CG_OK;
-
-    for (int m = 0; m < comm->num_lanes && status == CG_OK; m++) {
-        cg_inter_t *lane = comm->lane[m];
-        cg_ucx_address(lane->ucx, &addr, &len);
-        memcpy(mine, &(uint64_t){len}, sizeof(uint64_t));
-        memcpy(mine + sizeof(uint64_t), addr, len);
-        status = oob->allgather(oob->ctx, mine, lane->addrs, lane->addr_stride);
-    }
-    return status;
-}
-
 cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_config_t *config,
                            cg_comm_t **comm_out)
 {
@@ -437,6 +412,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     cg_comm_t        *comm = calloc(1, sizeof(*comm));
     cg_status_t       status, exchange;
     int               ok, leader = -1;
+    size_t            longest = 0; /* the longest worker address of any rank */
 
     memset(&mine, 0, sizeof(mine));
     memset(&result, 0, sizeof(result));
@@ -472,6 +448,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         status = cg_comm_connect_local(comm, infos);
         if (status == CG_OK && comm->num_nodes > 1) {
             status = cg_comm_prepare_inter(comm, infos, &result.lanes);
+            result.addr_bytes = cg_comm_addr_bytes(comm, result.lanes);
         }
     }
     result.ok   = (exchange == CG_OK && status == CG_OK);
@@ -497,8 +474,11 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
         cg_comm_agree_lanes(comm, results);
         exchange = cg_comm_agree_staging(comm, results, &ok);
     }
+    for (int r = 0; exchange == CG_OK && ok && comm->num_nodes > 1 && r < config->size; r++) {
+        longest = CG_MAX(longest, (size_t)results[r].addr_bytes);
+    }
     if (exchange == CG_OK && ok && comm->num_nodes > 1) {
-        exchange = cg_comm_exchange_addresses(comm, oob);
+        exchange = cg_comm_exchange_addresses(comm, longest, &ok);
     }
     if (exchange == CG_OK && ok) {
         void *probe = NULL;

@@ -67,6 +67,12 @@ static inline int cg_comm_member(const cg_comm_t *comm, int n, int l)
 }
 
 cg_status_t cg_comm_work(cg_comm_t *comm, size_t bytes, void **work);
+/* Worker addresses (cg_comm_addresses.c): this rank's longest among its first lanes (0:
+ * none); then, collective, every rank's for each of the context's lanes, in slots of the
+ * longest any rank has (the same on every rank); *ok 0 where some rank had no memory. */
+#define CG_UCX_ADDR_MAX 4096
+uint32_t    cg_comm_addr_bytes(const cg_comm_t *comm, int lanes);
+cg_status_t cg_comm_exchange_addresses(cg_comm_t *comm, size_t longest, int *ok);
 /* Collective: *ok becomes 1 where every rank's *ok was 1 (an exchange that failed: 0; its
  * status is returned). Inline: the context's setup and the hierarchical pipeline vote. */
 static inline cg_status_t cg_comm_vote(cg_comm_t *comm, int *ok)

@@ -21,6 +21,7 @@ static cg_status_t mca_coll_gpu_oob_allgather(void *ctx, const void *send, void 
 {
     mca_coll_gpu_module_t *m = ctx;
 
+    cg_count(CG_CNT_EXCHANGE_BYTES, bytes);
     return MCA_COLL_GPU_UNDER(m, allgather, send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm) == OMPI_SUCCESS ? CG_OK : CG_ERR_TRANSPORT;
 }
 

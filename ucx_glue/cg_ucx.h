@@ -159,12 +159,14 @@ typedef struct cg_inter {
 } cg_inter_t;
 
 /* ---- transport (inter_setup.c, inter_transport.c) ------------------------------------- */
-/* addrs: room for size addresses of addr_stride bytes (each slot: 8-byte length, then the
- * address), owned by the transport from now on and filled by the caller before the first
- * exchange. */
+/* The peers' worker addresses come later (cg_inter_addresses), before the first exchange. */
 cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint32_t comm_id,
-                            const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
-                            cg_inter_t **inter_out);
+                            const cg_inter_config_t *config, cg_inter_t **inter_out);
+/* Room for every rank's worker address, slots of stride bytes (each: an 8-byte length, then
+ * the address), owned by the transport, for the caller to fill before the first exchange;
+ * stride the same on every rank (the largest address any rank has, not a fixed maximum:
+ * size slots per lane of every communicator spanning nodes). NULL: no memory. */
+char       *cg_inter_addresses(cg_inter_t *inter, size_t stride);
 /* Send device data through page-locked host chunks from now on (a transport made direct,
  * whose peers stage: the messages of the two ways are cut differently, so every rank of a
  * communicator must use one way; cg_comm_create agrees on it before any exchange). */

@@ -169,14 +169,12 @@ cg_status_t cg_inter_stage(cg_inter_t *inter)
 }
 
 cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, uint32_t comm_id,
-                            const char *addrs, size_t addr_stride, const cg_inter_config_t *config,
-                            cg_inter_t **inter_out)
+                            const cg_inter_config_t *config, cg_inter_t **inter_out)
 {
     cg_inter_t *inter = calloc(1, sizeof(*inter));
     cg_status_t status;
 
     if (inter == NULL) {
-        free((void *)addrs);
         return CG_ERR_NO_MEMORY;
     }
     inter->ucx          = ucx;
@@ -188,11 +186,9 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
     inter->config       = *config;
     inter->config.depth = CG_MAX(1, CG_MIN(config->depth, CG_INTER_MAX_DEPTH));
     inter->config.chunk_bytes = CG_MAX(config->chunk_bytes, (size_t)4096);
-    inter->addr_stride  = addr_stride;
     (void)cg_inter_forget(ucx, comm_id); /* before the setup's exchange of results */
     inter->eps          = calloc((size_t)size, sizeof(*inter->eps));
     inter->pids         = calloc((size_t)size, sizeof(*inter->pids));
-    inter->addrs        = (char *)addrs;
     inter->config.pids  = NULL;
     if (inter->eps == NULL || inter->pids == NULL) {
         status = CG_ERR_NO_MEMORY;
@@ -224,6 +220,14 @@ cg_status_t cg_inter_create(cg_ucx_t *ucx, cg_dev_t *dev, int rank, int size, ui
 err:
     cg_inter_destroy(inter);
     return status;
+}
+
+char *cg_inter_addresses(cg_inter_t *inter, size_t stride)
+{
+    free(inter->addrs);
+    inter->addr_stride = stride;
+    inter->addrs       = malloc((size_t)inter->size * stride);
+    return inter->addrs;
 }
 
 void cg_inter_destroy(cg_inter_t *inter)

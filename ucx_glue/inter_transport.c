@@ -95,9 +95,13 @@ void cg_inter_begin(cg_inter_t *inter)
 static cg_status_t cg_inter_ep(cg_inter_t *inter, int peer, cg_ucx_ep_t **ep)
 {
     if (inter->eps[peer] == NULL) {
-        const char *addr = inter->addrs + (size_t)peer * inter->addr_stride;
+        const char *addr;
         uint64_t    len;
         cg_status_t status;
+        if (inter->addrs == NULL) { /* the setup's exchange of addresses has not happened */
+            return CG_ERR_TRANSPORT;
+        }
+        addr = inter->addrs + (size_t)peer * inter->addr_stride;
         memcpy(&len, addr, sizeof(len)); /* each entry: its length, then the address */
         status = cg_ucx_ep_create(inter->ucx, addr + sizeof(uint64_t), (size_t)len,
                                   inter->pids[peer] > 0, &inter->eps[peer]);

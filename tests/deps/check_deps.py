@@ -11,7 +11,8 @@ each other through any path (a cycle), or when a file depends on one of a layer 
 The layers, from the top: the Open MPI boundary (ompi_coll_gpu, one unit: the component's
 table refers to its entry points and they read its parameters); coll's dispatch (registry,
 planner, run, rules, cost); the collectives' folders; the per-communicator context
-(cg_comm.c), what it measures at setup (cg_comm_measure.c); hier; the cost model (cg_cost.c: pure functions); intra; ucx_glue and topo;
+(cg_comm.c), what it measures at setup (cg_comm_measure.c) and its worker addresses
+(cg_comm_addresses.c); hier; the cost model (cg_cost.c: pure functions); intra; ucx_glue and topo;
 kernels; the CUDA layer and the simulated GPU; the frees held back (kernels/dev_frees.c,
 which both device layers use); base.
 
@@ -30,7 +31,7 @@ import sys
 RANK = {
     "ompi_coll_gpu": 0, "coll": 1, "coll/allreduce": 2, "coll/allgather": 2,
     "coll/reduce_scatter": 2, "coll/bcast": 3, "coll/cg_comm.c": 3.5,
-    "coll/cg_comm_measure.c": 3.7, "coll/hier": 4,
+    "coll/cg_comm_measure.c": 3.7, "coll/cg_comm_addresses.c": 3.7, "coll/hier": 4,
     "coll/cg_cost.c": 4.5,
     "coll/intra": 5, "ucx_glue": 6, "topo": 6, "kernels": 7, "kernels/cuda": 8,
     "kernels/sim": 8, "kernels/dev_frees.c": 8.5, "kernels/dev_ll_server.c": 8.5, "base": 9,

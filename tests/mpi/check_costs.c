@@ -59,6 +59,7 @@ const char *const costs_counter_names[C_NUM] = {
 static MPI_T_pvar_session session;
 static MPI_T_pvar_handle  handles[C_NUM];
 static MPI_T_pvar_handle  releases_handle, app_waits_handle, served_handle, queries_handle;
+static MPI_T_pvar_handle  exchange_handle;
 int                       costs_failures;
 int                       costs_host_cache = 1;
 int                       costs_app_ready;
@@ -96,6 +97,26 @@ static void costs_init(void)
     app_waits_handle = costs_handle("app_waits");
     served_handle    = costs_handle("ll_served");
     queries_handle   = costs_handle("app_queries");
+    exchange_handle  = costs_handle("exchange_bytes");
+}
+
+/* A first call that makes a context across nodes (the default 4 inter-node lanes): what
+ * this rank gave its exchanges, worker addresses included, is less than those alone took
+ * in slots of the longest UCX may make (4 KiB, as until 2026-11-30): they go in slots of
+ * the longest any rank has. */
+static void costs_check_setup(int bad, unsigned long long given, int rank)
+{
+    const unsigned long long padded = 4 * (4096 + 8);
+
+    if (bad || given == 0 || given >= padded) {
+        costs_failures++;
+        fprintf(stderr, "coll_costs: FAIL rank %d: the first call across nodes (%d wrong "
+                "elements) gave %llu bytes to the setup's exchanges, expected 1 to %llu\n",
+                rank, bad, given, padded - 1);
+    } else if (rank == 0) {
+        printf("%-34s %llu bytes given to its exchanges (padded addresses alone: %llu)\n",
+               "context made across nodes", given, padded);
+    }
 }
 
 void costs_read(unsigned long long v[C_NUM])
@@ -470,6 +491,15 @@ int main(int argc, char **argv)
         if (!nodes && !calls_only) { /* both buffers in one allocation (a caching allocator's blocks): one query */
             const costs_case_t one = {"device allreduce 64 B, one alloc", {1, 0, 0, 0, 0, 0, X, X, X, 0, X, X, 0, 1}, {0}};
             costs_measure(&one, K_ALLREDUCE, MPI_COMM_WORLD, dbuf, (char *)dbuf + 4096, host, kind, 1);
+        }
+        if (nodes && !calls_only) { /* a new communicator and its first large call */
+            const unsigned long long given = costs_pvar(exchange_handle);
+            MPI_Comm                 dup;
+            int                      bad;
+            MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+            bad = costs_call(K_ALLREDUCE, dup, dbuf, dsend, host, big, kind, 0);
+            costs_check_setup(bad, costs_pvar(exchange_handle) - given, rank);
+            MPI_Comm_free(&dup);
         }
         if (nodes && !calls_only) { /* small, across nodes, ranks mixing kinds: no agreement, exact */
             const costs_case_t mixed = {"mixed host/device 64 B across nodes", {0, X, X, 0, 1, 0, X, X, 0, X, 0, 0, 0, 2}, {0}};
