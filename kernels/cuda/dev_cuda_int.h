@@ -110,6 +110,9 @@ static inline void cg_cuda_guard_exit(cg_cuda_guard_t *g)
         _s;                                                                                \
     })
 
+/* dev_cuda_mem.c: the ops of the same names. */
+cg_status_t cg_cuda_mem_query(cg_dev_t *dev, const void *ptr, cg_mem_attr_t *attr);
+cg_status_t cg_cuda_app_wait_foreign(cg_dev_t *dev, const void *ptr);
 /* dev_cuda_app.c: an event's state (*done), the caller guarded; the ops of the same names. */
 cg_status_t cg_cuda_event_query_guarded(cudaEvent_t event, int *done);
 cg_status_t cg_cuda_app_wait(cg_dev_t *dev, cg_dev_stream_t *stream);
