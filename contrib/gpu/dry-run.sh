@@ -99,7 +99,7 @@ check_out() { # N COMMAND PHASES...: $OUT of one run of the kit
     [ -s "$out/console.log" ] && grep -q '^PASS ' "$out/console.log" || fail "out$n: console.log has no PASS lines"
 }
 check_out 1 1 facts bundle gate guard nomps mps unit suite
-check_out 2 2 facts bundle gate sanitizer mps probe devsync bench
+check_out 2 2 facts bundle gate sanitizer mps probe ucxcuda devsync bench
 check_out 3 1 facts bundle gate suite
 grep -q "== kit command 1 (dry profile): PASS" "$work/out1/summary.txt" || fail "command 1: $(tail -1 "$work/out1/summary.txt")"
 grep -q "== kit command 2 (dry profile): PASS" "$work/out2/summary.txt" || fail "command 2: $(tail -1 "$work/out2/summary.txt")"

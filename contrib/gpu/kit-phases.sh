@@ -338,6 +338,38 @@ kit_bench_one() {
     [ "$rc" = 0 ]
 }
 
+# UCX built with CUDA (the kit's ucx-cuda/, contrib/gpu/make-ucx-cuda.sh) in place of the
+# runtime's host-only UCX: across two virtual nodes of 2 ranks the component hands device
+# memory to UCX itself (cuda_ipc, cuda_copy), as on a cluster whose UCX has CUDA: the
+# inter-node transport's direct path, which no other run of the kit takes. Every collective
+# exact with auto and with hier_ring forced, rank 0's log saying "(CUDA: direct), direct";
+# then the allreduce across the two nodes, next to allreduce-2nodes-np4 (staged chunks).
+phase_ucxcuda() {
+    local u=$kit_kit/ucx-cuda rc=0 name vlog
+    [ -f "$u/VERSION" ] || { kit_say "SKIP ucxcuda: the kit has no UCX with CUDA (make-ucx-cuda.sh)"; return 2; }
+    [ "$kit_dev" = cuda ] || { kit_say "SKIP ucxcuda: no GPU here (the dry run)"; return 2; }
+    local ucx=(-x "LD_LIBRARY_PATH=$u/lib:${LD_LIBRARY_PATH:-}" -x "UCX_MODULE_DIR=$u/lib/ucx"
+               -x UCX_WARN_UNUSED_ENV_VARS=n --mca coll_gpu_node_size 2)
+    local hier=(--mca coll_gpu_allreduce_algorithm hier_ring --mca coll_gpu_bcast_algorithm hier_ring
+                --mca coll_gpu_allgather_algorithm hier_ring --mca coll_gpu_reduce_scatter_algorithm hier_ring)
+    for name in auto hier; do
+        vlog=$kit_work/logs/ucxcuda-$name-np4
+        rm -f "$vlog".*.vlog
+        local forced=()
+        [ "$name" = hier ] && forced=("${hier[@]}")
+        kit_run "ucxcuda-$name-np4" 4 "${ucx[@]}" "${forced[@]}" --mca coll_gpu_verbose 3 \
+            --mca coll_gpu_verbose_file "$vlog.%r.vlog" "${kit_check[@]}" --mem device \
+            --counts 0,1,7,1000,70001 --large "$kit_check_large" --no-derived || rc=1
+        kit_refused "ucxcuda-$name-np4" && continue
+        if ! grep -q "inter-node transport: .*(CUDA: direct), direct$" "$vlog.0.vlog" 2>/dev/null; then
+            kit_say "FAIL ucxcuda-$name-np4: UCX did not get the device memory itself: $(grep -m1 -o 'inter-node transport: .*' "$vlog.0.vlog" 2>/dev/null || echo 'no transport line')"
+            rc=1
+        fi
+    done
+    kit_bench_one allreduce-2nodes-ucxcuda-np4 4 "$kit_bench_est" "${ucx[@]}" -- -C allreduce || rc=1
+    return $rc
+}
+
 # The benchmark: the four collectives at 4 ranks, allreduce at 2 and 8, two virtual nodes,
 # latency, host buffers; the most important first (the guard skips what would not finish).
 phase_bench() {

@@ -6,7 +6,7 @@
 # and run there with contrib/gpu/run-kit.sh (docs/GPU.md).
 #
 #   contrib/gpu/make-kit.sh [--bundler PATH] [--build-dir DIR] [--gencode FLAGS] [--host-only]
-#                           [--save-base]
+#                           [--save-base] [--no-ucx-cuda]
 #
 #   --bundler PATH   the tool that makes the runtime (called as PATH OUT; it must leave
 #                    OUT/env.sh and OUT/selftest.sh); default contrib/gpu/make-bundle.sh
@@ -15,6 +15,8 @@
 #   --host-only      accept a build without CUDA (the dry run on the host device layer)
 #   --save-base      first move the kit there is to .gpu-kit-base (the build to compare
 #                    with: run-kit.sh's phase ab with CG_KIT_AB_BASE; carry it too)
+#   --no-ucx-cuda    no UCX built with CUDA in .gpu-kit/ucx-cuda (contrib/gpu/make-ucx-cuda.sh,
+#                    pip; phase ucxcuda): skipped with --host-only too
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bundler=$top/contrib/gpu/make-bundle.sh
@@ -22,6 +24,7 @@ build=""
 gencode="-gencode=arch=compute_90,code=sm_90"
 host_only=0
 save_base=0
+ucx_cuda=1
 while [ $# -gt 0 ]; do
     case $1 in
     --bundler) bundler=$2; shift 2 ;;
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --gencode) gencode=$2; shift 2 ;;
     --host-only) host_only=1; shift ;;
     --save-base) save_base=1; shift ;;
+    --no-ucx-cuda) ucx_cuda=0; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "make-kit: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -142,6 +146,13 @@ while IFS= read -r -d '' f; do
         esac
     done < <(LD_LIBRARY_PATH=$search ldd "$f" 2>/dev/null || true)
 done < <(find "$top/.gpu-kit" -type f -print0)
+# UCX with CUDA for phase ucxcuda (its libraries need only the driver's): without it, or
+# without pip's packages, the phase is skipped and says so
+if [ "$ucx_cuda" = 1 ] && [ "$host_only" = 0 ] &&
+    ! bash contrib/gpu/make-ucx-cuda.sh "$top/.gpu-kit/ucx-cuda"; then
+    rm -rf .gpu-kit/ucx-cuda
+    echo "make-kit: WARNING: no UCX with CUDA in the kit: phase ucxcuda will be skipped" >&2
+fi
 {
     if [ -n "${CG_KIT_REVISION:-}" ]; then
         echo "revision $CG_KIT_REVISION"
@@ -151,6 +162,7 @@ done < <(find "$top/.gpu-kit" -type f -print0)
     echo "made $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(uname -n)"
     echo "build: $config"
     echo "runtime: $(basename "$bundler"); $(head -3 .mpi-bundle/MANIFEST 2>/dev/null | tail -2 | tr '\n' ' ')"
+    echo "ucx with cuda: $(cat .gpu-kit/ucx-cuda/VERSION 2>/dev/null || echo none)"
 } >.gpu-kit/KIT-INFO
 
 carried=(.mpi-bundle .gpu-kit)

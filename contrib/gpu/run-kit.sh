@@ -7,7 +7,8 @@
 #
 #   contrib/gpu/run-kit.sh 1     gates and facts, a pass without MPS, MPS, unit tests,
 #                                the MPI suite on device memory
-#   contrib/gpu/run-kit.sh 2     gates and facts, MPS, the benchmark, the device barrier,
+#   contrib/gpu/run-kit.sh 2     gates and facts, MPS, the probe, A/B rows, UCX with CUDA
+#                                across virtual nodes, the benchmark, the device barrier,
 #                                compute-sanitizer
 #   contrib/gpu/run-kit.sh --profile dry 1|2
 #                                the same on the host device layer (CI: contrib/gpu/dry-run.sh)
@@ -118,13 +119,14 @@ if [ "$kit_cmd" = 1 ]; then
     kit_phase unit 30 phase_unit
     kit_phase suite "${CG_KIT_SUITE_EST:-120}" phase_suite
 else
-    kit_plan facts bundle gate mps probe ab bench devsync sanitizer
+    kit_plan facts bundle gate mps probe ab ucxcuda bench devsync sanitizer
     kit_phase facts 5 phase_facts
     kit_phase bundle 20 phase_bundle
     kit_phase gate 10 phase_gate
     kit_phase mps 30 phase_mps
     kit_phase probe 15 phase_probe
     kit_phase ab "$kit_bench_est" phase_ab
+    kit_phase ucxcuda 60 phase_ucxcuda
     kit_phase bench "$kit_bench_est" phase_bench
     kit_phase devsync 60 phase_devsync
     kit_phase sanitizer 60 phase_sanitizer
