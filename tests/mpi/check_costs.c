@@ -107,12 +107,12 @@ static void costs_init(void)
  * this rank gave its exchanges, worker addresses included, is less than those alone took
  * in slots of the longest UCX may make (4 KiB, as until 2026-11-30): they go in slots of
  * the longest any rank has. made > 0: the first call of a communicator that takes a freed
- * one's context (coll_gpu_context_keep), which exchanges no addresses: a quarter of what
+ * one's context (coll_gpu_context_keep), which exchanges no addresses: half of what
  * making it gave at most. */
 static void costs_check_setup(int bad, unsigned long long given, unsigned long long made,
                               int rank)
 {
-    const unsigned long long most = made > 0 ? made / 4 : 4 * (4096 + 8) - 1;
+    const unsigned long long most = made > 0 ? made / 2 : 4 * (4096 + 8) - 1;
     const char *what = made > 0 ? "context kept, new communicator" : "context made across nodes";
 
     if (bad || given == 0 || given > most) {
