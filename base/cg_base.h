@@ -151,9 +151,10 @@ typedef enum {
     CG_CNT_STAGED_COMPACT, /* staged buffers placed compactly: a layout mostly of gaps (a
                               type over allocations far apart), an equivalent type passed
                               underneath */
-    CG_CNT_EXCHANGE_BYTES, /* bytes this rank gave the component's own exchanges through the
-                              layer underneath (contexts' setup, first-call agreements); it
-                              receives the communicator's size times as much */
+    CG_CNT_EXCHANGE_BYTES, /* bytes this rank gave the component's own allgathers through
+                              the layer underneath (a context's setup, offers of kept
+                              contexts, the pipeline's and the board's votes; not the
+                              memory-kind agreements); it receives size times as much */
     CG_CNT_COUNT
 } cg_counter_t;
 

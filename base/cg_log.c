@@ -283,10 +283,12 @@ static const struct {
                                                  "together and an equivalent datatype passed "
                                                  "underneath"},
     [CG_CNT_EXCHANGE_BYTES] = {"exchange_bytes", "Bytes this process gave the component's own "
-                                                 "exchanges through the layer underneath "
-                                                 "(allgathers of a context's setup, such as the "
-                                                 "worker addresses across nodes, and of "
-                                                 "first-call agreements); it receives the "
+                                                 "allgathers through the layer underneath (a "
+                                                 "context's setup, such as every rank's worker "
+                                                 "addresses across nodes; offers of kept "
+                                                 "contexts; the pipeline's and the board's "
+                                                 "votes; not the memory-kind agreements, "
+                                                 "counted as agreements); it receives the "
                                                  "communicator's size times as much"},
 };
 

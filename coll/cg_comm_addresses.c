@@ -28,13 +28,17 @@ cg_status_t cg_comm_exchange_addresses(cg_comm_t *comm, size_t longest, int *ok)
 {
     const size_t stride = CG_ALIGN_UP(longest + sizeof(uint64_t), sizeof(uint64_t));
     char         mine[CG_UCX_ADDR_MAX + sizeof(uint64_t)];
-    size_t       len;
-    const void  *addr;
+    size_t       len  = 0;
+    const void  *addr = NULL;
     cg_status_t  status;
-    int          got = 1;
+    int          got = longest <= CG_UCX_ADDR_MAX; /* the same on every rank (results) */
 
-    for (int m = 0; m < comm->num_lanes; m++) {
-        got &= cg_inter_addresses(comm->lane[m], stride) != NULL;
+    for (int m = 0; m < comm->num_lanes && got; m++) {
+        if (cg_inter_addresses(comm->lane[m], stride) == NULL) {
+            cg_warn(CG_SUB_UCX, "no memory for the worker addresses (%zu bytes): staged path",
+                    (size_t)comm->config.size * stride);
+            got = 0;
+        }
     }
     status = cg_comm_vote(comm, &got); /* a rank without the memory would miss the exchanges */
     *ok &= got;
@@ -46,7 +50,9 @@ cg_status_t cg_comm_exchange_addresses(cg_comm_t *comm, size_t longest, int *ok)
         }
         memset(mine, 0, stride);
         memcpy(mine, &(uint64_t){len}, sizeof(uint64_t));
-        memcpy(mine + sizeof(uint64_t), addr, len);
+        if (len > 0) {
+            memcpy(mine + sizeof(uint64_t), addr, len);
+        }
         status = comm->oob.allgather(comm->oob.ctx, mine, comm->lane[m]->addrs, stride);
     }
     return status;

@@ -342,10 +342,12 @@ kit_bench_one() {
 # runtime's host-only UCX: across two virtual nodes of 2 ranks the component hands device
 # memory to UCX itself (cuda_ipc, cuda_copy), as on a cluster whose UCX has CUDA: the
 # inter-node transport's direct path, which no other run of the kit takes. Every collective
-# exact with auto and with hier_ring forced, rank 0's log saying "(CUDA: direct), direct";
-# then the allreduce across the two nodes, next to allreduce-2nodes-np4 (staged chunks).
+# exact with auto and with hier_ring forced (small counts: the runs are short), every rank's
+# log saying "(CUDA: direct), direct" and none that device data went through host memory
+# after all (a rank whose UCX lacks CUDA makes every rank stage); then the allreduce across
+# the two nodes (its own deadline guard), next to phase bench's allreduce-2nodes-np4.
 phase_ucxcuda() {
-    local u=$kit_kit/ucx-cuda rc=0 name vlog
+    local u=$kit_kit/ucx-cuda rc=0 ran=0 name vlog r
     [ -f "$u/VERSION" ] || { kit_say "SKIP ucxcuda: the kit has no UCX with CUDA (make-ucx-cuda.sh)"; return 2; }
     [ "$kit_dev" = cuda ] || { kit_say "SKIP ucxcuda: no GPU here (the dry run)"; return 2; }
     local ucx=(-x "LD_LIBRARY_PATH=$u/lib:${LD_LIBRARY_PATH:-}" -x "UCX_MODULE_DIR=$u/lib/ucx"
@@ -354,19 +356,29 @@ phase_ucxcuda() {
                 --mca coll_gpu_allgather_algorithm hier_ring --mca coll_gpu_reduce_scatter_algorithm hier_ring)
     for name in auto hier; do
         vlog=$kit_work/logs/ucxcuda-$name-np4
-        rm -f "$vlog".*.vlog
+        rm -f "$vlog".*.vlog "$vlog.log"
         local forced=()
         [ "$name" = hier ] && forced=("${hier[@]}")
         kit_run "ucxcuda-$name-np4" 4 "${ucx[@]}" "${forced[@]}" --mca coll_gpu_verbose 3 \
             --mca coll_gpu_verbose_file "$vlog.%r.vlog" "${kit_check[@]}" --mem device \
-            --counts 0,1,7,1000,70001 --large "$kit_check_large" --no-derived || rc=1
-        kit_refused "ucxcuda-$name-np4" && continue
-        if ! grep -q "inter-node transport: .*(CUDA: direct), direct$" "$vlog.0.vlog" 2>/dev/null; then
-            kit_say "FAIL ucxcuda-$name-np4: UCX did not get the device memory itself: $(grep -m1 -o 'inter-node transport: .*' "$vlog.0.vlog" 2>/dev/null || echo 'no transport line')"
-            rc=1
-        fi
+            --counts 0,1,7,1000,70001 --large 0 --no-derived || rc=1
+        # not run: not selected (CG_KIT_RUN_SKIP: no log) or refused for lack of time
+        [ -f "$vlog.log" ] && ! kit_refused "ucxcuda-$name-np4" || continue
+        ran=1
+        for r in 0 1 2 3; do
+            if ! grep -q "inter-node transport: .*(CUDA: direct), direct$" "$vlog.$r.vlog" 2>/dev/null ||
+                grep -q "device data goes through host memory on every rank" "$vlog.$r.vlog"; then
+                kit_say "FAIL ucxcuda-$name-np4: rank $r's UCX did not get the device memory itself: $(grep -m1 -o 'inter-node transport: .*' "$vlog.$r.vlog" 2>/dev/null || echo 'no transport line')"
+                rc=1
+                break
+            fi
+        done
     done
-    kit_bench_one allreduce-2nodes-ucxcuda-np4 4 "$kit_bench_est" "${ucx[@]}" -- -C allreduce || rc=1
+    if [ -z "${CG_KIT_BENCH_SELECT:-}" ] || grep -Eqx "$CG_KIT_BENCH_SELECT" <<<allreduce-2nodes-ucxcuda-np4; then
+        kit_bench_one allreduce-2nodes-ucxcuda-np4 4 "$kit_bench_est" "${ucx[@]}" -- -C allreduce || rc=1
+        [ -s "$kit_work/bench/allreduce-2nodes-ucxcuda-np4.csv" ] && ran=1
+    fi
+    [ "$ran" = 1 ] || [ "$rc" != 0 ] || return 2 # nothing ran: no time, or not selected
     return $rc
 }
 

@@ -33,6 +33,11 @@ extern int costs_app_ready;  /* coll_gpu_app_wait=none (--app-ready) */
 /* The counters now; coll_gpu_mem_releases (the releases the host-memory cache was told of) */
 void               costs_read(unsigned long long v[C_NUM]);
 unsigned long long costs_releases(void);
+/* Bytes given to the component's exchanges, contexts made, contexts kept and taken, so far */
+void costs_contexts(unsigned long long v[3]);
+/* --nodes: a new communicator's first call makes its context, the next one's (the first
+ * freed) takes it; what each gave the setup's exchanges, checked */
+void costs_setup(void *dbuf, void *dsend, int32_t *host, size_t count, em_kind_t kind, int rank);
 /* Checks one case's deltas (d) against k; bad_result: the call's result was wrong;
  * releases: this rank's releases of address space from the warm-up to the call's end. */
 void costs_check(const costs_case_t *k, const unsigned long long d[C_NUM], int rank,

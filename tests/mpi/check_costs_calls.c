@@ -491,3 +491,49 @@ void costs_known(void *dsend, int32_t *host, em_kind_t kind)
         free(recv);
     }
 }
+
+/* A first call that makes a context across nodes (the default 4 inter-node lanes): what
+ * this rank gave its exchanges, worker addresses included, is less than those alone took
+ * in slots of the longest UCX may make (4 KiB, as until 2026-11-30): they go in slots of
+ * the longest any rank has. made > 0: the first call of a communicator that takes a freed
+ * one's context (coll_gpu_context_keep), which exchanges no addresses: half of what
+ * making it gave at most. contexts: the call made or took a context as said. */
+static void costs_check_setup(int bad, unsigned long long given, unsigned long long made,
+                              int contexts, int rank)
+{
+    const unsigned long long most = made > 0 ? made / 2 : 4 * (4096 + 8) - 1;
+    const char *what = made > 0 ? "context kept, new communicator" : "context made across nodes";
+
+    if (bad || !contexts || given == 0 || given > most) {
+        costs_failures++;
+        fprintf(stderr, "coll_costs: FAIL rank %d: %s: its first call (%d wrong elements, "
+                "context %s) gave %llu bytes to the setup's exchanges, expected 1 to %llu\n",
+                rank, what, bad, contexts ? "as expected" : "not made or taken as expected",
+                given, most);
+    } else if (rank == 0) {
+        printf("%-34s %llu bytes given to its exchanges (at most %llu)\n", what, given, most);
+    }
+}
+
+/* A new communicator's first large call across nodes makes its context; freed, the next
+ * communicator's takes it (coll_gpu_contexts_made, coll_gpu_contexts_kept). */
+void costs_setup(void *dbuf, void *dsend, int32_t *host, size_t count, em_kind_t kind,
+                        int rank)
+{
+    unsigned long long made = 0;
+
+    for (int round = 0; round < 2; round++) {
+        unsigned long long before[3], after[3];
+        MPI_Comm           dup;
+        int                bad;
+        costs_contexts(before);
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        bad = costs_call(K_ALLREDUCE, dup, dbuf, dsend, host, count, kind, 0);
+        costs_contexts(after);
+        costs_check_setup(bad, after[0] - before[0], made,
+                          after[1] - before[1] == (round == 0 ? 1u : 0u) &&
+                              after[2] - before[2] == (round == 0 ? 0u : 1u), rank);
+        made = after[0] - before[0];
+        MPI_Comm_free(&dup);
+    }
+}
