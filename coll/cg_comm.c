@@ -466,6 +466,7 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     exchange    = oob->allgather(oob->ctx, &result, results, sizeof(result));
     for (int r = 0; exchange == CG_OK && r < config->size; r++) {
         ok &= results[r].ok;
+        longest = CG_MAX(longest, (size_t)results[r].addr_bytes);
         if (ok && leader < 0 && comm->node_of[r] == comm->my_node) {
             leader = r; /* the node's first rank: its summary is the node's */
         }
@@ -473,9 +474,6 @@ cg_status_t cg_comm_create(cg_dev_t *dev, const cg_oob_t *oob, const cg_comm_con
     if (exchange == CG_OK && ok && comm->num_nodes > 1) {
         cg_comm_agree_lanes(comm, results);
         exchange = cg_comm_agree_staging(comm, results, &ok);
-    }
-    for (int r = 0; exchange == CG_OK && ok && comm->num_nodes > 1 && r < config->size; r++) {
-        longest = CG_MAX(longest, (size_t)results[r].addr_bytes);
     }
     if (exchange == CG_OK && ok && comm->num_nodes > 1) {
         exchange = cg_comm_exchange_addresses(comm, longest, &ok);

@@ -517,8 +517,7 @@ static void costs_check_setup(int bad, unsigned long long given, unsigned long l
 
 /* A new communicator's first large call across nodes makes its context; freed, the next
  * communicator's takes it (coll_gpu_contexts_made, coll_gpu_contexts_kept). */
-void costs_setup(void *dbuf, void *dsend, int32_t *host, size_t count, em_kind_t kind,
-                        int rank)
+void costs_setup(void *dbuf, void *dsend, int32_t *host, size_t count, em_kind_t kind, int rank)
 {
     unsigned long long made = 0;
 
